@@ -1,0 +1,68 @@
+# docshelf — the two commands that matter:
+#   make run    install what is missing, fetch the model, build, start docshelf
+#   make test   the whole test suite (Rust unit/integration, wasm32 build, browser e2e)
+#
+# Settings pass through the environment (DOCSHELF_ADDR, DOCSHELF_DATA,
+# DOCSHELF_MODEL_DIR, …; see `docshelf serve --help`) or as ARGS="--flag value".
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+# One target directory per toolchain, outside the clone, reused by every
+# checkout on the machine: a fresh clone builds incrementally.
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/docshelf/target
+export DOCSHELF_WASM_TARGET_DIR ?= $(HOME)/.cache/docshelf/target-wasm
+export DOCSHELF_SITE_DIR ?= dist
+export DOCSHELF_MODEL_DIR ?= models/all-MiniLM-L6-v2
+export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
+
+ARGS ?=
+
+.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e lint fmt clean-site
+
+help:
+	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
+	@echo "make test   run the whole test suite"
+	@echo "make lint   cargo fmt --check and clippy -D warnings"
+
+setup:
+	@scripts/setup.sh
+
+build: setup build-server build-wasm
+
+build-server:
+	@echo "==> building the server (dev profile, $(CARGO_TARGET_DIR))"
+	cargo build --locked -p docshelf-server
+
+build-wasm:
+	@scripts/build-wasm.sh
+
+run: build
+	@echo "==> starting docshelf"
+	$(DOCSHELF_BIN) serve $(ARGS)
+
+test: build test-rust test-wasm-core test-e2e
+	@echo "==> all tests passed"
+
+test-rust:
+	@echo "==> cargo test (all crates)"
+	cargo test --locked --workspace
+
+# index-core is the domain shared with the browser: prove it still builds for wasm32.
+test-wasm-core:
+	@echo "==> index-core for wasm32-unknown-unknown"
+	RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
+	  /usr/bin/cargo build --quiet --locked -p index-core --target wasm32-unknown-unknown \
+	  --profile wasm-release --target-dir $(DOCSHELF_WASM_TARGET_DIR)
+
+test-e2e:
+	@echo "==> end-to-end tests (Chromium)"
+	npm --prefix e2e test --silent
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --locked --workspace --all-targets -- -D warnings
+
+fmt:
+	cargo fmt --all

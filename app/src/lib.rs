@@ -1,0 +1,81 @@
+//! docshelf's dashboard.
+//!
+//! The same components render on the server (`ssr`, inside `docshelf serve`)
+//! and hydrate in the browser (`hydrate`, the wasm bundle). Data reaches the
+//! page only through `#[server]` functions ([`api`]); on the server those call
+//! the engine through the [`backend::Backend`] trait, which the `server`
+//! crate implements. That keeps the dependency arrow pointing one way:
+//! `server → app → index-core`.
+
+pub mod api;
+#[cfg(feature = "ssr")]
+pub mod backend;
+mod pages;
+
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_router::{
+    components::{Route, Router, Routes},
+    StaticSegment,
+};
+
+/// The name the browser bundle is built under: `/pkg/docshelf.js`,
+/// `/pkg/docshelf_bg.wasm`, `/pkg/docshelf.css`.
+pub const OUTPUT_NAME: &str = "docshelf";
+
+/// The HTML document around the app, rendered on the server only.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <link rel="icon" type="image/svg+xml" href="/favicon.svg"/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+/// The dashboard's root component.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+
+    // Effects run only in the browser, so this flips once hydration has
+    // attached event handlers. Tests (and impatient users' scripts) wait on it
+    // instead of sleeping.
+    let (hydrated, set_hydrated) = signal(false);
+    Effect::new(move |_| set_hydrated.set(true));
+
+    view! {
+        <Stylesheet id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css")/>
+        <Title text="docshelf"/>
+        <div class="app" data-hydrated=move || hydrated.get().to_string()>
+            <header class="topbar">
+                <a class="brand" href="/">"docshelf"</a>
+                <span class="tagline">"self-hosted documentation search"</span>
+            </header>
+            <Router>
+                <main class="content">
+                    <Routes fallback=pages::NotFound>
+                        <Route path=StaticSegment("") view=pages::Home/>
+                    </Routes>
+                </main>
+            </Router>
+        </div>
+    }
+}
+
+/// Entry point of the browser bundle: attaches to the server-rendered page.
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    leptos::mount::hydrate_body(App);
+}

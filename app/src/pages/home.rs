@@ -1,0 +1,78 @@
+use index_core::ServerStatus;
+use leptos::prelude::*;
+
+use crate::api::get_status;
+
+/// The landing page: what the server is and what it holds.
+#[component]
+pub fn Home() -> impl IntoView {
+    view! {
+        <section class="panel" aria-labelledby="status-heading">
+            <h1 id="status-heading">"Server status"</h1>
+            <StatusPanel/>
+        </section>
+    }
+}
+
+/// Asks the server for its status on demand and shows the answer.
+#[component]
+fn StatusPanel() -> impl IntoView {
+    let check = Action::new(|_: &()| get_status());
+    let pending = check.pending();
+
+    view! {
+        <button
+            type="button"
+            class="primary"
+            on:click=move |_| {
+                check.dispatch(());
+            }
+            disabled=move || pending.get()
+        >
+            {move || if pending.get() { "Checking…" } else { "Check server" }}
+        </button>
+        <div class="status-result" role="status" aria-live="polite">
+            {move || match check.value().get() {
+                None => view! { <p class="muted">"Not checked yet."</p> }.into_any(),
+                Some(Err(err)) => {
+                    view! { <p class="error">"The server did not answer: " {err.to_string()}</p> }
+                        .into_any()
+                }
+                Some(Ok(status)) => view! { <StatusTable status/> }.into_any(),
+            }}
+        </div>
+    }
+}
+
+#[component]
+fn StatusTable(status: ServerStatus) -> impl IntoView {
+    let embedding = &status.embedding;
+    let backend = match (&embedding.backend, &embedding.error) {
+        (Some(backend), _) => backend.clone(),
+        (None, Some(err)) => format!("not loaded: {err}"),
+        (None, None) => "not loaded".to_owned(),
+    };
+    let counts = match &status.store.counts {
+        Some(c) => format!(
+            "{} libraries, {} documents, {} chunks",
+            c.libraries, c.documents, c.chunks
+        ),
+        None => "store not opened".to_owned(),
+    };
+    view! {
+        <dl class="status-table" aria-label="Server status">
+            <dt>"Version"</dt>
+            <dd data-field="version">{status.version.clone()}</dd>
+            <dt>"Store"</dt>
+            <dd data-field="store">{status.store.location.clone()}</dd>
+            <dt>"Contents"</dt>
+            <dd data-field="counts">{counts}</dd>
+            <dt>"Model"</dt>
+            <dd data-field="model">{embedding.model.clone()} " (" {embedding.model_dir.clone()} ")"</dd>
+            <dt>"Embedding backend"</dt>
+            <dd data-field="backend">{backend}</dd>
+            <dt>"Uptime"</dt>
+            <dd data-field="uptime">{format!("{} s", status.uptime_secs)}</dd>
+        </dl>
+    }
+}

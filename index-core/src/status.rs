@@ -1,0 +1,85 @@
+//! What the server reports about itself: shared by `GET /api/status`, the
+//! dashboard's status panel and the CLI, so all three always agree.
+
+use serde::{Deserialize, Serialize};
+
+/// A snapshot of the running server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerStatus {
+    /// The crate version of the server binary.
+    pub version: String,
+    /// Seconds since the server started.
+    pub uptime_secs: u64,
+    pub store: StoreStatus,
+    pub embedding: EmbeddingStatus,
+}
+
+/// Where documents are stored and how much is there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoreStatus {
+    /// The store location as given (a directory path or an object-store URI).
+    pub location: String,
+    /// What the store holds; `None` while no store is open.
+    pub counts: Option<StoreCounts>,
+}
+
+/// How much a store holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreCounts {
+    /// Number of libraries stored.
+    pub libraries: u64,
+    /// Number of documents (files) stored across all libraries.
+    pub documents: u64,
+    /// Number of chunks stored across all libraries.
+    pub chunks: u64,
+}
+
+/// The embedding model and the compute backend it runs on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddingStatus {
+    /// The model's name, e.g. `all-MiniLM-L6-v2`.
+    pub model: String,
+    /// The directory the weights are loaded from.
+    pub model_dir: String,
+    /// Whether the weights are loaded and the model answers.
+    pub loaded: bool,
+    /// The backend in use (`wgpu`, `cpu`), or `None` while nothing is loaded.
+    pub backend: Option<String>,
+    /// Why the model is not loaded, when it is not.
+    pub error: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_round_trips_through_json_with_stable_field_names() {
+        let status = ServerStatus {
+            version: "1.2.3".into(),
+            uptime_secs: 7,
+            store: StoreStatus {
+                location: "./data".into(),
+                counts: Some(StoreCounts {
+                    libraries: 1,
+                    documents: 2,
+                    chunks: 3,
+                }),
+            },
+            embedding: EmbeddingStatus {
+                model: "all-MiniLM-L6-v2".into(),
+                model_dir: "./models".into(),
+                loaded: false,
+                backend: None,
+                error: Some("missing".into()),
+            },
+        };
+        let json = serde_json::to_value(&status).expect("serialises");
+        // The JSON shape is a public API (REST clients read it): pin it.
+        assert_eq!(json["store"]["location"], "./data");
+        assert_eq!(json["embedding"]["backend"], serde_json::Value::Null);
+        assert_eq!(json["store"]["counts"]["chunks"], 3);
+        let back: ServerStatus = serde_json::from_value(json).expect("deserialises");
+        assert_eq!(back, status);
+    }
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Installs everything docshelf needs to build, run and test, skipping what is
+# already there. Safe to run again: a second run only checks.
+#
+# Tools that are not Debian packages go into one fixed root
+# ($DOCSHELF_TOOLS, default ~/.local/share/docshelf/tools) so that a fresh
+# clone on the same machine finds them and nothing is installed twice.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+tools=${DOCSHELF_TOOLS:-$HOME/.local/share/docshelf/tools}
+mkdir -p "$tools"
+
+say() { printf '==> %s\n' "$*"; }
+
+# --- Debian packages -------------------------------------------------------
+# rustc-web, cargo-web, rust-web-src, lld-22: the wasm32 build (rustup cannot
+#   fetch the wasm32 standard library here; these carry it as source).
+# protobuf-compiler: LanceDB's build. chromium: the end-to-end tests.
+# mesa-vulkan-drivers: a software Vulkan adapter so the GPU code path runs anywhere.
+apt_packages=(rustc-web cargo-web rust-web-src lld-22 protobuf-compiler chromium mesa-vulkan-drivers)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "installing Debian packages: ${missing[*]}"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  say "Debian packages present"
+fi
+
+command -v cargo >/dev/null || { echo "setup: cargo (rustup's stable toolchain) is required" >&2; exit 1; }
+
+# --- wasm-bindgen-cli, the exact version of the wasm-bindgen crate ---------
+wb_version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
+if [ "$("$tools/bin/wasm-bindgen" --version 2>/dev/null | awk '{print $2}')" = "$wb_version" ]; then
+  say "wasm-bindgen-cli $wb_version present"
+else
+  say "installing wasm-bindgen-cli $wb_version (one-time, several minutes)"
+  # Not --locked: its lockfile pins a crate version the registry no longer serves.
+  CARGO_TARGET_DIR="$HOME/.cache/docshelf/target-tools" CARGO_PROFILE_RELEASE_DEBUG=0 \
+    cargo install --quiet wasm-bindgen-cli --version "=$wb_version" --root "$tools" --force
+fi
+
+# --- npm tools: wasm-opt that does not miscompile, Playwright's driver ------
+binaryen_version=132.0.0
+if [ "$(node -p "require('$tools/node_modules/binaryen/package.json').version" 2>/dev/null)" = "$binaryen_version" ]; then
+  say "binaryen $binaryen_version present"
+else
+  say "installing binaryen $binaryen_version (wasm-opt) from npm"
+  npm install --prefix "$tools" --no-audit --no-fund --silent "binaryen@$binaryen_version"
+fi
+
+if [ -d e2e/node_modules/playwright-core ] && cmp -s e2e/package-lock.json e2e/node_modules/.package-lock.json.docshelf; then
+  say "e2e dependencies present"
+else
+  say "installing e2e dependencies (npm ci)"
+  npm ci --prefix e2e --no-audit --no-fund --silent
+  cp e2e/package-lock.json e2e/node_modules/.package-lock.json.docshelf
+fi
+
+# --- the embedding model ---------------------------------------------------
+scripts/fetch-model.sh "${DOCSHELF_MODEL_DIR:-models/all-MiniLM-L6-v2}"
+
+say "set-up complete"

@@ -1,0 +1,78 @@
+//! Settings, from flags with environment fallbacks.
+//!
+//! Every setting has a flag and a `DOCSHELF_*` variable so the same binary
+//! runs from a shell, from `make run` and from a service manager unchanged.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// Where things live. Shared by every command that opens the store or model.
+#[derive(Debug, Clone, Args)]
+pub struct Paths {
+    /// Store location: a directory, or an object-store URI (e.g. `s3://bucket/docshelf`).
+    #[arg(long = "data", env = "DOCSHELF_DATA", default_value = "./data")]
+    pub data: String,
+
+    /// Directory holding the embedding model (`model.safetensors`, `tokenizer.json`, `config.json`).
+    #[arg(
+        long = "model-dir",
+        env = "DOCSHELF_MODEL_DIR",
+        default_value = "./models/all-MiniLM-L6-v2"
+    )]
+    pub model_dir: PathBuf,
+}
+
+/// Settings of `docshelf serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeConfig {
+    /// Address to listen on. Port 0 picks a free port (the chosen address is logged).
+    #[arg(long = "addr", env = "DOCSHELF_ADDR", default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+
+    /// Directory with the built dashboard (`pkg/docshelf.js`, `pkg/docshelf_bg.wasm`, …).
+    #[arg(long = "site-dir", env = "DOCSHELF_SITE_DIR", default_value = "dist")]
+    pub site_dir: PathBuf,
+
+    /// Largest request body accepted, in MiB (uploads included).
+    #[arg(
+        long = "max-body-mib",
+        env = "DOCSHELF_MAX_BODY_MIB",
+        default_value_t = 512
+    )]
+    pub max_body_mib: usize,
+
+    #[command(flatten)]
+    pub paths: Paths,
+}
+
+impl ServeConfig {
+    /// The body limit in bytes.
+    pub fn max_body_bytes(&self) -> usize {
+        self.max_body_mib.saturating_mul(1024 * 1024)
+    }
+}
+
+/// Whether a store location names a local directory (as opposed to an
+/// object-store URI such as `s3://…`), so docshelf may create it.
+pub fn is_local_location(location: &str) -> bool {
+    match location.split_once("://") {
+        Some((scheme, _)) => scheme.eq_ignore_ascii_case("file"),
+        None => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_locations_are_told_apart_from_object_store_uris() {
+        assert!(is_local_location("./data"));
+        assert!(is_local_location("/var/lib/docshelf"));
+        assert!(is_local_location("file:///var/lib/docshelf"));
+        assert!(!is_local_location("s3://bucket/docshelf"));
+        assert!(!is_local_location("gs://bucket"));
+    }
+}

@@ -1,0 +1,12 @@
+//! docshelf's native engine and its faces.
+//!
+//! - [`config`]: settings from flags and environment.
+//! - [`engine`]: the one object every face (HTTP, dashboard, CLI) calls.
+//! - [`http`]: the axum router: REST API, dashboard rendering, static files.
+//! - [`cli`]: the `docshelf` command line.
+
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod http;
+pub mod telemetry;

@@ -1,0 +1,21 @@
+//! The `docshelf` binary: parses the command line and hands off to the
+//! library crate, where every command lives.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use docshelf_server::cli::Cli;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    docshelf_server::telemetry::init(cli.verbose);
+    match docshelf_server::cli::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            // `{:#}` prints the whole context chain on one line, which is what
+            // a shell user wants to read.
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

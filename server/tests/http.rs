@@ -1,0 +1,119 @@
+//! The HTTP face, over a real socket: the router docshelf serves, bound to a
+//! free loopback port, exercised with a real HTTP client.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use docshelf_server::config::Paths;
+use docshelf_server::engine::Engine;
+use docshelf_server::http::{router, RouterConfig};
+use serde_json::Value;
+
+struct TestServer {
+    base: String,
+    store: tempfile::TempDir,
+}
+
+async fn start(max_body_bytes: usize) -> TestServer {
+    let store = tempfile::tempdir().expect("temp dir");
+    let paths = Paths {
+        data: store.path().display().to_string(),
+        model_dir: store.path().join("no-model"),
+    };
+    let engine = Arc::new(Engine::open(&paths).expect("engine opens"));
+    let app = router(
+        engine,
+        &RouterConfig {
+            site_dir: store.path().join("site"),
+            max_body_bytes,
+        },
+    );
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    TestServer {
+        base: format!("http://{addr}"),
+        store,
+    }
+}
+
+#[tokio::test]
+async fn healthz_answers_ok() {
+    let server = start(1 << 20).await;
+    let res = reqwest::get(format!("{}/healthz", server.base))
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.text().await.expect("body"), "ok");
+}
+
+#[tokio::test]
+async fn status_reports_the_store_and_the_missing_model() {
+    let server = start(1 << 20).await;
+    let res = reqwest::get(format!("{}/api/status", server.base))
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 200);
+    let json: Value = res.json().await.expect("json");
+    assert_eq!(json["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        json["store"]["location"],
+        server.store.path().display().to_string()
+    );
+    assert_eq!(json["embedding"]["model"], "all-MiniLM-L6-v2");
+    assert_eq!(json["embedding"]["loaded"], false);
+    let error = json["embedding"]["error"].as_str().expect("error text");
+    assert!(error.contains("model.safetensors"), "{error}");
+}
+
+#[tokio::test]
+async fn the_dashboard_is_rendered_on_the_server_with_its_hydration_scripts() {
+    let server = start(1 << 20).await;
+    let res = reqwest::get(&server.base).await.expect("request");
+    assert_eq!(res.status(), 200);
+    let html = res.text().await.expect("body");
+    assert!(html.contains("/pkg/docshelf.js"), "{html}");
+    assert!(html.contains("/pkg/docshelf_bg"), "{html}");
+    assert!(html.contains("Check server"), "{html}");
+}
+
+#[tokio::test]
+async fn the_status_server_function_answers_like_the_rest_endpoint() {
+    let server = start(1 << 20).await;
+    let res = reqwest::Client::new()
+        .post(format!("{}/rpc/status", server.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 200);
+    let json: Value = res.json().await.expect("json");
+    assert_eq!(
+        json["store"]["location"],
+        server.store.path().display().to_string()
+    );
+}
+
+#[tokio::test]
+async fn unknown_paths_are_404() {
+    let server = start(1 << 20).await;
+    let res = reqwest::get(format!("{}/no/such/page", server.base))
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 404);
+}
+
+#[tokio::test]
+async fn bodies_over_the_limit_are_refused_with_413() {
+    let server = start(1024).await;
+    let res = reqwest::Client::new()
+        .post(format!("{}/rpc/status", server.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(vec![b'a'; 4096])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 413);
+}
