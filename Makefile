@@ -19,12 +19,13 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e lint fmt clean-site
+.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
 	@echo "make test   run the whole test suite"
 	@echo "make lint   cargo fmt --check and clippy -D warnings"
+	@echo "make bench-embed   embedding throughput and latency per backend"
 
 setup:
 	@scripts/setup.sh
@@ -59,6 +60,11 @@ test-wasm-core:
 test-e2e:
 	@echo "==> end-to-end tests (Chromium)"
 	npm --prefix e2e test --silent
+
+# Benchmarks print figures; they assert nothing. The dev profile reuses the
+# test build (burn's kernels and the tokenizer are optimised there already).
+bench-embed: setup
+	cargo bench --locked --profile dev -p docshelf-server --bench embed
 
 lint:
 	cargo fmt --all -- --check

@@ -39,6 +39,9 @@ test('the dashboard hydrates and shows the server status from a server function'
   assert.equal(await field('store'), server.dataDir);
   assert.equal(await field('store'), expected.store.location);
   assert.match(await field('model'), new RegExp(expected.embedding.model));
+  // `make test` installs the real model, so the server must have loaded it.
+  assert.equal(expected.embedding.loaded, true, expected.embedding.error ?? '');
+  assert.equal(await field('backend'), expected.embedding.backend);
 
   await page.screenshot({ path: path.join(artifactsDir, 'dashboard-status.png'), fullPage: true });
   await page.close();

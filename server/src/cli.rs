@@ -1,12 +1,14 @@
 //! The `docshelf` command line: one binary for the server and the tools.
 
-use std::sync::Arc;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use crate::config::ServeConfig;
-use crate::engine::Engine;
+use crate::embed::{DeviceChoice, Embedder};
+use crate::engine;
 use crate::http::{self, RouterConfig};
 
 /// Self-hosted documentation search.
@@ -25,22 +27,47 @@ pub struct Cli {
 pub enum Command {
     /// Serve the dashboard, the REST API and MCP over HTTP.
     Serve(ServeConfig),
+    /// Print the embedding of each text as a JSON array of 384 floats, one per line.
+    Embed(EmbedArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EmbedArgs {
+    /// Texts to embed; without any, each line of standard input is one text.
+    pub texts: Vec<String>,
+
+    /// Directory holding the embedding model.
+    #[arg(
+        long = "model-dir",
+        env = "DOCSHELF_MODEL_DIR",
+        default_value = "./models/all-MiniLM-L6-v2"
+    )]
+    pub model_dir: PathBuf,
+
+    /// Where the model runs.
+    #[arg(long = "device", env = "DOCSHELF_DEVICE", value_enum, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
 }
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    match cli.command {
+        Command::Serve(config) => runtime()?.block_on(serve(config)),
+        Command::Embed(args) => embed(args),
+    }
+}
+
+/// The async runtime, for the commands that need one.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .context("cannot start the async runtime")?;
-    match cli.command {
-        Command::Serve(config) => runtime.block_on(serve(config)),
-    }
+        .context("cannot start the async runtime")
 }
 
 /// `docshelf serve`: listens until Ctrl-C or SIGTERM.
 pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
-    let engine = Arc::new(Engine::open(&config.paths)?);
+    let engine = engine::open_shared(config.engine.clone()).await?;
     let app = http::router(
         engine,
         &RouterConfig {
@@ -54,7 +81,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let addr = listener
         .local_addr()
         .context("cannot read the bound address")?;
-    tracing::info!(store = %config.paths.data, "docshelf listening on http://{addr}");
+    tracing::info!(store = %config.engine.data, "docshelf listening on http://{addr}");
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await
@@ -89,4 +116,28 @@ async fn shutdown_signal() {
         () = ctrl_c => {}
         () = terminate => {}
     }
+}
+
+/// `docshelf embed`: one JSON array per text on stdout, in input order.
+fn embed(args: EmbedArgs) -> anyhow::Result<()> {
+    let texts = if args.texts.is_empty() {
+        std::io::stdin()
+            .lock()
+            .lines()
+            .collect::<Result<Vec<_>, _>>()
+            .context("cannot read texts from standard input")?
+    } else {
+        args.texts
+    };
+    let embedder = Embedder::load(&args.model_dir, args.device)?;
+    tracing::info!(backend = %embedder.backend(), texts = texts.len(), "embedding");
+    let vectors = embedder.embed(&texts)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for v in vectors {
+        serde_json::to_writer(&mut out, &v).context("cannot write to standard output")?;
+        out.write_all(b"\n")
+            .context("cannot write to standard output")?;
+    }
+    out.flush().context("cannot write to standard output")?;
+    Ok(())
 }

@@ -8,9 +8,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-/// Where things live. Shared by every command that opens the store or model.
+use crate::embed::DeviceChoice;
+
+/// Where the store and the model live, and what runs the model. Shared by
+/// every command that opens them.
 #[derive(Debug, Clone, Args)]
-pub struct Paths {
+pub struct EngineConfig {
     /// Store location: a directory, or an object-store URI (e.g. `s3://bucket/docshelf`).
     #[arg(long = "data", env = "DOCSHELF_DATA", default_value = "./data")]
     pub data: String,
@@ -22,6 +25,10 @@ pub struct Paths {
         default_value = "./models/all-MiniLM-L6-v2"
     )]
     pub model_dir: PathBuf,
+
+    /// Where the embedding model runs: a GPU through wgpu when one exists (auto), a GPU or nothing (gpu), or the CPU.
+    #[arg(long = "device", env = "DOCSHELF_DEVICE", value_enum, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
 }
 
 /// Settings of `docshelf serve`.
@@ -44,7 +51,7 @@ pub struct ServeConfig {
     pub max_body_mib: usize,
 
     #[command(flatten)]
-    pub paths: Paths,
+    pub engine: EngineConfig,
 }
 
 impl ServeConfig {

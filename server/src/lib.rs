@@ -1,12 +1,14 @@
 //! docshelf's native engine and its faces.
 //!
 //! - [`config`]: settings from flags and environment.
+//! - [`embed`]: all-MiniLM-L6-v2 on burn (GPU via wgpu, or CPU).
 //! - [`engine`]: the one object every face (HTTP, dashboard, CLI) calls.
 //! - [`http`]: the axum router: REST API, dashboard rendering, static files.
 //! - [`cli`]: the `docshelf` command line.
 
 pub mod cli;
 pub mod config;
+pub mod embed;
 pub mod engine;
 pub mod http;
 pub mod telemetry;

@@ -4,7 +4,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use docshelf_server::config::Paths;
+use docshelf_server::config::EngineConfig;
+use docshelf_server::embed::DeviceChoice;
 use docshelf_server::engine::Engine;
 use docshelf_server::http::{router, RouterConfig};
 use serde_json::Value;
@@ -16,11 +17,12 @@ struct TestServer {
 
 async fn start(max_body_bytes: usize) -> TestServer {
     let store = tempfile::tempdir().expect("temp dir");
-    let paths = Paths {
+    let config = EngineConfig {
         data: store.path().display().to_string(),
         model_dir: store.path().join("no-model"),
+        device: DeviceChoice::Cpu,
     };
-    let engine = Arc::new(Engine::open(&paths).expect("engine opens"));
+    let engine = Arc::new(Engine::open(&config).expect("engine opens"));
     let app = router(
         engine,
         &RouterConfig {

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""The reference point for docshelf's embedding bench: the same measurements
+with sentence-transformers on PyTorch (CPU). Called by `cargo bench --bench
+embed` with the model directory, a file of chunks (one JSON string a line) and
+a file of queries; prints one JSON object."""
+import json
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch  # noqa: E402
+from sentence_transformers import SentenceTransformer  # noqa: E402
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def main():
+    model_dir, chunks_path, queries_path = sys.argv[1:4]
+    chunks, queries = read(chunks_path), read(queries_path)
+    model = SentenceTransformer(model_dir, device="cpu")
+    model.encode(chunks[:32], batch_size=32)  # warm-up
+    start = time.perf_counter()
+    model.encode(chunks, batch_size=32)
+    batch_secs = time.perf_counter() - start
+    model.encode(queries[:5])
+    latencies = []
+    for q in queries:
+        t = time.perf_counter()
+        model.encode([q])
+        latencies.append((time.perf_counter() - t) * 1000)
+    latencies.sort()
+    print(json.dumps({
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "chunks_per_sec": len(chunks) / batch_secs,
+        "p50_ms": statistics.median(latencies),
+        "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
+    }))
+
+
+if __name__ == "__main__":
+    main()

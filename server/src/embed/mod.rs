@@ -1,0 +1,153 @@
+//! Text embedding with all-MiniLM-L6-v2, run by burn.
+//!
+//! One public face: [`Embedder::load`] once, then [`Embedder::embed`] batches
+//! of texts into 384-d unit vectors, and [`Embedder::backend`] says what runs
+//! them. The output matches sentence-transformers' `encode(...,
+//! normalize_embeddings=True)` (tested against committed reference vectors):
+//! WordPiece tokens truncated at 256, BERT, mean pooling over the attention
+//! mask, L2 normalisation.
+//!
+//! - [`device`]: picks the compute backend (wgpu GPU, or burn's CPU backend).
+//! - [`tokenize`]: the tokenizer and per-batch padding.
+//! - [`bert`]: the network and its weight loading.
+//! - [`queue`]: coalesces concurrent requests into batches on one worker.
+
+mod bert;
+pub mod device;
+pub mod queue;
+mod tokenize;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use burn::tensor::{Int, Tensor, TensorData};
+
+pub use device::{Backend, DeviceChoice};
+pub use queue::{EmbedQueue, QueueStats};
+
+/// Dimensions of an embedding.
+pub const DIM: usize = 384;
+
+/// Longest input, in tokens (sentence-transformers' `max_seq_length` for this model).
+pub const MAX_TOKENS: usize = 256;
+
+/// Texts per forward pass. Larger batches stop paying on CPU and cost memory
+/// on GPU; 32 is sentence-transformers' default too.
+pub const DEFAULT_BATCH: usize = 32;
+
+/// One embedding: a unit vector of [`DIM`] floats.
+pub type Embedding = Vec<f32>;
+
+/// Why embedding failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("the model directory {dir} lacks {missing} (install it with `make setup` or scripts/fetch-model.sh)")]
+    MissingModelFiles { dir: PathBuf, missing: String },
+    #[error("cannot read the model config {path}: {reason}")]
+    Config { path: PathBuf, reason: String },
+    #[error("cannot load the tokenizer {path}: {reason}")]
+    Tokenizer { path: PathBuf, reason: String },
+    #[error("cannot tokenize the input: {0}")]
+    Tokenize(String),
+    #[error("cannot load the weights {path}: {reason}")]
+    Weights { path: PathBuf, reason: String },
+    #[error("no GPU is available to wgpu: {0}")]
+    NoGpu(String),
+    #[error("the compute backend failed: {0}")]
+    Backend(String),
+    #[error("the embedding worker has stopped")]
+    WorkerGone,
+}
+
+/// The files a model directory must hold.
+pub const MODEL_FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
+
+/// all-MiniLM-L6-v2, loaded on one device.
+pub struct Embedder {
+    tokenizer: tokenize::WordPiece,
+    model: bert::Bert,
+    device: burn::tensor::Device,
+    backend: Backend,
+}
+
+impl Embedder {
+    /// Loads the model from `dir` onto the device `choice` resolves to.
+    #[tracing::instrument(skip_all, fields(dir = %dir.display(), ?choice))]
+    pub fn load(dir: &Path, choice: DeviceChoice) -> Result<Self, EmbedError> {
+        let missing: Vec<&str> = MODEL_FILES
+            .iter()
+            .copied()
+            .filter(|f| !dir.join(f).is_file())
+            .collect();
+        if !missing.is_empty() {
+            return Err(EmbedError::MissingModelFiles {
+                dir: dir.to_owned(),
+                missing: missing.join(", "),
+            });
+        }
+        let started = Instant::now();
+        let (device, backend) = device::resolve(choice)?;
+        let config = bert::BertConfig::from_file(&dir.join("config.json"))?;
+        let tokenizer = tokenize::WordPiece::from_file(&dir.join("tokenizer.json"), MAX_TOKENS)?;
+        let model = bert::Bert::load(&config, &dir.join("model.safetensors"), &device)?;
+        tracing::info!(
+            backend = %backend,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "embedding model loaded"
+        );
+        Ok(Self {
+            tokenizer,
+            model,
+            device,
+            backend,
+        })
+    }
+
+    /// The backend the model runs on.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// Embeds `texts`, in order, with batches of at most [`DEFAULT_BATCH`].
+    pub fn embed<S: AsRef<str>>(&self, texts: &[S]) -> Result<Vec<Embedding>, EmbedError> {
+        self.embed_with_batch(texts, DEFAULT_BATCH)
+    }
+
+    /// Embeds `texts`, in order, with batches of at most `batch` texts.
+    ///
+    /// Texts are sorted by token count first so each batch pads to a similar
+    /// length: a short query never pays for a 256-token neighbour.
+    pub fn embed_with_batch<S: AsRef<str>>(
+        &self,
+        texts: &[S],
+        batch: usize,
+    ) -> Result<Vec<Embedding>, EmbedError> {
+        let encoded = self.tokenizer.encode(texts)?;
+        let mut order: Vec<usize> = (0..encoded.len()).collect();
+        order.sort_by_key(|&i| encoded[i].len());
+
+        let mut out: Vec<Embedding> = vec![Vec::new(); encoded.len()];
+        for group in order.chunks(batch.max(1)) {
+            let rows: Vec<&[u32]> = group.iter().map(|&i| encoded[i].as_slice()).collect();
+            let vectors = self.forward(&rows)?;
+            for (&i, v) in group.iter().zip(vectors) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+
+    /// One forward pass over already tokenised rows, padded to the longest.
+    fn forward(&self, rows: &[&[u32]]) -> Result<Vec<Embedding>, EmbedError> {
+        let padded = tokenize::pad(rows);
+        let shape = [padded.rows, padded.cols];
+        let ids = Tensor::<2, Int>::from_data(TensorData::new(padded.ids, shape), &self.device);
+        let mask = Tensor::<2>::from_data(TensorData::new(padded.mask, shape), &self.device);
+        let pooled = self.model.embed(ids, mask);
+        let flat = pooled
+            .into_data()
+            .try_to_vec::<f32>()
+            .map_err(|e| EmbedError::Backend(format!("{e:?}")))?;
+        Ok(flat.chunks_exact(DIM).map(<[f32]>::to_vec).collect())
+    }
+}

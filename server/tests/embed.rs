@@ -1,0 +1,180 @@
+//! The embedding engine against sentence-transformers' own output.
+//!
+//! `fixtures/minilm-reference.json` was produced by
+//! `scripts/reference-embeddings.py` (sentence-transformers on PyTorch, CPU)
+//! from the same weights `make setup` installs. These tests need those
+//! weights: run them through `make test`, or set `DOCSHELF_MODEL_DIR`.
+
+use std::path::PathBuf;
+
+use docshelf_server::embed::{DeviceChoice, EmbedError, EmbedQueue, Embedder, DIM};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Reference {
+    texts: Vec<String>,
+    vectors: Vec<Vec<f32>>,
+}
+
+fn model_dir() -> PathBuf {
+    std::env::var_os("DOCSHELF_MODEL_DIR")
+        .map(PathBuf::from)
+        .map(|p| {
+            if p.is_relative() {
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(p)
+            } else {
+                p
+            }
+        })
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2")
+        })
+}
+
+fn load(choice: DeviceChoice) -> Embedder {
+    let dir = model_dir();
+    Embedder::load(&dir, choice).unwrap_or_else(|e| {
+        panic!(
+            "cannot load the model from {} ({e}); run `make setup`",
+            dir.display()
+        )
+    })
+}
+
+fn reference() -> Reference {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/minilm-reference.json"
+    );
+    let text = std::fs::read_to_string(path).expect("reference fixture");
+    serde_json::from_str(&text).expect("reference fixture parses")
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
+    let na: f64 = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    dot / (na * nb)
+}
+
+/// Embeds every reference text and checks each against sentence-transformers.
+fn assert_matches_reference(embedder: &Embedder) {
+    let reference = reference();
+    assert!(reference.texts.len() >= 24, "the fixture must stay varied");
+    let got = embedder.embed(&reference.texts).expect("embeds");
+    assert_eq!(got.len(), reference.texts.len());
+    let mut worst = (f64::INFINITY, String::new());
+    for ((text, want), got) in reference.texts.iter().zip(&reference.vectors).zip(&got) {
+        assert_eq!(got.len(), DIM);
+        let norm: f64 = got
+            .iter()
+            .map(|x| f64::from(*x).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert!(
+            (norm - 1.0).abs() < 1e-4,
+            "not unit length ({norm}) for {text:?}"
+        );
+        let c = cosine(got, want);
+        if c < worst.0 {
+            worst = (c, text.chars().take(40).collect());
+        }
+    }
+    eprintln!(
+        "{}: worst cosine {:.7} ({:?})",
+        embedder.backend(),
+        worst.0,
+        worst.1
+    );
+    assert!(worst.0 >= 0.9999, "cosine {:.6} for {:?}", worst.0, worst.1);
+}
+
+#[test]
+fn cpu_backend_matches_sentence_transformers() {
+    assert_matches_reference(&load(DeviceChoice::Cpu));
+}
+
+/// Runs wherever wgpu finds an adapter; `make setup` installs Mesa's
+/// software Vulkan (lavapipe) so CI exercises this path without a GPU.
+#[test]
+fn wgpu_backend_matches_sentence_transformers() {
+    match Embedder::load(&model_dir(), DeviceChoice::Gpu) {
+        Ok(embedder) => assert_matches_reference(&embedder),
+        Err(EmbedError::NoGpu(reason)) => {
+            eprintln!("SKIPPED: no wgpu adapter on this machine ({reason})");
+        }
+        Err(other) => panic!("wgpu load failed: {other}"),
+    }
+}
+
+#[test]
+fn a_text_embeds_the_same_alone_and_beside_longer_ones() {
+    let embedder = load(DeviceChoice::Cpu);
+    let query = "how do I undo the last commit";
+    let long = "A long neighbour forces padding in the batch. ".repeat(30);
+    let alone = embedder.embed(&[query]).expect("embeds");
+    let batched = embedder
+        .embed_with_batch(&[long.as_str(), query, "x"], 3)
+        .expect("embeds");
+    assert!(cosine(&alone[0], &batched[1]) > 0.99999);
+}
+
+#[test]
+fn missing_model_files_are_named() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    match Embedder::load(dir.path(), DeviceChoice::Cpu) {
+        Err(EmbedError::MissingModelFiles { missing, .. }) => {
+            assert!(missing.contains("model.safetensors"), "{missing}");
+            assert!(missing.contains("tokenizer.json"), "{missing}");
+        }
+        Err(other) => panic!("unexpected error: {other}"),
+        Ok(_) => panic!("loaded a model from an empty directory"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_queries_coalesce_into_shared_batches() {
+    let queue = EmbedQueue::start(load(DeviceChoice::Cpu)).expect("worker starts");
+    let direct = load(DeviceChoice::Cpu);
+
+    // Keep the worker busy so the queries arrive while it works.
+    let busy = {
+        let queue = queue.clone();
+        let texts = vec!["A long text to keep the worker busy for a while. ".repeat(25); 32];
+        tokio::spawn(async move { queue.embed_many(texts).await })
+    };
+    while queue.stats().passes == 0 {
+        tokio::task::yield_now().await;
+    }
+
+    let queries: Vec<String> = (0..16).map(|i| format!("question number {i}")).collect();
+    let handles: Vec<_> = queries
+        .iter()
+        .cloned()
+        .map(|q| {
+            let queue = queue.clone();
+            tokio::spawn(async move { queue.embed_one(q).await })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for h in handles {
+        answers.push(h.await.expect("task").expect("embeds"));
+    }
+    busy.await.expect("task").expect("embeds");
+
+    let stats = queue.stats();
+    assert_eq!(stats.requests, 17);
+    assert!(
+        stats.passes <= 3,
+        "16 concurrent queries took {} passes: they were not coalesced",
+        stats.passes - 1
+    );
+    let expected = direct.embed(&queries).expect("embeds");
+    for (got, want) in answers.iter().zip(&expected) {
+        assert!(cosine(got, want) > 0.99999);
+    }
+}
