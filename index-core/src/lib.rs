@@ -4,7 +4,15 @@
 //! the native server and in the browser (wasm32). There is deliberately no
 //! async runtime, no storage engine and no model runtime in this crate: those
 //! live in `server`, which depends on this crate, never the other way round.
+//!
+//! - [`extract`]: uploaded files (Markdown, text, HTML, PDF, ZIP) to clean text.
+//! - [`chunk`]: text to overlapping chunks that never split a code block.
+//! - [`ids`]: deterministic chunk ids.
+//! - [`status`]: what the server reports about itself.
 
+pub mod chunk;
+pub mod extract;
+pub mod ids;
 pub mod status;
 
 pub use status::{EmbeddingStatus, ServerStatus, StoreCounts, StoreStatus};

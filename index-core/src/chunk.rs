@@ -1,0 +1,479 @@
+//! Cutting extracted text into chunks for embedding and search.
+//!
+//! Text is read as Markdown blocks (headings, paragraphs, fenced and indented
+//! code). Blocks are merged up to [`ChunkConfig::target`] bytes; each chunk
+//! after the first starts with up to [`ChunkConfig::overlap`] bytes of the
+//! previous one's closing prose, cut on a sentence or line boundary, so a
+//! sentence near a border is whole in at least one chunk. A code block is
+//! never split, and never used as overlap, unless it alone exceeds
+//! [`ChunkConfig::hard_max`]; then it is cut between lines.
+//!
+//! Spans are byte offsets into the text, so `&text[c.start..c.end] == c.text`.
+
+use crate::extract::Extracted;
+
+/// Sizes, in bytes of UTF-8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkConfig {
+    /// Chunks are merged up to this size.
+    pub target: usize,
+    /// Text repeated from the end of the previous chunk, at most.
+    pub overlap: usize,
+    /// No chunk is ever larger; a code block larger than this is split.
+    pub hard_max: usize,
+}
+
+impl Default for ChunkConfig {
+    fn default() -> Self {
+        Self {
+            target: 1500,
+            overlap: 200,
+            hard_max: 6000,
+        }
+    }
+}
+
+impl ChunkConfig {
+    /// The same sizes, made consistent: `overlap < target <= hard_max`.
+    fn normalised(self) -> Self {
+        let target = self.target.max(16);
+        Self {
+            target,
+            overlap: self.overlap.min(target / 2),
+            hard_max: self.hard_max.max(target),
+        }
+    }
+}
+
+/// One chunk of a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// Position in the document, from 0.
+    pub index: usize,
+    /// Byte span in the extracted text.
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
+    /// The headings this chunk sits under, outermost first.
+    pub heading_path: Vec<String>,
+    /// For PDFs, the page the chunk starts on.
+    pub page: Option<u32>,
+}
+
+impl Chunk {
+    /// The heading path as people read it: `Routing > Dynamic routes`.
+    pub fn heading_path_display(&self) -> String {
+        self.heading_path.join(" > ")
+    }
+}
+
+/// Chunks an extracted document, with pages for PDFs.
+pub fn chunk_document(doc: &Extracted, config: &ChunkConfig) -> Vec<Chunk> {
+    let mut chunks = chunk_text(&doc.text, config);
+    if !doc.pages.is_empty() {
+        for c in &mut chunks {
+            c.page = doc.page_at(c.start);
+        }
+    }
+    chunks
+}
+
+/// Chunks text (see the module docs).
+pub fn chunk_text(text: &str, config: &ChunkConfig) -> Vec<Chunk> {
+    let config = config.normalised();
+    let units = units(text, &config);
+    let mut chunks = Vec::new();
+
+    let mut current: Option<Open> = None;
+    for unit in units {
+        if let Some(open) = current.as_mut() {
+            if open.end - open.start + unit.len() > config.target {
+                if open.has_new_text {
+                    // Repeat the previous chunk's closing prose, if the
+                    // unit still fits after it.
+                    let overlap = open
+                        .prose_from
+                        .and_then(|from| {
+                            overlap_start(text, from.max(open.start + 1), open.end, config.overlap)
+                        })
+                        .filter(|&start| unit.end - start <= config.target);
+                    push(&mut chunks, text, open);
+                    current = overlap.map(|start| Open {
+                        start,
+                        end: unit.start,
+                        heading_path: unit.heading_path.clone(),
+                        prose_from: Some(start),
+                        has_new_text: false,
+                    });
+                } else {
+                    // Only repeated text so far: drop it rather than store a
+                    // chunk of nothing new; the unit starts a chunk of its own.
+                    current = None;
+                }
+            }
+        }
+        let open = current.get_or_insert_with(|| Open {
+            start: unit.start,
+            end: unit.start,
+            heading_path: unit.heading_path.clone(),
+            prose_from: None,
+            has_new_text: false,
+        });
+        open.end = unit.end;
+        open.has_new_text = true;
+        open.prose_from = match unit.kind {
+            Kind::Code => None,
+            Kind::Prose | Kind::Heading => open.prose_from.or(Some(unit.start)),
+        };
+    }
+    if let Some(open) = current.filter(|o| o.has_new_text) {
+        push(&mut chunks, text, &open);
+    }
+    chunks
+}
+
+/// A chunk being filled.
+struct Open {
+    start: usize,
+    end: usize,
+    heading_path: Vec<String>,
+    /// Where the run of prose at the chunk's end begins (overlap comes from there only).
+    prose_from: Option<usize>,
+    /// Whether anything beyond the overlap has been added.
+    has_new_text: bool,
+}
+
+fn push(chunks: &mut Vec<Chunk>, text: &str, open: &Open) {
+    if text[open.start..open.end].trim().is_empty() {
+        return;
+    }
+    chunks.push(Chunk {
+        index: chunks.len(),
+        start: open.start,
+        end: open.end,
+        text: text[open.start..open.end].to_owned(),
+        heading_path: open.heading_path.clone(),
+        page: None,
+    });
+}
+
+/// The earliest sentence or line boundary in the last `overlap` bytes of
+/// `[from, end)`, so the overlap is as long as allowed and starts cleanly.
+fn overlap_start(text: &str, from: usize, end: usize, overlap: usize) -> Option<usize> {
+    if overlap == 0 || from >= end {
+        return None;
+    }
+    let window_start = ceil_char_boundary(text, end.saturating_sub(overlap).max(from));
+    (window_start..end)
+        .filter(|&i| is_boundary(text, i))
+        .find(|&i| i > from.saturating_sub(1) && i < end)
+}
+
+/// Whether a chunk may start at byte `i`: after a newline, or after a
+/// sentence's final punctuation and its space.
+fn is_boundary(text: &str, i: usize) -> bool {
+    let bytes = text.as_bytes();
+    if i == 0 || i >= bytes.len() {
+        return false;
+    }
+    match bytes[i - 1] {
+        b'\n' => true,
+        b' ' => i >= 2 && matches!(bytes[i - 2], b'.' | b'!' | b'?'),
+        _ => false,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Prose,
+    Code,
+    Heading,
+}
+
+/// A piece of text that is never split further: a block, or a cut of an
+/// oversized block.
+struct Unit {
+    start: usize,
+    end: usize,
+    kind: Kind,
+    heading_path: Vec<String>,
+}
+
+impl Unit {
+    fn len(&self) -> usize {
+        self.end - self.start
+    }
+}
+
+/// The text's blocks, tiling it from 0 to its end, oversized ones cut.
+fn units(text: &str, config: &ChunkConfig) -> Vec<Unit> {
+    let blocks = blocks(text);
+    let mut out = Vec::with_capacity(blocks.len());
+    let mut headings: Vec<(usize, String)> = Vec::new();
+    for (i, block) in blocks.iter().enumerate() {
+        let start = if i == 0 { 0 } else { block.start };
+        let end = blocks.get(i + 1).map_or(text.len(), |next| next.start);
+        if let Kind::Heading = block.kind {
+            let line = text[block.start..end].lines().next().unwrap_or("");
+            let level = line.chars().take_while(|&c| c == '#').count();
+            let title = line[level..].trim().trim_end_matches('#').trim().to_owned();
+            headings.retain(|(l, _)| *l < level);
+            headings.push((level, title));
+        }
+        let path: Vec<String> = headings.iter().map(|(_, t)| t.clone()).collect();
+        let limit = match block.kind {
+            Kind::Code => config.hard_max,
+            // Leave room for the overlap the next chunk starts with.
+            Kind::Prose | Kind::Heading => config.target - config.overlap,
+        };
+        for (s, e) in cut(text, start, end, limit, block.kind) {
+            out.push(Unit {
+                start: s,
+                end: e,
+                kind: block.kind,
+                heading_path: path.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Cuts `[start, end)` into pieces of at most `limit` bytes: code between
+/// lines, prose between sentences or lines; a piece with no such boundary is
+/// cut at a character boundary.
+fn cut(text: &str, start: usize, end: usize, limit: usize, kind: Kind) -> Vec<(usize, usize)> {
+    let mut pieces = Vec::new();
+    let mut s = start;
+    while end - s > limit {
+        let hard = floor_char_boundary(text, s + limit);
+        let boundary = (s + 1..=hard).rev().find(|&i| match kind {
+            Kind::Code => i > 0 && text.as_bytes()[i - 1] == b'\n',
+            Kind::Prose | Kind::Heading => is_boundary(text, i),
+        });
+        let cut_at = boundary
+            .unwrap_or(hard)
+            .max(ceil_char_boundary(text, s + 1));
+        pieces.push((s, cut_at));
+        s = cut_at;
+    }
+    pieces.push((s, end));
+    pieces
+}
+
+fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char_boundary(text: &str, mut i: usize) -> usize {
+    i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Where each Markdown block starts, and its kind.
+struct Block {
+    start: usize,
+    kind: Kind,
+}
+
+fn blocks(text: &str) -> Vec<Block> {
+    let mut lines = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        lines.push((offset, line));
+        offset += line.len();
+    }
+
+    let mut blocks = Vec::new();
+    let mut i = 0;
+    let mut previous_blank = true;
+    while i < lines.len() {
+        let (start, line) = lines[i];
+        if line.trim().is_empty() {
+            previous_blank = true;
+            i += 1;
+            continue;
+        }
+        if let Some(fence) = fence_of(line) {
+            i += 1;
+            while i < lines.len() && !closes(lines[i].1, fence) {
+                i += 1;
+            }
+            i += 1; // the closing fence (or the end of the text)
+            blocks.push(Block {
+                start,
+                kind: Kind::Code,
+            });
+            previous_blank = false;
+            continue;
+        }
+        if is_heading(line) {
+            blocks.push(Block {
+                start,
+                kind: Kind::Heading,
+            });
+            i += 1;
+            previous_blank = false;
+            continue;
+        }
+        if previous_blank && is_indented(line) {
+            i += 1;
+            while i < lines.len() && (is_indented(lines[i].1) || lines[i].1.trim().is_empty()) {
+                i += 1;
+            }
+            blocks.push(Block {
+                start,
+                kind: Kind::Code,
+            });
+            previous_blank = false;
+            continue;
+        }
+        // A paragraph: up to a blank line, a fence or a heading.
+        i += 1;
+        while i < lines.len() {
+            let l = lines[i].1;
+            if l.trim().is_empty() || fence_of(l).is_some() || is_heading(l) {
+                break;
+            }
+            i += 1;
+        }
+        blocks.push(Block {
+            start,
+            kind: Kind::Prose,
+        });
+        previous_blank = false;
+    }
+    blocks
+}
+
+/// A fence opener: up to three spaces, then three or more backticks or tildes.
+fn fence_of(line: &str) -> Option<(u8, usize)> {
+    let trimmed = line.trim_start_matches(' ');
+    if line.len() - trimmed.len() > 3 {
+        return None;
+    }
+    let first = *trimmed.as_bytes().first()?;
+    if first != b'`' && first != b'~' {
+        return None;
+    }
+    let count = trimmed.bytes().take_while(|&b| b == first).count();
+    (count >= 3).then_some((first, count))
+}
+
+fn closes(line: &str, (ch, count): (u8, usize)) -> bool {
+    let trimmed = line.trim();
+    trimmed.len() >= count && trimmed.bytes().all(|b| b == ch)
+}
+
+fn is_heading(line: &str) -> bool {
+    let hashes = line.bytes().take_while(|&b| b == b'#').count();
+    (1..=6).contains(&hashes)
+        && line[hashes..]
+            .chars()
+            .next()
+            .is_none_or(|c| c == ' ' || c == '\t' || c == '\n')
+}
+
+fn is_indented(line: &str) -> bool {
+    line.starts_with("    ") || line.starts_with('\t')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(target: usize, overlap: usize, hard_max: usize) -> ChunkConfig {
+        ChunkConfig {
+            target,
+            overlap,
+            hard_max,
+        }
+    }
+
+    #[test]
+    fn short_text_is_one_chunk_with_its_heading_path() {
+        let text = "# Routing\n\n## Dynamic routes\n\nUse brackets.\n";
+        let chunks = chunk_text(text, &ChunkConfig::default());
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(chunks[0].text, text);
+        assert_eq!(chunks[0].heading_path_display(), "Routing");
+    }
+
+    #[test]
+    fn heading_paths_follow_the_section_each_chunk_starts_in() {
+        let para = "Sentence one is here. ".repeat(10);
+        let text =
+            format!("# Routing\n\n{para}\n\n## Dynamic routes\n\n{para}\n\n# API\n\n{para}\n");
+        let chunks = chunk_text(&text, &config(300, 50, 1000));
+        let paths: Vec<String> = chunks.iter().map(Chunk::heading_path_display).collect();
+        assert!(
+            paths.contains(&"Routing > Dynamic routes".to_owned()),
+            "{paths:?}"
+        );
+        assert_eq!(paths.last().map(String::as_str), Some("API"));
+    }
+
+    #[test]
+    fn code_blocks_are_never_split_or_used_as_overlap() {
+        let code = format!(
+            "```rust\n{}```\n",
+            "let x = 1; // a line of code\n".repeat(30)
+        );
+        let prose = "Some words in a sentence. ".repeat(20);
+        let text = format!("{prose}\n\n{code}\n{prose}\n");
+        let chunks = chunk_text(&text, &config(600, 100, 2000));
+        let with_code: Vec<&Chunk> = chunks.iter().filter(|c| c.text.contains("```")).collect();
+        assert_eq!(with_code.len(), 1, "{chunks:#?}");
+        assert_eq!(with_code[0].text.matches("```").count(), 2);
+    }
+
+    #[test]
+    fn an_oversized_code_block_is_cut_between_lines() {
+        let code = format!("```\n{}```\n", "0123456789 abcdefghij\n".repeat(100));
+        let chunks = chunk_text(&code, &config(200, 20, 500));
+        assert!(chunks.len() > 1);
+        for c in &chunks {
+            assert!(c.text.len() <= 500);
+            assert!(c.end == code.len() || code.as_bytes()[c.end - 1] == b'\n');
+        }
+    }
+
+    #[test]
+    fn overlap_starts_on_a_sentence_boundary() {
+        let text = "Alpha beta gamma. Delta epsilon zeta. Eta theta iota. ".repeat(12);
+        let chunks = chunk_text(&text, &config(200, 60, 400));
+        assert!(chunks.len() > 2);
+        for pair in chunks.windows(2) {
+            let (a, b) = (&pair[0], &pair[1]);
+            assert!(b.start < a.end, "consecutive chunks should overlap");
+            assert!(a.end - b.start <= 60);
+            assert!(
+                b.text.starts_with(|c: char| c.is_uppercase()),
+                "{:?}",
+                b.text
+            );
+        }
+    }
+
+    #[test]
+    fn empty_and_blank_text_give_no_chunks() {
+        assert!(chunk_text("", &ChunkConfig::default()).is_empty());
+        assert!(chunk_text("  \n\n ", &ChunkConfig::default()).is_empty());
+    }
+
+    #[test]
+    fn multibyte_text_without_boundaries_is_cut_on_char_boundaries() {
+        let text = "配置在启动时从环境变量读取".repeat(100);
+        let chunks = chunk_text(&text, &config(100, 10, 200));
+        for c in &chunks {
+            assert!(c.text.len() <= 200);
+        }
+        assert_eq!(chunks.last().map(|c| c.end), Some(text.len()));
+    }
+}

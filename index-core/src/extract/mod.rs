@@ -1,0 +1,192 @@
+//! Turning uploaded files into clean text.
+//!
+//! [`extract`] takes a file's name and bytes and returns one [`Extracted`]
+//! document per file it holds: one for Markdown, text, HTML and PDF, many for
+//! a ZIP (nested ZIPs included), each with the path it had in the archive.
+//! Everything here is pure Rust so the dashboard (wasm32) can run the same
+//! code the server does.
+
+mod html;
+mod pdf;
+mod text;
+mod zip;
+
+pub use self::zip::ArchiveLimits;
+
+/// What kind of file an upload is, from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Markdown,
+    Text,
+    Html,
+    Pdf,
+    Zip,
+}
+
+impl Format {
+    /// The format a file name implies, or `None` for a type docshelf does not read.
+    pub fn from_path(path: &str) -> Option<Self> {
+        let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "md" | "markdown" | "mdx" => Self::Markdown,
+            "txt" | "text" | "rst" | "adoc" => Self::Text,
+            "html" | "htm" | "xhtml" => Self::Html,
+            "pdf" => Self::Pdf,
+            "zip" => Self::Zip,
+            _ => return None,
+        })
+    }
+}
+
+/// One document's text, ready to chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extracted {
+    /// The document's path: the upload's file name, or its path inside an archive.
+    pub file_path: String,
+    /// The title from front matter, `<title>` or PDF metadata, when there is one.
+    pub title: Option<String>,
+    /// Clean text; Markdown for Markdown and HTML input.
+    pub text: String,
+    /// For PDFs: where each page's text lies in `text` (byte offsets).
+    pub pages: Vec<PageSpan>,
+    /// Things a user should know that did not stop extraction (e.g. an empty page).
+    pub warnings: Vec<String>,
+}
+
+/// The byte range of one PDF page's text within [`Extracted::text`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageSpan {
+    /// 1-based page number.
+    pub page: u32,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Extracted {
+    /// The page that the byte offset `at` falls on, for PDFs.
+    pub fn page_at(&self, at: usize) -> Option<u32> {
+        self.pages
+            .iter()
+            .find(|p| at >= p.start && at < p.end.max(p.start + 1))
+            .or_else(|| self.pages.last().filter(|p| at >= p.start))
+            .map(|p| p.page)
+    }
+}
+
+/// An archive entry that was not extracted, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub file_path: String,
+    pub reason: String,
+}
+
+/// Everything one upload produced.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extraction {
+    pub documents: Vec<Extracted>,
+    /// Archive entries left out (unsupported types, unreadable entries).
+    pub skipped: Vec<Skipped>,
+}
+
+/// Why a file could not be extracted. Each message names the file's problem
+/// in words a user can act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExtractError {
+    #[error("unsupported file type: {0} (docshelf reads .md, .txt, .html, .pdf and .zip)")]
+    Unsupported(String),
+    #[error("the text is not UTF-8 and its encoding could not be recognised")]
+    UnknownEncoding,
+    #[error("the PDF is damaged and cannot be read: {0}")]
+    CorruptPdf(String),
+    #[error("the PDF is encrypted with a password; upload a copy without one")]
+    EncryptedPdf,
+    #[error("the PDF has no text layer (scanned or drawn pages?); nothing to index")]
+    NoTextInPdf,
+    #[error("the HTML could not be converted: {0}")]
+    Html(String),
+    #[error("the ZIP archive is damaged: {0}")]
+    CorruptZip(String),
+    #[error("the ZIP archive is refused: {0}")]
+    HostileZip(String),
+}
+
+/// Extracts every document in the file `path` with contents `bytes`.
+///
+/// A plain file yields one document or an error. A ZIP yields its supported
+/// entries; entries of other types land in [`Extraction::skipped`], and a
+/// hostile archive (path traversal, too many entries, too large, a zip bomb)
+/// is refused whole so nothing of it is stored.
+pub fn extract(
+    path: &str,
+    bytes: &[u8],
+    limits: &ArchiveLimits,
+) -> Result<Extraction, ExtractError> {
+    match Format::from_path(path) {
+        Some(Format::Zip) => zip::extract_archive(path, bytes, limits, 0),
+        Some(format) => Ok(Extraction {
+            documents: vec![extract_one(path, format, bytes)?],
+            skipped: Vec::new(),
+        }),
+        None => Err(ExtractError::Unsupported(path.to_owned())),
+    }
+}
+
+/// Extracts a single non-archive document.
+fn extract_one(path: &str, format: Format, bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    let mut doc = match format {
+        Format::Markdown => text::markdown(bytes)?,
+        Format::Text => text::plain(bytes)?,
+        Format::Html => html::to_markdown(bytes)?,
+        Format::Pdf => pdf::extract(bytes)?,
+        Format::Zip => unreachable!("archives are expanded by the caller"),
+    };
+    doc.file_path = path.to_owned();
+    Ok(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_come_from_the_extension_case_insensitively() {
+        assert_eq!(Format::from_path("a/b/README.MD"), Some(Format::Markdown));
+        assert_eq!(Format::from_path("x.htm"), Some(Format::Html));
+        assert_eq!(Format::from_path("doc.pdf"), Some(Format::Pdf));
+        assert_eq!(Format::from_path("docs.zip"), Some(Format::Zip));
+        assert_eq!(Format::from_path("image.png"), None);
+        assert_eq!(Format::from_path("Makefile"), None);
+    }
+
+    #[test]
+    fn unsupported_files_are_named_in_the_error() {
+        let err = extract("logo.png", b"\x89PNG", &ArchiveLimits::default()).unwrap_err();
+        assert_eq!(err, ExtractError::Unsupported("logo.png".into()));
+        assert!(err.to_string().contains(".pdf"));
+    }
+
+    #[test]
+    fn page_at_maps_offsets_to_pages() {
+        let doc = Extracted {
+            file_path: "a.pdf".into(),
+            title: None,
+            text: "one\n\ntwo".into(),
+            pages: vec![
+                PageSpan {
+                    page: 1,
+                    start: 0,
+                    end: 5,
+                },
+                PageSpan {
+                    page: 2,
+                    start: 5,
+                    end: 8,
+                },
+            ],
+            warnings: vec![],
+        };
+        assert_eq!(doc.page_at(0), Some(1));
+        assert_eq!(doc.page_at(5), Some(2));
+        assert_eq!(doc.page_at(7), Some(2));
+    }
+}

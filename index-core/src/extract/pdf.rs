@@ -1,0 +1,148 @@
+//! PDF text, page by page.
+
+use pdf_extract::{Document, PlainTextOutput};
+
+use super::{ExtractError, Extracted, PageSpan};
+
+/// Extracts each page's text; pages are separated by a blank line and their
+/// spans recorded so every chunk can name its page.
+///
+/// Encrypted files open when their user password is empty (common for
+/// "protected" PDFs); any other password is an error that says so. A file
+/// whose pages hold no text at all (scans, drawings) is an error too: storing
+/// it would make a document nobody can find.
+pub fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    let mut doc = guard(|| Document::load_mem(bytes))
+        .and_then(|r| r.map_err(|e| e.to_string()))
+        .map_err(ExtractError::CorruptPdf)?;
+    if doc.is_encrypted() && doc.decrypt("").is_err() {
+        return Err(ExtractError::EncryptedPdf);
+    }
+    let title = title_of(&doc);
+    let page_count = doc.get_pages().len() as u32;
+    if page_count == 0 {
+        return Err(ExtractError::CorruptPdf("it has no pages".into()));
+    }
+
+    let mut text = String::new();
+    let mut pages = Vec::with_capacity(page_count as usize);
+    let mut warnings = Vec::new();
+    for page in 1..=page_count {
+        let extracted = guard(|| {
+            let mut out = String::new();
+            let mut sink = PlainTextOutput::new(&mut out);
+            pdf_extract::output_doc_page(&doc, &mut sink, page).map(|()| out)
+        });
+        let page_text = match extracted {
+            Ok(Ok(t)) => tidy(&t),
+            Ok(Err(e)) => {
+                warnings.push(format!("page {page}: text could not be read ({e})"));
+                String::new()
+            }
+            Err(e) => {
+                warnings.push(format!("page {page}: text could not be read ({e})"));
+                String::new()
+            }
+        };
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        let start = text.len();
+        text.push_str(&page_text);
+        pages.push(PageSpan {
+            page,
+            start,
+            end: text.len(),
+        });
+    }
+    if text.trim().is_empty() {
+        return Err(ExtractError::NoTextInPdf);
+    }
+    Ok(Extracted {
+        file_path: String::new(),
+        title,
+        text,
+        pages,
+        warnings,
+    })
+}
+
+/// Runs the PDF library, turning its panics on malformed input into errors:
+/// one bad file must never take the server down.
+fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+        panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the PDF reader failed on this file".to_owned())
+    })
+}
+
+/// Collapses the extractor's runs of blank lines and trailing spaces, spells
+/// out typographic ligatures (`ﬁ` → `fi`) and joins words hyphenated across
+/// a line break (`them-` / `selves` → `themselves`), so words match queries.
+fn tidy(page: &str) -> String {
+    let page = expand_ligatures(page);
+    let mut out = String::with_capacity(page.len());
+    let mut blank_run = 0;
+    for line in page.lines() {
+        let line = line.trim_end();
+        if line.trim().is_empty() {
+            blank_run += 1;
+            if blank_run == 1 && !out.is_empty() {
+                out.push('\n');
+            }
+            continue;
+        }
+        blank_run = 0;
+        let starts_lower = line.trim_start().starts_with(|c: char| c.is_lowercase());
+        if starts_lower && ends_with_broken_word(&out) {
+            out.truncate(out.len() - "-\n".len());
+            out.push_str(line.trim_start());
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out.trim_end().to_owned()
+}
+
+/// Whether `text` ends with a letter, a hyphen and a newline.
+fn ends_with_broken_word(text: &str) -> bool {
+    let Some(rest) = text.strip_suffix("-\n") else {
+        return false;
+    };
+    rest.chars().last().is_some_and(char::is_alphabetic)
+}
+
+fn expand_ligatures(text: &str) -> std::borrow::Cow<'_, str> {
+    const LIGATURES: [(char, &str); 7] = [
+        ('\u{FB00}', "ff"),
+        ('\u{FB01}', "fi"),
+        ('\u{FB02}', "fl"),
+        ('\u{FB03}', "ffi"),
+        ('\u{FB04}', "ffl"),
+        ('\u{FB05}', "st"),
+        ('\u{FB06}', "st"),
+    ];
+    if !text.chars().any(|c| ('\u{FB00}'..='\u{FB06}').contains(&c)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match LIGATURES.iter().find(|(l, _)| *l == c) {
+            Some((_, spelled)) => out.push_str(spelled),
+            None => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+fn title_of(doc: &Document) -> Option<String> {
+    let info = doc.trailer.get(b"Info").ok()?;
+    let info = doc.dereference(info).ok()?.1.as_dict().ok()?;
+    let title = pdf_extract::decode_text_string(info.get(b"Title").ok()?).ok()?;
+    let title = title.trim();
+    (!title.is_empty()).then(|| title.to_owned())
+}

@@ -1,0 +1,158 @@
+//! Markdown and plain text: decoding, and front matter.
+
+use super::{ExtractError, Extracted};
+
+/// Decodes bytes to text: UTF-8 (with or without BOM), UTF-16 with a BOM,
+/// else the legacy encoding `chardetng` recognises with confidence.
+pub fn decode(bytes: &[u8]) -> Result<String, ExtractError> {
+    if let Some((encoding, _)) = encoding_rs::Encoding::for_bom(bytes) {
+        let (text, had_errors) = encoding.decode_with_bom_removal(bytes);
+        return if had_errors {
+            Err(ExtractError::UnknownEncoding)
+        } else {
+            Ok(text.into_owned())
+        };
+    }
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return Ok(text.to_owned());
+    }
+    // Control bytes other than whitespace mean binary data, not text in some
+    // legacy encoding.
+    let controls = bytes
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0C))
+        .count();
+    if controls > 0 {
+        return Err(ExtractError::UnknownEncoding);
+    }
+    let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+    detector.feed(bytes, true);
+    let encoding = detector.guess(None, chardetng::Utf8Detection::Deny);
+    let (text, had_errors) = encoding.decode_without_bom_handling(bytes);
+    if had_errors {
+        return Err(ExtractError::UnknownEncoding);
+    }
+    Ok(text.into_owned())
+}
+
+/// A Markdown file: front matter (YAML between `---` lines) becomes the title
+/// and is left out of the body.
+pub fn markdown(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    let text = normalise_newlines(&decode(bytes)?);
+    let (front, body) = split_front_matter(&text);
+    let title = front
+        .and_then(front_matter_title)
+        .or_else(|| first_heading(body));
+    Ok(Extracted {
+        file_path: String::new(),
+        title,
+        text: body.to_owned(),
+        pages: Vec::new(),
+        warnings: Vec::new(),
+    })
+}
+
+/// A plain text file, as it is.
+pub fn plain(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    Ok(Extracted {
+        file_path: String::new(),
+        title: None,
+        text: normalise_newlines(&decode(bytes)?),
+        pages: Vec::new(),
+        warnings: Vec::new(),
+    })
+}
+
+fn normalise_newlines(text: &str) -> String {
+    if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Splits `---\n…\n---\n` front matter from the body.
+fn split_front_matter(text: &str) -> (Option<&str>, &str) {
+    let Some(rest) = text.strip_prefix("---\n") else {
+        return (None, text);
+    };
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        if line.trim_end() == "---" || line.trim_end() == "..." {
+            let front = &rest[..offset];
+            let body = &rest[offset + line.len()..];
+            return (Some(front), body.trim_start_matches('\n'));
+        }
+        offset += line.len();
+    }
+    (None, text)
+}
+
+/// The `title:` of YAML front matter (a plain or quoted scalar).
+fn front_matter_title(front: &str) -> Option<String> {
+    front.lines().find_map(|line| {
+        let value = line.strip_prefix("title:")?.trim();
+        let value = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+            .unwrap_or(value);
+        (!value.is_empty()).then(|| value.to_owned())
+    })
+}
+
+fn first_heading(body: &str) -> Option<String> {
+    body.lines()
+        .find_map(|l| l.strip_prefix("# "))
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn front_matter_becomes_the_title_not_body() {
+        let doc =
+            markdown(b"---\ntitle: \"Routing\"\nweight: 3\n---\n\n# Intro\n\nBody.\n").unwrap();
+        assert_eq!(doc.title.as_deref(), Some("Routing"));
+        assert_eq!(doc.text, "# Intro\n\nBody.\n");
+    }
+
+    #[test]
+    fn without_front_matter_the_first_heading_is_the_title() {
+        let doc = markdown(b"# Getting started\n\nText ---\n").unwrap();
+        assert_eq!(doc.title.as_deref(), Some("Getting started"));
+        assert!(doc.text.starts_with("# Getting started"));
+    }
+
+    #[test]
+    fn utf8_bom_and_crlf_are_normalised() {
+        let doc = plain(b"\xEF\xBB\xBFline one\r\nline two\r\n").unwrap();
+        assert_eq!(doc.text, "line one\nline two\n");
+    }
+
+    #[test]
+    fn utf16_with_bom_decodes() {
+        let mut bytes = vec![0xFF, 0xFE];
+        for unit in "héllo wörld".encode_utf16() {
+            bytes.extend_from_slice(&unit.to_le_bytes());
+        }
+        assert_eq!(plain(&bytes).unwrap().text, "héllo wörld");
+    }
+
+    #[test]
+    fn legacy_latin1_text_is_detected() {
+        let (bytes, _, _) = encoding_rs::WINDOWS_1252
+            .encode("Les élèves étudient la configuration du serveur à l'école pendant l'été.");
+        let doc = plain(&bytes).unwrap();
+        assert!(doc.text.contains("élèves"), "{}", doc.text);
+    }
+
+    #[test]
+    fn binary_data_is_rejected_with_a_clear_error() {
+        let err = plain(&[0x00, 0xFF, 0x10, 0x80, 0x00, 0x9F]).unwrap_err();
+        assert_eq!(err, ExtractError::UnknownEncoding);
+    }
+}

@@ -1,0 +1,96 @@
+//! Deterministic chunk ids.
+//!
+//! A chunk's id is a hash of where it lives and what it says, so uploading
+//! the same file twice produces the same ids (and stores nothing new), while
+//! the same text in another library, version or file is another chunk.
+
+use sha2::{Digest, Sha256};
+
+/// The id of the chunk at `index` of `file_path` in `library`/`version` with
+/// text `text`: 32 hex digits (128 bits of SHA-256).
+///
+/// The index is part of the key because a document may repeat a paragraph
+/// word for word (boilerplate, a warning box); both copies must be stored.
+pub fn chunk_id(library: &str, version: &str, file_path: &str, index: usize, text: &str) -> String {
+    let mut hasher = Sha256::new();
+    // Length-prefix every field so ("ab","c") and ("a","bc") differ.
+    for field in [
+        library.as_bytes(),
+        version.as_bytes(),
+        file_path.as_bytes(),
+        text.as_bytes(),
+    ] {
+        hasher.update((field.len() as u64).to_le_bytes());
+        hasher.update(field);
+    }
+    hasher.update((index as u64).to_le_bytes());
+    let digest = hasher.finalize();
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_stable_and_depend_on_every_field() {
+        let id = chunk_id(
+            "react",
+            "18.2",
+            "hooks.md",
+            0,
+            "useEffect runs after render.",
+        );
+        assert_eq!(
+            id,
+            chunk_id(
+                "react",
+                "18.2",
+                "hooks.md",
+                0,
+                "useEffect runs after render."
+            )
+        );
+        assert_eq!(id.len(), 32);
+        for other in [
+            chunk_id("vue", "18.2", "hooks.md", 0, "useEffect runs after render."),
+            chunk_id(
+                "react",
+                "18.3",
+                "hooks.md",
+                0,
+                "useEffect runs after render.",
+            ),
+            chunk_id(
+                "react",
+                "18.2",
+                "other.md",
+                0,
+                "useEffect runs after render.",
+            ),
+            chunk_id(
+                "react",
+                "18.2",
+                "hooks.md",
+                1,
+                "useEffect runs after render.",
+            ),
+            chunk_id(
+                "react",
+                "18.2",
+                "hooks.md",
+                0,
+                "useEffect runs before render.",
+            ),
+            chunk_id(
+                "reac",
+                "t18.2",
+                "hooks.md",
+                0,
+                "useEffect runs after render.",
+            ),
+        ] {
+            assert_ne!(id, other);
+        }
+    }
+}
