@@ -19,7 +19,7 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed lint fmt
+.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-ingest lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
@@ -65,6 +65,9 @@ test-e2e:
 # test build (burn's kernels and the tokenizer are optimised there already).
 bench-embed: setup
 	cargo bench --locked --profile dev -p docshelf-server --bench embed
+
+bench-ingest: setup
+	cargo bench --locked --profile dev -p docshelf-server --bench ingest
 
 lint:
 	cargo fmt --all -- --check

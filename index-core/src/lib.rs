@@ -8,11 +8,15 @@
 //! - [`extract`]: uploaded files (Markdown, text, HTML, PDF, ZIP) to clean text.
 //! - [`chunk`]: text to overlapping chunks that never split a code block.
 //! - [`ids`]: deterministic chunk ids.
+//! - [`job`]: upload jobs and per-file progress.
 //! - [`status`]: what the server reports about itself.
+//! - [`validate`]: library and version names.
 
 pub mod chunk;
 pub mod extract;
 pub mod ids;
+pub mod job;
 pub mod status;
+pub mod validate;
 
 pub use status::{EmbeddingStatus, ServerStatus, StoreCounts, StoreStatus};

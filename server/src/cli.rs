@@ -6,10 +6,18 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::ServeConfig;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use index_core::extract::Format;
+use index_core::job::FileState;
+use index_core::validate;
+
+use crate::config::{EngineConfig, ServeConfig};
 use crate::embed::{DeviceChoice, Embedder};
-use crate::engine;
+use crate::engine::Engine;
 use crate::http::{self, RouterConfig};
+use crate::ingest::{JobHandle, Upload};
 
 /// Self-hosted documentation search.
 #[derive(Debug, Parser)]
@@ -27,8 +35,28 @@ pub struct Cli {
 pub enum Command {
     /// Serve the dashboard, the REST API and MCP over HTTP.
     Serve(ServeConfig),
+    /// Upload files, folders and ZIP archives into a library version.
+    Ingest(IngestArgs),
     /// Print the embedding of each text as a JSON array of 384 floats, one per line.
     Embed(EmbedArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Library to add the documents to (e.g. `react`).
+    #[arg(long)]
+    pub library: String,
+
+    /// Version of the library (e.g. `18.2`).
+    #[arg(long)]
+    pub version: String,
+
+    /// Files, folders (read recursively) and ZIP archives.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub engine: EngineConfig,
 }
 
 #[derive(Debug, Args)]
@@ -53,6 +81,7 @@ pub struct EmbedArgs {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(config) => runtime()?.block_on(serve(config)),
+        Command::Ingest(args) => runtime()?.block_on(ingest(args)),
         Command::Embed(args) => embed(args),
     }
 }
@@ -67,7 +96,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 /// `docshelf serve`: listens until Ctrl-C or SIGTERM.
 pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
-    let engine = engine::open_shared(config.engine.clone()).await?;
+    let engine = Arc::new(Engine::open(&config.engine).await?);
     let app = http::router(
         engine,
         &RouterConfig {
@@ -140,4 +169,115 @@ fn embed(args: EmbedArgs) -> anyhow::Result<()> {
     }
     out.flush().context("cannot write to standard output")?;
     Ok(())
+}
+
+/// `docshelf ingest`: runs one upload job, printing each file as it finishes.
+async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
+    let library = validate::library(&args.library)?;
+    let version = validate::version(&args.version)?;
+    let uploads = collect_uploads(&args.paths)?;
+    if uploads.is_empty() {
+        anyhow::bail!("no .md, .txt, .html, .pdf or .zip files found in the given paths");
+    }
+    let engine = Engine::open(&args.engine).await?;
+    engine.embedder()?;
+    eprintln!(
+        "ingesting {} file(s) into {library} {version}",
+        uploads.len()
+    );
+
+    let job = JobHandle::detached(&library, &version);
+    let printer = tokio::spawn(print_progress(job.subscribe()));
+    engine.ingest(&job, uploads).await;
+    let status = job.status();
+    // The printer ends when the job's sender is dropped; it has seen the last state.
+    drop(job);
+    printer.await.context("the progress printer failed")?;
+
+    let (stored, failed) = status.tally();
+    eprintln!("done: {stored} stored, {failed} failed");
+    if let Some(error) = status.error {
+        anyhow::bail!(error);
+    }
+    if failed > 0 {
+        anyhow::bail!("{failed} file(s) failed");
+    }
+    Ok(())
+}
+
+/// Prints each file once, when it reaches a final state.
+async fn print_progress(mut rx: tokio::sync::watch::Receiver<index_core::job::JobStatus>) {
+    let mut printed = BTreeSet::new();
+    loop {
+        let files = rx.borrow_and_update().files.clone();
+        for f in files {
+            if f.state.is_final() && printed.insert(f.file_path.clone()) {
+                let line = match &f.state {
+                    FileState::Stored { chunks, new_chunks } => {
+                        format!(
+                            "stored   {} ({chunks} chunks, {new_chunks} new)",
+                            f.file_path
+                        )
+                    }
+                    FileState::Failed { reason } => format!("failed   {}: {reason}", f.file_path),
+                    FileState::Skipped { reason } => format!("skipped  {}: {reason}", f.file_path),
+                    _ => continue,
+                };
+                eprintln!("{line}");
+                for w in &f.warnings {
+                    eprintln!("         warning: {w}");
+                }
+            }
+        }
+        if rx.changed().await.is_err() {
+            break;
+        }
+    }
+}
+
+/// Reads the files to upload: files as given, folders walked in name order
+/// (only supported types), each named by its path inside the folder.
+fn collect_uploads(paths: &[PathBuf]) -> anyhow::Result<Vec<Upload>> {
+    let mut uploads = Vec::new();
+    for path in paths {
+        let meta =
+            std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+        if meta.is_dir() {
+            let mut stack = vec![path.clone()];
+            let mut files = Vec::new();
+            while let Some(dir) = stack.pop() {
+                for entry in std::fs::read_dir(&dir)
+                    .with_context(|| format!("cannot list {}", dir.display()))?
+                {
+                    let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
+                    let p = entry.path();
+                    if p.is_dir() {
+                        stack.push(p);
+                    } else if Format::from_path(&p.to_string_lossy()).is_some() {
+                        files.push(p);
+                    }
+                }
+            }
+            files.sort();
+            for file in files {
+                let name = file
+                    .strip_prefix(path)
+                    .unwrap_or(&file)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let bytes = std::fs::read(&file)
+                    .with_context(|| format!("cannot read {}", file.display()))?;
+                uploads.push(Upload { name, bytes });
+            }
+        } else {
+            let name = path.file_name().map_or_else(
+                || path.to_string_lossy().into_owned(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            let bytes =
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            uploads.push(Upload { name, bytes });
+        }
+    }
+    Ok(uploads)
 }

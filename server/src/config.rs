@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use index_core::extract::ArchiveLimits;
+
 use crate::embed::DeviceChoice;
 
 /// Where the store and the model live, and what runs the model. Shared by
@@ -29,6 +31,33 @@ pub struct EngineConfig {
     /// Where the embedding model runs: a GPU through wgpu when one exists (auto), a GPU or nothing (gpu), or the CPU.
     #[arg(long = "device", env = "DOCSHELF_DEVICE", value_enum, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
+
+    /// Most files one upload may expand to (archive entries included).
+    #[arg(
+        long = "max-files",
+        env = "DOCSHELF_MAX_FILES",
+        default_value_t = 10_000
+    )]
+    pub max_files: usize,
+
+    /// Most bytes one archive may expand to, in MiB.
+    #[arg(
+        long = "max-expanded-mib",
+        env = "DOCSHELF_MAX_EXPANDED_MIB",
+        default_value_t = 1024
+    )]
+    pub max_expanded_mib: u64,
+}
+
+impl EngineConfig {
+    /// Archive limits from the settings (ratio and depth keep safe defaults).
+    pub fn archive_limits(&self) -> ArchiveLimits {
+        ArchiveLimits {
+            max_entries: self.max_files,
+            max_total_bytes: self.max_expanded_mib.saturating_mul(1024 * 1024),
+            ..ArchiveLimits::default()
+        }
+    }
 }
 
 /// Settings of `docshelf serve`.

@@ -3,6 +3,8 @@
 //! - [`config`]: settings from flags and environment.
 //! - [`embed`]: all-MiniLM-L6-v2 on burn (GPU via wgpu, or CPU).
 //! - [`engine`]: the one object every face (HTTP, dashboard, CLI) calls.
+//! - [`ingest`]: upload jobs: extract, chunk, embed, store.
+//! - [`store`]: the LanceDB chunk store.
 //! - [`http`]: the axum router: REST API, dashboard rendering, static files.
 //! - [`cli`]: the `docshelf` command line.
 
@@ -11,4 +13,6 @@ pub mod config;
 pub mod embed;
 pub mod engine;
 pub mod http;
+pub mod ingest;
+pub mod store;
 pub mod telemetry;

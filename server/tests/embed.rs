@@ -5,8 +5,9 @@
 //! from the same weights `make setup` installs. These tests need those
 //! weights: run them through `make test`, or set `DOCSHELF_MODEL_DIR`.
 
-use std::path::PathBuf;
+mod common;
 
+use common::model_dir;
 use docshelf_server::embed::{DeviceChoice, EmbedError, EmbedQueue, Embedder, DIM};
 use serde::Deserialize;
 
@@ -14,21 +15,6 @@ use serde::Deserialize;
 struct Reference {
     texts: Vec<String>,
     vectors: Vec<Vec<f32>>,
-}
-
-fn model_dir() -> PathBuf {
-    std::env::var_os("DOCSHELF_MODEL_DIR")
-        .map(PathBuf::from)
-        .map(|p| {
-            if p.is_relative() {
-                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(p)
-            } else {
-                p
-            }
-        })
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2")
-        })
 }
 
 fn load(choice: DeviceChoice) -> Embedder {

@@ -21,8 +21,10 @@ async fn start(max_body_bytes: usize) -> TestServer {
         data: store.path().display().to_string(),
         model_dir: store.path().join("no-model"),
         device: DeviceChoice::Cpu,
+        max_files: 100,
+        max_expanded_mib: 10,
     };
-    let engine = Arc::new(Engine::open(&config).expect("engine opens"));
+    let engine = Arc::new(Engine::open(&config).await.expect("engine opens"));
     let app = router(
         engine,
         &RouterConfig {
@@ -64,6 +66,7 @@ async fn status_reports_the_store_and_the_missing_model() {
         json["store"]["location"],
         server.store.path().display().to_string()
     );
+    assert_eq!(json["store"]["counts"]["chunks"], 0);
     assert_eq!(json["embedding"]["model"], "all-MiniLM-L6-v2");
     assert_eq!(json["embedding"]["loaded"], false);
     let error = json["embedding"]["error"].as_str().expect("error text");

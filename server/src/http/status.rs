@@ -13,5 +13,5 @@ pub async fn healthz() -> &'static str {
 
 /// `GET /api/status`: version, store location, embedding backend, counts.
 pub async fn status(State(state): State<AppState>) -> Json<ServerStatus> {
-    Json(state.engine.status())
+    Json(state.engine.status().await)
 }

@@ -1,0 +1,107 @@
+//! Upload jobs as the dashboard, the API and the CLI see them.
+
+use serde::{Deserialize, Serialize};
+
+/// Where one document of an upload stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum FileState {
+    Queued,
+    Extracting,
+    Embedding {
+        chunks: usize,
+    },
+    Stored {
+        chunks: usize,
+        new_chunks: u64,
+    },
+    Failed {
+        reason: String,
+    },
+    /// An archive entry docshelf does not read.
+    Skipped {
+        reason: String,
+    },
+}
+
+impl FileState {
+    /// Whether nothing more will happen to this file.
+    pub fn is_final(&self) -> bool {
+        matches!(
+            self,
+            Self::Stored { .. } | Self::Failed { .. } | Self::Skipped { .. }
+        )
+    }
+}
+
+/// One document of an upload (an uploaded file, or an entry of an uploaded archive).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileProgress {
+    pub file_path: String,
+    #[serde(flatten)]
+    pub state: FileState,
+    /// Things worth knowing that did not stop the file (e.g. an unreadable PDF page).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Where a whole job stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    Running,
+    /// Every file is done; the search indexes are being brought up to date.
+    Indexing,
+    Done,
+}
+
+/// An upload job and the progress of each of its documents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobStatus {
+    pub id: String,
+    pub library: String,
+    pub version: String,
+    pub state: JobState,
+    pub files: Vec<FileProgress>,
+    /// Why the job as a whole failed (e.g. the index could not be refreshed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl JobStatus {
+    /// Files stored and files failed so far.
+    pub fn tally(&self) -> (usize, usize) {
+        let stored = self
+            .files
+            .iter()
+            .filter(|f| matches!(f.state, FileState::Stored { .. }))
+            .count();
+        let failed = self
+            .files
+            .iter()
+            .filter(|f| matches!(f.state, FileState::Failed { .. }))
+            .count();
+        (stored, failed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_progress_serialises_flat_with_a_state_tag() {
+        let p = FileProgress {
+            file_path: "a.md".into(),
+            state: FileState::Stored {
+                chunks: 3,
+                new_chunks: 3,
+            },
+            warnings: vec![],
+        };
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["state"], "stored");
+        assert_eq!(json["chunks"], 3);
+        assert_eq!(json["file_path"], "a.md");
+    }
+}

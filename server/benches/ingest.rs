@@ -1,0 +1,119 @@
+//! Ingestion throughput on the git manual (190 HTML pages).
+//!
+//! `make bench-ingest` (or `cargo bench --profile dev -p docshelf-server --bench ingest`).
+//! Prints files/s, chunks/s and MB/s for extraction + chunking alone (all
+//! pages), then for the full pipeline with embedding and storage (the first
+//! `DOCSHELF_BENCH_FILES` pages, default 20: CPU embedding dominates).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use docshelf_server::config::EngineConfig;
+use docshelf_server::embed::DeviceChoice;
+use docshelf_server::engine::Engine;
+use docshelf_server::ingest::{JobHandle, Upload};
+use index_core::chunk::{chunk_document, ChunkConfig};
+use index_core::extract::{extract, ArchiveLimits};
+use index_core::job::FileState;
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let corpus = root.join("../shared/data/eval/git-docs/corpus");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&corpus)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", corpus.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    let uploads: Vec<Upload> = files
+        .iter()
+        .map(|p| Upload {
+            name: p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            bytes: std::fs::read(p).expect("readable"),
+        })
+        .collect();
+
+    // Extraction and chunking alone.
+    let start = Instant::now();
+    let mut chunks = 0;
+    let mut bytes = 0;
+    for u in &uploads {
+        bytes += u.bytes.len();
+        for doc in extract(&u.name, &u.bytes, &ArchiveLimits::default())
+            .expect("extracts")
+            .documents
+        {
+            chunks += chunk_document(&doc, &ChunkConfig::default()).len();
+        }
+    }
+    report(
+        "extract + chunk",
+        uploads.len(),
+        chunks,
+        bytes,
+        start.elapsed().as_secs_f64(),
+    );
+
+    // The full pipeline into a fresh store.
+    let limit: usize = std::env::var("DOCSHELF_BENCH_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let subset: Vec<Upload> = uploads.into_iter().take(limit).collect();
+    let bytes: usize = subset.iter().map(|u| u.bytes.len()).sum();
+    let store = tempfile::tempdir().expect("temp dir");
+    let model_dir = std::env::var_os("DOCSHELF_MODEL_DIR")
+        .map(PathBuf::from)
+        .map_or_else(
+            || root.join("models/all-MiniLM-L6-v2"),
+            |p| if p.is_relative() { root.join(p) } else { p },
+        );
+    let config = EngineConfig {
+        data: store.path().display().to_string(),
+        model_dir,
+        device: DeviceChoice::Auto,
+        max_files: 10_000,
+        max_expanded_mib: 1024,
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let engine = Engine::open(&config).await.expect("engine");
+        let backend = engine
+            .embedder()
+            .map(|e| e.backend().to_string())
+            .unwrap_or_default();
+        let job = JobHandle::detached("git", "2.39");
+        let files = subset.len();
+        let start = Instant::now();
+        engine.ingest(&job, subset).await;
+        let secs = start.elapsed().as_secs_f64();
+        let chunks: usize = job
+            .status()
+            .files
+            .iter()
+            .map(|f| match f.state {
+                FileState::Stored { chunks, .. } => chunks,
+                _ => 0,
+            })
+            .sum();
+        report(
+            &format!("full pipeline ({backend})"),
+            files,
+            chunks,
+            bytes,
+            secs,
+        );
+    });
+}
+
+fn report(what: &str, files: usize, chunks: usize, bytes: usize, secs: f64) {
+    println!(
+        "{what}: {files} files, {chunks} chunks, {:.1} MB in {secs:.2} s = {:.1} files/s, {:.1} chunks/s, {:.2} MB/s",
+        bytes as f64 / 1e6,
+        files as f64 / secs,
+        chunks as f64 / secs,
+        bytes as f64 / 1e6 / secs
+    );
+}

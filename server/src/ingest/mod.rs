@@ -1,0 +1,10 @@
+//! Upload jobs: extract, chunk, embed and store every file of an upload.
+//!
+//! - [`jobs`]: the registry of jobs and their observable progress.
+//! - [`pipeline`]: what happens to each file.
+
+pub mod jobs;
+pub mod pipeline;
+
+pub use jobs::{JobHandle, Jobs};
+pub use pipeline::{run_job, Upload};

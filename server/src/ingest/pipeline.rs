@@ -1,0 +1,193 @@
+//! The life of an upload: extract → chunk → embed → store, file by file.
+//!
+//! A file that fails (bad PDF, unknown encoding) fails alone with its reason;
+//! the rest of the job goes on. Each document is stored in one commit (see
+//! [`crate::store`]), so a crash at any point leaves every document either
+//! as it was before the job or as the job made it. The job reports done only
+//! after the search indexes cover what it stored.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use index_core::chunk::{chunk_document, ChunkConfig};
+use index_core::extract::{self, ArchiveLimits, Extracted};
+use index_core::ids::chunk_id;
+use index_core::job::{FileProgress, FileState, JobState};
+
+use super::JobHandle;
+use crate::embed::EmbedQueue;
+use crate::store::{DocumentChunks, Store};
+
+/// One uploaded file.
+#[derive(Debug, Clone)]
+pub struct Upload {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// What a job needs from the engine.
+pub struct Pipeline<'a> {
+    pub store: &'a Store,
+    pub embedder: &'a EmbedQueue,
+    pub chunking: ChunkConfig,
+    pub archive_limits: ArchiveLimits,
+}
+
+/// Runs a whole job. Never fails as a whole for one file's sake; the
+/// returned status says what happened to each.
+#[tracing::instrument(skip_all, fields(library = %job.status().library, version = %job.status().version, uploads = uploads.len()))]
+pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Upload>) {
+    let status = job.status();
+    let (library, version) = (status.library, status.version);
+    let slots: Vec<usize> = uploads
+        .iter()
+        .map(|u| job.add_file(&u.name, FileState::Queued))
+        .collect();
+    // Archives expand into many entries, shifting later positions.
+    let mut shift: isize = 0;
+    for (upload, slot) in uploads.into_iter().zip(slots) {
+        let slot = slot.saturating_add_signed(shift);
+        job.set_file(slot, FileState::Extracting);
+        let name = upload.name.clone();
+        let limits = pipeline.archive_limits;
+        let extracted = tokio::task::spawn_blocking(move || {
+            extract::extract(&upload.name, &upload.bytes, &limits)
+        })
+        .await;
+        let extraction = match extracted {
+            Ok(Ok(x)) => x,
+            Ok(Err(err)) => {
+                job.set_file(
+                    slot,
+                    FileState::Failed {
+                        reason: err.to_string(),
+                    },
+                );
+                continue;
+            }
+            Err(join) => {
+                job.set_file(
+                    slot,
+                    FileState::Failed {
+                        reason: format!("extraction crashed: {join}"),
+                    },
+                );
+                continue;
+            }
+        };
+
+        // One upload may hold many documents (a ZIP): list them all first.
+        let is_archive = extract::Format::from_path(&name) == Some(extract::Format::Zip);
+        let doc_slots: Vec<usize> = if is_archive {
+            let mut entries: Vec<FileProgress> = extraction
+                .documents
+                .iter()
+                .map(|d| FileProgress {
+                    file_path: d.file_path.clone(),
+                    state: FileState::Queued,
+                    warnings: Vec::new(),
+                })
+                .collect();
+            entries.extend(extraction.skipped.iter().map(|s| FileProgress {
+                file_path: s.file_path.clone(),
+                state: FileState::Skipped {
+                    reason: s.reason.clone(),
+                },
+                warnings: Vec::new(),
+            }));
+            let added = entries.len() as isize;
+            if added == 0 {
+                job.set_file(
+                    slot,
+                    FileState::Failed {
+                        reason: "the archive holds no files".into(),
+                    },
+                );
+                continue;
+            }
+            let range = job.expand_file(slot, entries);
+            shift += added - 1;
+            range.take(extraction.documents.len()).collect()
+        } else {
+            vec![slot]
+        };
+
+        for (doc, slot) in extraction.documents.iter().zip(doc_slots) {
+            job.warn_file(slot, doc.warnings.clone());
+            let state = match store_document(pipeline, job, slot, &library, &version, doc).await {
+                Ok(state) => state,
+                Err(reason) => FileState::Failed { reason },
+            };
+            job.set_file(slot, state);
+        }
+    }
+
+    job.set_state(JobState::Indexing, None);
+    let error = pipeline
+        .store
+        .refresh_indexes()
+        .await
+        .err()
+        .map(|e| format!("the search index could not be updated: {e}"));
+    if let Some(e) = &error {
+        tracing::error!(error = %e, "index refresh failed");
+    }
+    job.set_state(JobState::Done, error);
+}
+
+/// Chunks, embeds and stores one document.
+async fn store_document(
+    pipeline: &Pipeline<'_>,
+    job: &JobHandle,
+    slot: usize,
+    library: &str,
+    version: &str,
+    doc: &Extracted,
+) -> Result<FileState, String> {
+    let chunks = chunk_document(doc, &pipeline.chunking);
+    if chunks.is_empty() {
+        return Err("the file holds no text".into());
+    }
+    job.set_file(
+        slot,
+        FileState::Embedding {
+            chunks: chunks.len(),
+        },
+    );
+    let texts: Vec<String> = chunks.iter().map(|c| c.text.clone()).collect();
+    let vectors = pipeline
+        .embedder
+        .embed_many(texts)
+        .await
+        .map_err(|e| format!("embedding failed: {e}"))?;
+    let created_at_micros = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
+    let count = chunks.len();
+    let stored = DocumentChunks {
+        library: library.to_owned(),
+        version: version.to_owned(),
+        file_path: doc.file_path.clone(),
+        title: doc.title.clone(),
+        created_at_micros,
+        chunks: chunks
+            .into_iter()
+            .zip(vectors)
+            .map(|(c, v)| {
+                (
+                    chunk_id(library, version, &doc.file_path, c.index, &c.text),
+                    c,
+                    v,
+                )
+            })
+            .collect(),
+    };
+    let result = pipeline
+        .store
+        .replace_document(&stored)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(FileState::Stored {
+        chunks: count,
+        new_chunks: result.inserted,
+    })
+}

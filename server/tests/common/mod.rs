@@ -1,0 +1,33 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::path::PathBuf;
+
+use docshelf_server::config::EngineConfig;
+use docshelf_server::embed::DeviceChoice;
+
+/// The real model, as `make setup` installs it (or `DOCSHELF_MODEL_DIR`).
+pub fn model_dir() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    match std::env::var_os("DOCSHELF_MODEL_DIR").map(PathBuf::from) {
+        Some(p) if p.is_relative() => root.join(p),
+        Some(p) => p,
+        None => root.join("models/all-MiniLM-L6-v2"),
+    }
+}
+
+/// The shared test data (`../shared` beside the repository).
+pub fn shared_data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
+}
+
+/// An engine configuration on a fresh store with the real model on the CPU.
+pub fn engine_config(store: &std::path::Path) -> EngineConfig {
+    EngineConfig {
+        data: store.display().to_string(),
+        model_dir: model_dir(),
+        device: DeviceChoice::Cpu,
+        max_files: 1000,
+        max_expanded_mib: 64,
+    }
+}

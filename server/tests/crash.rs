@@ -1,0 +1,110 @@
+//! A crash in the middle of an upload never leaves a document half-written.
+//!
+//! The real `docshelf ingest` replaces twenty stored documents with new
+//! versions and is killed (SIGKILL) after a few of them are stored. The store
+//! is then reopened: every document must be whole, and either entirely the
+//! old version or entirely the new one.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use docshelf_server::store::Store;
+
+const FILES: usize = 20;
+
+fn write_version(dir: &std::path::Path, marker: &str) {
+    for i in 0..FILES {
+        let para =
+            format!("The {marker} release notes for component {i} describe behaviour in detail. ")
+                .repeat(9);
+        let text = format!("# Component {i}\n\n{para}\n\n{para}\n\n{para}\n");
+        std::fs::write(dir.join(format!("doc{i:02}.md")), text).expect("write doc");
+    }
+}
+
+fn ingest(store: &std::path::Path, docs: &std::path::Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_docshelf"))
+        .args([
+            "ingest",
+            "--library",
+            "crashlib",
+            "--version",
+            "1",
+            "--device",
+            "cpu",
+            "--data",
+        ])
+        .arg(store)
+        .arg("--model-dir")
+        .arg(common::model_dir())
+        .arg(docs)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("docshelf runs")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_an_upload_leaves_every_document_whole_old_or_new() {
+    let store_dir = tempfile::tempdir().expect("temp dir");
+    let docs = tempfile::tempdir().expect("temp dir");
+
+    write_version(docs.path(), "OLD");
+    let status = ingest(store_dir.path(), docs.path())
+        .wait_with_output()
+        .expect("first ingest");
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+
+    write_version(docs.path(), "NEW");
+    let mut child = ingest(store_dir.path(), docs.path());
+    let stderr = child.stderr.take().expect("stderr");
+    let mut stored = 0;
+    for line in BufReader::new(stderr).lines() {
+        let line = line.expect("line");
+        if line.starts_with("stored") {
+            stored += 1;
+            if stored == 3 {
+                break;
+            }
+        }
+    }
+    assert_eq!(
+        stored, 3,
+        "the second ingest ended before it could be killed"
+    );
+    child.kill().expect("kill -9");
+    child.wait().expect("reaped");
+
+    let store = Store::open(&store_dir.path().display().to_string())
+        .await
+        .expect("reopens");
+    let docs = store.document_integrity().await.expect("integrity");
+    assert_eq!(docs.len(), FILES, "every document is still there");
+    let (mut old, mut new) = (0, 0);
+    for (library, version, path, stored, expected) in &docs {
+        assert_eq!(stored, expected, "{path} is partly stored");
+        let chunks = store
+            .document(library, version, path)
+            .await
+            .expect("chunks");
+        let olds = chunks.iter().filter(|c| c.text.contains("OLD")).count();
+        let news = chunks.iter().filter(|c| c.text.contains("NEW")).count();
+        assert!(olds == 0 || news == 0, "{path} mixes versions");
+        if news > 0 {
+            new += 1;
+        } else {
+            old += 1;
+        }
+    }
+    assert!(
+        new >= 3,
+        "the documents stored before the kill are new ({new})"
+    );
+    assert!(old >= 1, "the kill came before the end ({old} old)");
+}

@@ -1,0 +1,197 @@
+//! Upload jobs end to end: real files, the real model, the real LanceDB store.
+
+mod common;
+
+use std::io::{Cursor, Write};
+
+use docshelf_server::engine::Engine;
+use docshelf_server::ingest::{JobHandle, Upload};
+use index_core::job::{FileState, JobState, JobStatus};
+
+fn upload(name: &str, bytes: impl Into<Vec<u8>>) -> Upload {
+    Upload {
+        name: name.to_owned(),
+        bytes: bytes.into(),
+    }
+}
+
+fn zip(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    for (name, data) in entries {
+        w.start_file(*name, zip::write::SimpleFileOptions::default())
+            .expect("entry");
+        w.write_all(data).expect("write");
+    }
+    w.finish().expect("finish").into_inner()
+}
+
+async fn run(engine: &Engine, library: &str, version: &str, uploads: Vec<Upload>) -> JobStatus {
+    let job = JobHandle::detached(library, version);
+    engine.ingest(&job, uploads).await;
+    job.status()
+}
+
+fn state_of<'a>(status: &'a JobStatus, path: &str) -> &'a FileState {
+    &status
+        .files
+        .iter()
+        .find(|f| f.file_path == path)
+        .unwrap_or_else(|| panic!("{path} not in job: {status:#?}"))
+        .state
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_format_is_stored_bad_files_fail_alone_and_keyword_search_covers_new_rows() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = Engine::open(&common::engine_config(dir.path()))
+        .await
+        .expect("engine");
+    let data = common::shared_data();
+    let markdown = b"---\ntitle: Quasar guide\n---\n# Setup\n\nInstall the zorblax plugin first.\n\n```sh\nquasar install zorblax\n```\n".to_vec();
+    let html = std::fs::read(data.join("eval/git-docs/corpus/git-add.html")).expect("html");
+    let pdf = std::fs::read(data.join("pdf/pypdf-crazyones.pdf")).expect("pdf");
+    let corrupt = std::fs::read(data.join("pdf/03-invalid.pdf")).expect("corrupt pdf");
+    let archive = zip(&[
+        (
+            "inner/notes.md",
+            b"# Notes\n\nThe frobnicator rotates hourly.\n",
+        ),
+        ("inner/logo.png", b"PNG"),
+    ]);
+
+    let status = run(
+        &engine,
+        "demo",
+        "1.0",
+        vec![
+            upload("guide.md", markdown),
+            upload("git-add.html", html),
+            upload("crazy.pdf", pdf),
+            upload("broken.pdf", corrupt),
+            upload("bundle.zip", archive),
+        ],
+    )
+    .await;
+
+    assert_eq!(status.state, JobState::Done);
+    assert_eq!(status.error, None);
+    for stored in ["guide.md", "git-add.html", "crazy.pdf", "inner/notes.md"] {
+        assert!(
+            matches!(state_of(&status, stored), FileState::Stored { .. }),
+            "{stored}: {status:#?}"
+        );
+    }
+    match state_of(&status, "broken.pdf") {
+        FileState::Failed { reason } => assert!(reason.contains("damaged"), "{reason}"),
+        other => panic!("broken.pdf: {other:?}"),
+    }
+    assert!(matches!(
+        state_of(&status, "inner/logo.png"),
+        FileState::Skipped { .. }
+    ));
+
+    let counts = engine.store().counts().await.expect("counts");
+    assert_eq!((counts.libraries, counts.documents), (1, 4));
+
+    // The PDF's chunks carry their page; the Markdown its title and heading path.
+    let pdf_chunks = engine
+        .store()
+        .document("demo", "1.0", "crazy.pdf")
+        .await
+        .expect("doc");
+    assert!(pdf_chunks.iter().all(|c| c.page == Some(1)));
+    let md = engine
+        .store()
+        .document("demo", "1.0", "guide.md")
+        .await
+        .expect("doc");
+    assert_eq!(md[0].title.as_deref(), Some("Quasar guide"));
+    assert_eq!(md[0].heading_path, "Setup");
+
+    // Full-text search sees what the job stored...
+    let hits = engine
+        .store()
+        .keyword_search("zorblax", 5)
+        .await
+        .expect("search");
+    assert_eq!(hits.first().map(|h| h.file_path.as_str()), Some("guide.md"));
+
+    // ...and what a later job adds after the index exists.
+    let later = run(
+        &engine,
+        "demo",
+        "1.0",
+        vec![upload("later.md", "A quibbleflux appears.\n")],
+    )
+    .await;
+    assert!(matches!(
+        state_of(&later, "later.md"),
+        FileState::Stored { .. }
+    ));
+    let hits = engine
+        .store()
+        .keyword_search("quibbleflux", 5)
+        .await
+        .expect("search");
+    assert_eq!(hits.first().map(|h| h.file_path.as_str()), Some("later.md"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_uploads_store_nothing_new_and_changed_files_replace_the_old_version() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = Engine::open(&common::engine_config(dir.path()))
+        .await
+        .expect("engine");
+    let v1 = "# Title\n\nThe old text about widgets.\n";
+    let first = run(&engine, "lib", "2", vec![upload("a.md", v1)]).await;
+    assert!(matches!(
+        state_of(&first, "a.md"),
+        FileState::Stored { new_chunks: 1, .. }
+    ));
+
+    let again = run(&engine, "lib", "2", vec![upload("a.md", v1)]).await;
+    assert!(
+        matches!(
+            state_of(&again, "a.md"),
+            FileState::Stored { new_chunks: 0, .. }
+        ),
+        "{again:#?}"
+    );
+    assert_eq!(engine.store().counts().await.expect("counts").chunks, 1);
+
+    let v2 = "# Title\n\nThe new text about gadgets.\n";
+    run(&engine, "lib", "2", vec![upload("a.md", v2)]).await;
+    let chunks = engine
+        .store()
+        .document("lib", "2", "a.md")
+        .await
+        .expect("doc");
+    assert_eq!(chunks.len(), 1);
+    assert!(chunks[0].text.contains("gadgets"));
+    assert_eq!(engine.store().counts().await.expect("counts").chunks, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_names_and_empty_uploads_are_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = std::sync::Arc::new(
+        Engine::open(&common::engine_config(dir.path()))
+            .await
+            .expect("engine"),
+    );
+    let err = engine
+        .start_upload("bad/name", "1", vec![upload("a.md", "x")])
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("library"), "{err}");
+    let err = engine
+        .start_upload("ok", "latest", vec![upload("a.md", "x")])
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("reserved"), "{err}");
+    let err = engine
+        .start_upload("ok", "1", vec![])
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("at least one file"), "{err}");
+}
