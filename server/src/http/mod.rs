@@ -3,13 +3,15 @@
 //! bundle.
 
 mod dashboard;
+mod error;
+mod jobs;
 mod status;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, FromRef};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use leptos::config::LeptosOptions;
 use tower_http::compression::CompressionLayer;
@@ -46,7 +48,11 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
         engine,
         leptos: dashboard::leptos_options(&config.site_dir),
     };
-    let api = Router::new().route("/status", get(status::status));
+    let api = Router::new()
+        .route("/status", get(status::status))
+        .route("/upload", post(jobs::upload))
+        .route("/jobs/{id}", get(jobs::job))
+        .route("/jobs/{id}/events", get(jobs::events));
 
     Router::new()
         .route("/healthz", get(status::healthz))
