@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use docshelf_server::config::EngineConfig;
+use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
 use docshelf_server::engine::Engine;
 use docshelf_server::ingest::{JobHandle, Upload};
@@ -72,8 +72,10 @@ fn main() {
         );
     let config = EngineConfig {
         data: store.path().display().to_string(),
-        model_dir,
-        device: DeviceChoice::Auto,
+        model: ModelConfig {
+            model_dir,
+            device: DeviceChoice::Auto,
+        },
         max_files: 10_000,
         max_expanded_mib: 1024,
     };

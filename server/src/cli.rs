@@ -13,8 +13,8 @@ use index_core::extract::Format;
 use index_core::job::FileState;
 use index_core::validate;
 
-use crate::config::{EngineConfig, ServeConfig};
-use crate::embed::{DeviceChoice, Embedder};
+use crate::config::{EngineConfig, ModelConfig, ServeConfig};
+use crate::embed::Embedder;
 use crate::engine::Engine;
 use crate::http::{self, RouterConfig};
 use crate::ingest::{JobHandle, Upload};
@@ -64,17 +64,8 @@ pub struct EmbedArgs {
     /// Texts to embed; without any, each line of standard input is one text.
     pub texts: Vec<String>,
 
-    /// Directory holding the embedding model.
-    #[arg(
-        long = "model-dir",
-        env = "DOCSHELF_MODEL_DIR",
-        default_value = "./models/all-MiniLM-L6-v2"
-    )]
-    pub model_dir: PathBuf,
-
-    /// Where the model runs.
-    #[arg(long = "device", env = "DOCSHELF_DEVICE", value_enum, default_value_t = DeviceChoice::Auto)]
-    pub device: DeviceChoice,
+    #[command(flatten)]
+    pub model: ModelConfig,
 }
 
 /// Runs a parsed command line.
@@ -158,7 +149,7 @@ fn embed(args: EmbedArgs) -> anyhow::Result<()> {
     } else {
         args.texts
     };
-    let embedder = Embedder::load(&args.model_dir, args.device)?;
+    let embedder = Embedder::load(&args.model.model_dir, args.model.device)?;
     tracing::info!(backend = %embedder.backend(), texts = texts.len(), "embedding");
     let vectors = embedder.embed(&texts)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -12,14 +12,10 @@ use index_core::extract::ArchiveLimits;
 
 use crate::embed::DeviceChoice;
 
-/// Where the store and the model live, and what runs the model. Shared by
-/// every command that opens them.
+/// The embedding model: where it lives and what runs it. Shared by every
+/// command that embeds.
 #[derive(Debug, Clone, Args)]
-pub struct EngineConfig {
-    /// Store location: a directory, or an object-store URI (e.g. `s3://bucket/docshelf`).
-    #[arg(long = "data", env = "DOCSHELF_DATA", default_value = "./data")]
-    pub data: String,
-
+pub struct ModelConfig {
     /// Directory holding the embedding model (`model.safetensors`, `tokenizer.json`, `config.json`).
     #[arg(
         long = "model-dir",
@@ -31,6 +27,18 @@ pub struct EngineConfig {
     /// Where the embedding model runs: a GPU through wgpu when one exists (auto), a GPU or nothing (gpu), or the CPU.
     #[arg(long = "device", env = "DOCSHELF_DEVICE", value_enum, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
+}
+
+/// Where the store and the model live, and the limits on uploads. Shared by
+/// every command that opens the engine.
+#[derive(Debug, Clone, Args)]
+pub struct EngineConfig {
+    /// Store location: a directory (or a LanceDB URI; object stores such as `s3://` need a build with LanceDB's cloud features).
+    #[arg(long = "data", env = "DOCSHELF_DATA", default_value = "./data")]
+    pub data: String,
+
+    #[command(flatten)]
+    pub model: ModelConfig,
 
     /// Most files one upload may expand to (archive entries included).
     #[arg(

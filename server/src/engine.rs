@@ -55,7 +55,7 @@ impl Engine {
                 .with_context(|| format!("cannot create the store directory {dir}"))?;
         }
         let store = Store::open(&location).await?;
-        let (model_dir, device) = (config.model_dir.clone(), config.device);
+        let (model_dir, device) = (config.model.model_dir.clone(), config.model.device);
         // Loading the model is CPU-bound: keep it off the async workers.
         let embedder = tokio::task::spawn_blocking(move || {
             Embedder::load(&model_dir, device).and_then(|e| {
@@ -71,7 +71,7 @@ impl Engine {
         });
         Ok(Self {
             store,
-            model_dir: config.model_dir.clone(),
+            model_dir: config.model.model_dir.clone(),
             embedder,
             jobs: Jobs::default(),
             chunking: ChunkConfig::default(),

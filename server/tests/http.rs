@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use docshelf_server::config::EngineConfig;
+use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
 use docshelf_server::engine::Engine;
 use docshelf_server::http::{router, RouterConfig};
@@ -19,8 +19,10 @@ async fn start(max_body_bytes: usize) -> TestServer {
     let store = tempfile::tempdir().expect("temp dir");
     let config = EngineConfig {
         data: store.path().display().to_string(),
-        model_dir: store.path().join("no-model"),
-        device: DeviceChoice::Cpu,
+        model: ModelConfig {
+            model_dir: store.path().join("no-model"),
+            device: DeviceChoice::Cpu,
+        },
         max_files: 100,
         max_expanded_mib: 10,
     };

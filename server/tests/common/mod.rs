@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use docshelf_server::config::EngineConfig;
+use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
 
 /// The real model, as `make setup` installs it (or `DOCSHELF_MODEL_DIR`).
@@ -25,8 +25,10 @@ pub fn shared_data() -> PathBuf {
 pub fn engine_config(store: &std::path::Path) -> EngineConfig {
     EngineConfig {
         data: store.display().to_string(),
-        model_dir: model_dir(),
-        device: DeviceChoice::Cpu,
+        model: ModelConfig {
+            model_dir: model_dir(),
+            device: DeviceChoice::Cpu,
+        },
         max_files: 1000,
         max_expanded_mib: 64,
     }
