@@ -8,14 +8,20 @@
 //! - [`extract`]: uploaded files (Markdown, text, HTML, PDF, ZIP) to clean text.
 //! - [`chunk`]: text to overlapping chunks that never split a code block.
 //! - [`ids`]: deterministic chunk ids.
+//! - [`fusion`]: merging dense and keyword rankings (RRF, DBSF).
+//! - [`scoring`]: relevance blended with recency and feedback.
+//! - [`search`]: search requests, checked the same way for every face.
 //! - [`job`]: upload jobs and per-file progress.
 //! - [`status`]: what the server reports about itself.
 //! - [`validate`]: library and version names.
 
 pub mod chunk;
 pub mod extract;
+pub mod fusion;
 pub mod ids;
 pub mod job;
+pub mod scoring;
+pub mod search;
 pub mod status;
 pub mod validate;
 

@@ -1,0 +1,213 @@
+//! What a search asks for, checked once for every face (REST, dashboard,
+//! MCP, CLI) so they all refuse bad input with the same words.
+
+use serde::{Deserialize, Serialize};
+
+use crate::fusion::DEFAULT_RRF_K;
+use crate::scoring::{WeightError, Weights};
+
+/// Results per search, by default and at most.
+pub const DEFAULT_K: usize = 10;
+pub const MAX_K: usize = 50;
+
+/// Which retrievers run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    #[default]
+    Hybrid,
+    Dense,
+    Keyword,
+}
+
+/// How hybrid results are merged.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "method")]
+pub enum Fusion {
+    Rrf { k: f32 },
+    Dbsf,
+}
+
+impl Default for Fusion {
+    fn default() -> Self {
+        Self::Rrf { k: DEFAULT_RRF_K }
+    }
+}
+
+/// A search request as a client sends it: every field optional but the query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SearchParams {
+    pub query: String,
+    pub k: Option<i64>,
+    pub library: Option<String>,
+    pub version: Option<String>,
+    pub file_path: Option<String>,
+    pub mode: Option<String>,
+    pub fusion: Option<String>,
+    pub rrf_k: Option<f32>,
+    pub w_rec: Option<f32>,
+    pub w_sig: Option<f32>,
+    pub expand: Option<u32>,
+}
+
+/// A checked search request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Search {
+    pub query: String,
+    pub k: usize,
+    pub library: Option<String>,
+    pub version: Option<String>,
+    pub file_path: Option<String>,
+    pub mode: Mode,
+    pub fusion: Fusion,
+    pub weights: Weights,
+    /// Neighbouring chunks merged into each hit, on each side.
+    pub expand: u32,
+}
+
+/// Why a search request was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SearchError {
+    #[error("query cannot be empty")]
+    EmptyQuery,
+    #[error("k must be 1..{MAX_K}")]
+    KOutOfRange,
+    #[error("unknown mode {0:?} (use hybrid, dense or keyword)")]
+    UnknownMode(String),
+    #[error("unknown fusion {0:?} (use rrf or dbsf)")]
+    UnknownFusion(String),
+    #[error("rrf_k must be a positive number")]
+    BadRrfK,
+    #[error("expand must be at most 5")]
+    ExpandTooLarge,
+    #[error(transparent)]
+    Weights(#[from] WeightError),
+}
+
+/// A blank optional field means "not given".
+fn given(value: Option<String>) -> Option<String> {
+    value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+}
+
+impl SearchParams {
+    /// Checks the request and fills in the defaults.
+    pub fn validate(self) -> Result<Search, SearchError> {
+        let query = self.query.trim().to_owned();
+        if query.is_empty() {
+            return Err(SearchError::EmptyQuery);
+        }
+        let k = match self.k {
+            None => DEFAULT_K,
+            Some(k) if (1..=MAX_K as i64).contains(&k) => k as usize,
+            Some(_) => return Err(SearchError::KOutOfRange),
+        };
+        let mode = match given(self.mode)
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            None | Some("hybrid") => Mode::Hybrid,
+            Some("dense") => Mode::Dense,
+            Some("keyword") => Mode::Keyword,
+            Some(other) => return Err(SearchError::UnknownMode(other.to_owned())),
+        };
+        let rrf_k = match self.rrf_k {
+            None => DEFAULT_RRF_K,
+            Some(k) if k.is_finite() && k > 0.0 => k,
+            Some(_) => return Err(SearchError::BadRrfK),
+        };
+        let fusion = match given(self.fusion)
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            None | Some("rrf") => Fusion::Rrf { k: rrf_k },
+            Some("dbsf") => Fusion::Dbsf,
+            Some(other) => return Err(SearchError::UnknownFusion(other.to_owned())),
+        };
+        let expand = self.expand.unwrap_or(0);
+        if expand > 5 {
+            return Err(SearchError::ExpandTooLarge);
+        }
+        Ok(Search {
+            query,
+            k,
+            library: given(self.library),
+            version: given(self.version),
+            file_path: given(self.file_path),
+            mode,
+            fusion,
+            weights: Weights::new(self.w_rec, self.w_sig)?,
+            expand,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(query: &str) -> SearchParams {
+        SearchParams {
+            query: query.into(),
+            ..SearchParams::default()
+        }
+    }
+
+    #[test]
+    fn defaults_fill_in() {
+        let s = params("  rebase  ").validate().unwrap();
+        assert_eq!(s.query, "rebase");
+        assert_eq!(s.k, DEFAULT_K);
+        assert_eq!(s.mode, Mode::Hybrid);
+        assert_eq!(s.fusion, Fusion::Rrf { k: 60.0 });
+        assert_eq!(s.weights.w_cos, 1.0);
+        assert_eq!(s.library, None);
+    }
+
+    #[test]
+    fn bad_requests_get_the_documented_messages() {
+        assert_eq!(
+            params(" ").validate().unwrap_err().to_string(),
+            "query cannot be empty"
+        );
+        for k in [0, 51, -3] {
+            let p = SearchParams {
+                k: Some(k),
+                ..params("q")
+            };
+            assert_eq!(p.validate().unwrap_err().to_string(), "k must be 1..50");
+        }
+        let p = SearchParams {
+            mode: Some("fuzzy".into()),
+            ..params("q")
+        };
+        assert!(matches!(p.validate(), Err(SearchError::UnknownMode(_))));
+        let p = SearchParams {
+            fusion: Some("max".into()),
+            ..params("q")
+        };
+        assert!(matches!(p.validate(), Err(SearchError::UnknownFusion(_))));
+        let p = SearchParams {
+            w_rec: Some(2.0),
+            ..params("q")
+        };
+        assert!(matches!(p.validate(), Err(SearchError::Weights(_))));
+    }
+
+    #[test]
+    fn options_parse_case_insensitively_and_blanks_mean_absent() {
+        let p = SearchParams {
+            mode: Some("Keyword".into()),
+            fusion: Some("DBSF".into()),
+            library: Some("  ".into()),
+            k: Some(50),
+            ..params("q")
+        };
+        let s = p.validate().unwrap();
+        assert_eq!(
+            (s.mode, s.fusion, s.library, s.k),
+            (Mode::Keyword, Fusion::Dbsf, None, 50)
+        );
+    }
+}
