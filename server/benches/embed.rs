@@ -43,7 +43,12 @@ fn main() {
         queries.len()
     );
 
-    for choice in [DeviceChoice::Cpu, DeviceChoice::Gpu] {
+    // DOCSHELF_BENCH_BACKENDS=cpu (or gpu) measures one backend only.
+    let wanted = std::env::var("DOCSHELF_BENCH_BACKENDS").unwrap_or_else(|_| "cpu,gpu".into());
+    for (name, choice) in [("cpu", DeviceChoice::Cpu), ("gpu", DeviceChoice::Gpu)] {
+        if !wanted.split(',').any(|w| w.trim() == name) {
+            continue;
+        }
         match Embedder::load(&model_dir, choice) {
             Ok(embedder) => run(&embedder, &chunks, &queries),
             Err(EmbedError::NoGpu(reason)) => println!("wgpu: no adapter ({reason})"),
