@@ -164,9 +164,7 @@ fn overlap_start(text: &str, from: usize, end: usize, overlap: usize) -> Option<
         return None;
     }
     let window_start = ceil_char_boundary(text, end.saturating_sub(overlap).max(from));
-    (window_start..end)
-        .filter(|&i| is_boundary(text, i))
-        .find(|&i| i > from.saturating_sub(1) && i < end)
+    (window_start..end).find(|&i| is_boundary(text, i))
 }
 
 /// Whether a chunk may start at byte `i`: after a newline, or after a
