@@ -6,24 +6,24 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** The docshelf binary under test: $DOCSHELF_BIN, else the dev build. */
-function binaryPath() {
+export function binaryPath() {
   if (process.env.DOCSHELF_BIN) return process.env.DOCSHELF_BIN;
   const targetDir = process.env.CARGO_TARGET_DIR ?? path.join(repoRoot, 'target');
   return path.join(targetDir, 'debug', 'docshelf');
 }
 
 /**
- * Starts `docshelf serve` and resolves once it listens.
+ * Starts `docshelf serve` (with extra `args`) and resolves once it listens.
  * @returns {Promise<{url: string, dataDir: string, logs: () => string, stop: () => Promise<void>}>}
  */
-export async function startServer({ timeoutMs = 120_000, env = {} } = {}) {
+export async function startServer({ timeoutMs = 120_000, env = {}, args = [] } = {}) {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'docshelf-e2e-'));
   const child = spawn(
     binaryPath(),
-    ['serve', '--addr', '127.0.0.1:0', '--data', dataDir],
+    ['serve', '--addr', '127.0.0.1:0', '--data', dataDir, ...args],
     {
       cwd: repoRoot,
       env: { ...process.env, NO_COLOR: '1', ...env },
@@ -72,4 +72,26 @@ export async function startServer({ timeoutMs = 120_000, env = {} } = {}) {
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Uploads files through the REST API and waits for the job to finish.
+ * @param {string} url the server
+ * @param {{library: string, version: string, files: {name: string, text: string|Uint8Array}[], token?: string}} upload
+ * @returns {Promise<object>} the finished job's status
+ */
+export async function uploadAndWait(url, { library, version, files, token }) {
+  const form = new FormData();
+  form.set('library', library);
+  form.set('version', version);
+  for (const f of files) form.append('file', new Blob([f.text]), f.name);
+  const headers = token ? { authorization: `Bearer ${token}` } : {};
+  const res = await fetch(`${url}/api/upload`, { method: 'POST', body: form, headers });
+  if (res.status !== 202) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
+  const { job_id: id } = await res.json();
+  for (;;) {
+    const job = await (await fetch(`${url}/api/jobs/${id}`, { headers })).json();
+    if (job.state === 'done') return job;
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }

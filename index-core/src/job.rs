@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// Where one document of an upload stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum FileState {
     Queued,
@@ -36,6 +37,7 @@ impl FileState {
 
 /// One document of an upload (an uploaded file, or an entry of an uploaded archive).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FileProgress {
     pub file_path: String,
     #[serde(flatten)]
@@ -47,6 +49,7 @@ pub struct FileProgress {
 
 /// Where a whole job stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum JobState {
     Running,
@@ -57,6 +60,7 @@ pub enum JobState {
 
 /// An upload job and the progress of each of its documents.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct JobStatus {
     pub id: String,
     pub library: String,

@@ -8,6 +8,13 @@
 //! - [`extract`]: uploaded files (Markdown, text, HTML, PDF, ZIP) to clean text.
 //! - [`chunk`]: text to overlapping chunks that never split a code block.
 //! - [`ids`]: deterministic chunk ids.
+//! - [`document`]: whole documents put back together from their chunks.
+//! - [`catalog`]: libraries, versions and documents as people browse them.
+//! - [`library`]: resolving loosely named libraries.
+//! - [`version`]: ordering versions (what `latest` means).
+//! - [`highlight`]: query terms marked in snippets.
+//! - [`feedback`]: likes and dislikes on results.
+//! - [`eval`]: retrieval quality measures (nDCG, recall).
 //! - [`fusion`]: merging dense and keyword rankings (RRF, DBSF).
 //! - [`scoring`]: relevance blended with recency and feedback.
 //! - [`search`]: search requests, checked the same way for every face.
@@ -15,14 +22,21 @@
 //! - [`status`]: what the server reports about itself.
 //! - [`validate`]: library and version names.
 
+pub mod catalog;
 pub mod chunk;
+pub mod document;
+pub mod eval;
 pub mod extract;
+pub mod feedback;
 pub mod fusion;
+pub mod highlight;
 pub mod ids;
 pub mod job;
+pub mod library;
 pub mod scoring;
 pub mod search;
 pub mod status;
 pub mod validate;
+pub mod version;
 
 pub use status::{EmbeddingStatus, ServerStatus, StoreCounts, StoreStatus};

@@ -12,6 +12,7 @@ pub const MAX_K: usize = 50;
 
 /// Which retrievers run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     #[default]
@@ -28,6 +29,16 @@ pub enum Fusion {
     Dbsf,
 }
 
+impl Fusion {
+    /// The name clients use for it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Rrf { .. } => "rrf",
+            Self::Dbsf => "dbsf",
+        }
+    }
+}
+
 impl Default for Fusion {
     fn default() -> Self {
         Self::Rrf { k: DEFAULT_RRF_K }
@@ -36,6 +47,7 @@ impl Default for Fusion {
 
 /// A search request as a client sends it: every field optional but the query.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SearchParams {
     pub query: String,
     pub k: Option<i64>,
@@ -48,6 +60,13 @@ pub struct SearchParams {
     pub w_rec: Option<f32>,
     pub w_sig: Option<f32>,
     pub expand: Option<u32>,
+    /// With `expand`, keep several hits from one document (default: the
+    /// best hit of each document only).
+    pub duplicates: Option<bool>,
+    /// The session whose sticky library applies; a new one is made if absent.
+    pub session_id: Option<String>,
+    /// Forget the session's sticky library before searching.
+    pub clear_sticky: Option<bool>,
 }
 
 /// A checked search request.
@@ -63,6 +82,8 @@ pub struct Search {
     pub weights: Weights,
     /// Neighbouring chunks merged into each hit, on each side.
     pub expand: u32,
+    /// With `expand`, whether one document may give several hits.
+    pub duplicates: bool,
 }
 
 /// Why a search request was refused.
@@ -139,8 +160,120 @@ impl SearchParams {
             fusion,
             weights: Weights::new(self.w_rec, self.w_sig)?,
             expand,
+            duplicates: self.duplicates.unwrap_or(false),
         })
     }
+}
+
+/// The weights a search used, as echoed back.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WeightsUsed {
+    pub w_cos: f32,
+    pub w_rec: f32,
+    pub w_sig: f32,
+}
+
+impl From<Weights> for WeightsUsed {
+    fn from(w: Weights) -> Self {
+        Self {
+            w_cos: w.w_cos,
+            w_rec: w.w_rec,
+            w_sig: w.w_sig,
+        }
+    }
+}
+
+/// How a hit's score came about.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ScoreParts {
+    /// Cosine similarity to the query, when the dense leg found the chunk.
+    pub dense: Option<f32>,
+    /// BM25 score, when the keyword leg found the chunk.
+    pub keyword: Option<f32>,
+    /// 1-based ranks in each leg.
+    pub dense_rank: Option<usize>,
+    pub keyword_rank: Option<usize>,
+    /// Relevance after fusion, in [0, 1].
+    pub fused: f32,
+    /// Recency in [0, 1], when `w_rec` > 0.
+    pub recency: Option<f32>,
+    /// Feedback signal in [0, 1], when `w_sig` > 0.
+    pub signal: Option<f32>,
+}
+
+/// Neighbouring chunks merged into a hit (`expand`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Expansion {
+    pub from_chunk: u32,
+    pub to_chunk: u32,
+    /// The merged text, overlaps removed.
+    pub text: String,
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SearchHit {
+    pub chunk_id: String,
+    pub library: String,
+    pub version: String,
+    pub file_path: String,
+    pub title: Option<String>,
+    pub chunk_index: u32,
+    pub heading_path: String,
+    pub page: Option<u32>,
+    pub text: String,
+    /// HTML: the text around the query terms, escaped, terms in `<mark>`.
+    pub snippet: String,
+    /// The final score (the blend of `parts`).
+    pub score: f32,
+    pub parts: ScoreParts,
+    /// Days since the chunk was stored.
+    pub days_old: f32,
+    pub expanded: Option<Expansion>,
+}
+
+/// The sticky library a session carries between queries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Sticky {
+    pub library: String,
+    pub version: Option<String>,
+}
+
+/// A search's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SearchResponse {
+    pub query: String,
+    pub k: usize,
+    pub mode: Mode,
+    /// `rrf` or `dbsf`.
+    pub fusion: String,
+    pub rrf_k: Option<f32>,
+    pub weights: WeightsUsed,
+    pub total_results: usize,
+    pub results: Vec<SearchHit>,
+    /// The library the results were filtered to, as stored.
+    pub library: Option<String>,
+    /// The version filtered to (`latest` resolved to a real one).
+    pub version: Option<String>,
+    /// How a loosely named library was resolved.
+    pub resolution: Option<crate::library::Resolution>,
+    pub session_id: Option<String>,
+    /// The session's sticky library after this search.
+    pub sticky_library: Option<Sticky>,
+    /// Whether the sticky library filtered this search (no library given).
+    pub sticky_applied: bool,
+    /// When several libraries answered an unfiltered query: their names,
+    /// and results are the best of each, fused.
+    pub libraries_found: Vec<String>,
+    /// A sentence for people: what was filtered, where results came from.
+    pub notice: Option<String>,
+    pub took_ms: f64,
 }
 
 #[cfg(test)]

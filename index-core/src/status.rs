@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// A snapshot of the running server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ServerStatus {
     /// The crate version of the server binary.
     pub version: String,
@@ -16,6 +17,7 @@ pub struct ServerStatus {
 
 /// Where documents are stored and how much is there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StoreStatus {
     /// The store location as given (a directory path or an object-store URI).
     pub location: String,
@@ -25,6 +27,7 @@ pub struct StoreStatus {
 
 /// How much a store holds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StoreCounts {
     /// Number of libraries stored.
     pub libraries: u64,
@@ -36,6 +39,7 @@ pub struct StoreCounts {
 
 /// The embedding model and the compute backend it runs on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EmbeddingStatus {
     /// The model's name, e.g. `all-MiniLM-L6-v2`.
     pub model: String,

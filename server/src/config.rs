@@ -87,6 +87,25 @@ pub struct ServeConfig {
     )]
     pub max_body_mib: usize,
 
+    /// Token that writes (and with --auth-reads, reads) must carry as
+    /// `Authorization: Bearer <token>`. Without one, docshelf listens on
+    /// loopback only.
+    #[arg(long = "token", env = "DOCSHELF_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// Require the token for reads too (search, documents, MCP, metrics).
+    #[arg(long = "auth-reads", env = "DOCSHELF_AUTH_READS")]
+    pub auth_reads: bool,
+
+    /// Browser origins allowed to call the API (CORS), comma-separated,
+    /// e.g. `https://docs.example.com`. Default: none.
+    #[arg(
+        long = "cors-origins",
+        env = "DOCSHELF_CORS_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub cors_origins: Vec<String>,
+
     #[command(flatten)]
     pub engine: EngineConfig,
 }

@@ -8,16 +8,26 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
+use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo};
 use index_core::chunk::ChunkConfig;
+use index_core::document::{reassemble, Piece};
 use index_core::extract::ArchiveLimits;
+use index_core::feedback::{FeedbackRequest, Votes};
+use index_core::library::{self, Resolution};
+use index_core::search::{SearchError, SearchHit, SearchParams, SearchResponse, Sticky};
 use index_core::validate::{self, NameError};
+use index_core::version;
 use index_core::{EmbeddingStatus, ServerStatus, StoreStatus};
 
 use crate::config::{is_local_location, EngineConfig};
 use crate::embed::{EmbedError, EmbedQueue, Embedder};
 use crate::ingest::pipeline::Pipeline;
 use crate::ingest::{run_job, JobHandle, Jobs, Upload};
-use crate::store::Store;
+use crate::metrics::Metrics;
+use crate::search::sessions::Sessions;
+use crate::search::{self, RunError, Stage};
+use crate::store::filter::Scope;
+use crate::store::{Store, StoreError, Target};
 
 /// The model docshelf embeds with.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
@@ -31,6 +41,41 @@ pub enum EngineError {
     NoModel(String),
     #[error("an upload needs at least one file")]
     NoFiles,
+    #[error(transparent)]
+    BadSearch(#[from] SearchError),
+    #[error("{}", unknown_library(given, candidates))]
+    UnknownLibrary {
+        given: String,
+        candidates: Vec<String>,
+    },
+    #[error("library {library:?} has no version {version:?} (it has {})", versions.join(", "))]
+    UnknownVersion {
+        library: String,
+        version: String,
+        versions: Vec<String>,
+    },
+    #[error("no document {file_path:?} in {library} {version}")]
+    UnknownDocument {
+        library: String,
+        version: String,
+        file_path: String,
+    },
+    #[error("no chunk with id {0:?}")]
+    UnknownChunk(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Search(#[from] RunError),
+}
+
+fn unknown_library(given: &str, candidates: &[String]) -> String {
+    match candidates {
+        [] => format!("no library matches {given:?}: the store holds no libraries yet"),
+        _ => format!(
+            "no library matches {given:?}; stored libraries: {}",
+            candidates.join(", ")
+        ),
+    }
 }
 
 pub struct Engine {
@@ -40,6 +85,8 @@ pub struct Engine {
     /// starts without a model, so the dashboard can say what is wrong.
     embedder: Result<EmbedQueue, String>,
     jobs: Jobs,
+    sessions: Sessions,
+    metrics: Metrics,
     chunking: ChunkConfig,
     archive_limits: ArchiveLimits,
     started: Instant,
@@ -74,6 +121,8 @@ impl Engine {
             model_dir: config.model.model_dir.clone(),
             embedder,
             jobs: Jobs::default(),
+            sessions: Sessions::default(),
+            metrics: Metrics::default(),
             chunking: ChunkConfig::default(),
             archive_limits: config.archive_limits(),
             started: Instant::now(),
@@ -95,6 +144,11 @@ impl Engine {
     /// Upload jobs.
     pub fn jobs(&self) -> &Jobs {
         &self.jobs
+    }
+
+    /// The engine's metrics (the HTTP layer adds its own to the same registry).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// Starts an upload job in the background and returns it at once.
@@ -131,6 +185,347 @@ impl Engine {
             archive_limits: self.archive_limits,
         };
         run_job(&pipeline, job, uploads).await;
+        for file in job.status().files {
+            match file.state {
+                index_core::job::FileState::Stored { new_chunks, .. } => {
+                    self.metrics.file("stored");
+                    self.metrics.chunks_stored(new_chunks);
+                }
+                index_core::job::FileState::Failed { .. } => self.metrics.file("failed"),
+                index_core::job::FileState::Skipped { .. } => self.metrics.file("skipped"),
+                _ => {}
+            }
+        }
+    }
+
+    /// Searches, with the session's sticky library and loose library names
+    /// resolved (see [`Self::search_staged`]).
+    pub async fn search(&self, params: SearchParams) -> Result<SearchResponse, EngineError> {
+        self.search_staged(params, &mut |_, _| {}).await
+    }
+
+    /// Searches, calling `on_stage` with the hits of each stage as soon as
+    /// they are ready (the streaming API forwards these).
+    ///
+    /// The library filter comes from, in order: the request (resolved
+    /// loosely, and then sticky for the session), or the session's sticky
+    /// library. With neither, every library is searched and, when strong
+    /// hits come from several, the answer takes turns between them.
+    pub async fn search_staged(
+        &self,
+        params: SearchParams,
+        on_stage: &mut (dyn FnMut(Stage, &[SearchHit]) + Send),
+    ) -> Result<SearchResponse, EngineError> {
+        let started = Instant::now();
+        let session_id = self.sessions.id_for(params.session_id.as_deref());
+        if params.clear_sticky.unwrap_or(false) {
+            self.sessions.set_sticky(&session_id, None);
+        }
+        let search = params.validate()?;
+        let libraries = self.store.libraries().await?;
+        let names: Vec<String> = libraries.iter().map(|l| l.name.clone()).collect();
+
+        let mut resolution = None;
+        let mut sticky_applied = false;
+        let mut wanted_version = search.version.clone();
+        let target = match &search.library {
+            Some(given) => {
+                let resolved = library::resolve(given, &names);
+                let Some(name) = resolved.library().map(str::to_owned) else {
+                    let candidates = match resolved {
+                        Resolution::Unknown { candidates, .. } => candidates,
+                        _ => Vec::new(),
+                    };
+                    return Err(EngineError::UnknownLibrary {
+                        given: given.clone(),
+                        candidates,
+                    });
+                };
+                resolution = Some(resolved);
+                Some(name)
+            }
+            None => match self.sessions.sticky(&session_id) {
+                Some(sticky) if names.contains(&sticky.library) => {
+                    sticky_applied = true;
+                    wanted_version = wanted_version.or(sticky.version);
+                    Some(sticky.library)
+                }
+                // The sticky library was deleted since: forget it.
+                Some(_) => {
+                    self.sessions.set_sticky(&session_id, None);
+                    None
+                }
+                None => None,
+            },
+        };
+
+        let mut scope = Scope {
+            file_prefix: search.file_path.clone(),
+            ..Scope::default()
+        };
+        let mut version_used = None;
+        match &target {
+            Some(name) => {
+                let info = libraries.iter().find(|l| &l.name == name);
+                let versions: Vec<&str> = info
+                    .map(|l| l.versions.iter().map(|v| v.version.as_str()).collect())
+                    .unwrap_or_default();
+                let version = match wanted_version.as_deref() {
+                    None => None,
+                    Some(v) if version::is_latest(v) => {
+                        version::latest(versions).map(str::to_owned)
+                    }
+                    Some(v) if versions.contains(&v) => Some(v.to_owned()),
+                    Some(v) => {
+                        return Err(EngineError::UnknownVersion {
+                            library: name.clone(),
+                            version: v.to_owned(),
+                            versions: versions.into_iter().map(str::to_owned).collect(),
+                        })
+                    }
+                };
+                version_used = version.clone();
+                scope.targets = vec![(name.clone(), version)];
+            }
+            None => match wanted_version.as_deref() {
+                None => {}
+                Some(v) if version::is_latest(v) => {
+                    scope.targets = libraries
+                        .iter()
+                        .filter_map(|l| {
+                            Some((l.name.clone(), Some(l.versions.first()?.version.clone())))
+                        })
+                        .collect();
+                }
+                Some(v) => {
+                    scope.version = Some(v.to_owned());
+                    version_used = Some(v.to_owned());
+                }
+            },
+        }
+        if let (Some(name), true) = (&target, search.library.is_some()) {
+            self.sessions.set_sticky(
+                &session_id,
+                Some(Sticky {
+                    library: name.clone(),
+                    version: search.version.clone(),
+                }),
+            );
+        }
+
+        let embedder = self.embedder.as_ref().map_err(String::clone);
+        let outcome = search::run(
+            &self.store,
+            embedder,
+            &search,
+            &scope,
+            target.is_none(),
+            on_stage,
+        )
+        .await?;
+
+        let mode = match search.mode {
+            index_core::search::Mode::Hybrid => "hybrid",
+            index_core::search::Mode::Dense => "dense",
+            index_core::search::Mode::Keyword => "keyword",
+        };
+        self.metrics.search(mode, started.elapsed());
+
+        let mut notice = Vec::new();
+        if let Some(Resolution::Resolved { given, library, .. }) = &resolution {
+            notice.push(format!("Library \"{given}\" is {library}."));
+        }
+        if sticky_applied {
+            if let Some(name) = &target {
+                notice.push(format!(
+                    "Searched {name} only, as in your last search; clear the library to search everything."
+                ));
+            }
+        }
+        if outcome.libraries_found.len() >= 2 {
+            notice.push(format!(
+                "Found in {}.",
+                join_names(&outcome.libraries_found)
+            ));
+        }
+        Ok(SearchResponse {
+            query: search.query.clone(),
+            k: search.k,
+            mode: search.mode,
+            fusion: search.fusion.name().to_owned(),
+            rrf_k: match search.fusion {
+                index_core::search::Fusion::Rrf { k } => Some(k),
+                index_core::search::Fusion::Dbsf => None,
+            },
+            weights: search.weights.into(),
+            total_results: outcome.hits.len(),
+            results: outcome.hits,
+            library: target,
+            version: version_used,
+            resolution,
+            sticky_library: self.sessions.sticky(&session_id),
+            session_id: Some(session_id),
+            sticky_applied,
+            libraries_found: outcome.libraries_found,
+            notice: (!notice.is_empty()).then(|| notice.join(" ")),
+            took_ms: started.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+
+    /// Resolves a loosely given library name against the stored ones.
+    pub async fn resolve_library(&self, name: &str) -> Result<Resolution, EngineError> {
+        let names: Vec<String> = self
+            .store
+            .libraries()
+            .await?
+            .into_iter()
+            .map(|l| l.name)
+            .collect();
+        Ok(library::resolve(name, &names))
+    }
+
+    /// Every library with its versions and counts.
+    pub async fn libraries(&self) -> Result<Vec<LibraryInfo>, EngineError> {
+        Ok(self.store.libraries().await?)
+    }
+
+    /// The documents of a library (optionally one version of it).
+    pub async fn documents(
+        &self,
+        library: &str,
+        version: Option<&str>,
+    ) -> Result<Vec<DocumentInfo>, EngineError> {
+        let version = match version {
+            Some(v) => Some(self.version_of(library, v).await?),
+            None => {
+                self.version_of(library, "latest").await?;
+                None
+            }
+        };
+        Ok(self
+            .store
+            .documents()
+            .await?
+            .iter()
+            .filter(|d| d.library == library && version.as_ref().is_none_or(|v| *v == d.version))
+            .cloned()
+            .collect())
+    }
+
+    /// A stored version of `library`: `version` itself, or the newest for
+    /// `latest`. Unknown libraries and versions are errors that list what
+    /// exists.
+    pub async fn version_of(&self, library: &str, version: &str) -> Result<String, EngineError> {
+        let libraries = self.store.libraries().await?;
+        let Some(info) = libraries.iter().find(|l| l.name == library) else {
+            let names: Vec<String> = libraries.iter().map(|l| l.name.clone()).collect();
+            let candidates = match library::resolve(library, &names) {
+                Resolution::Unknown { candidates, .. } => candidates,
+                other => other
+                    .library()
+                    .map(|l| vec![l.to_owned()])
+                    .unwrap_or_default(),
+            };
+            return Err(EngineError::UnknownLibrary {
+                given: library.to_owned(),
+                candidates,
+            });
+        };
+        let versions: Vec<&str> = info.versions.iter().map(|v| v.version.as_str()).collect();
+        let found = if version::is_latest(version) {
+            version::latest(versions.iter().copied())
+        } else {
+            versions.iter().copied().find(|v| *v == version)
+        };
+        found
+            .map(str::to_owned)
+            .ok_or_else(|| EngineError::UnknownVersion {
+                library: library.to_owned(),
+                version: version.to_owned(),
+                versions: versions.iter().map(|v| (*v).to_owned()).collect(),
+            })
+    }
+
+    /// A whole document, reassembled from its chunks (`latest` allowed).
+    pub async fn document(
+        &self,
+        library: &str,
+        version: &str,
+        file_path: &str,
+    ) -> Result<Document, EngineError> {
+        let version = self.version_of(library, version).await?;
+        let chunks = self.store.document(library, &version, file_path).await?;
+        if chunks.is_empty() {
+            return Err(EngineError::UnknownDocument {
+                library: library.to_owned(),
+                version,
+                file_path: file_path.to_owned(),
+            });
+        }
+        let pieces: Vec<Piece> = chunks
+            .iter()
+            .map(|c| Piece {
+                index: c.chunk_index,
+                start: c.span_start as usize,
+                end: c.span_end as usize,
+                text: &c.text,
+            })
+            .collect();
+        let whole = reassemble(pieces);
+        Ok(Document {
+            library: library.to_owned(),
+            version,
+            file_path: file_path.to_owned(),
+            title: chunks.iter().find_map(|c| c.title.clone()),
+            text: whole.text,
+            chunks: whole.spans,
+            updated_at: chunks
+                .iter()
+                .map(|c| c.created_at_micros / 1_000_000)
+                .max()
+                .unwrap_or(0),
+        })
+    }
+
+    /// Deletes a document, a version or a library; names must be exact
+    /// (no loose matching for deletes). Deleting nothing is an error.
+    #[tracing::instrument(skip(self))]
+    pub async fn delete(&self, target: Target<'_>) -> Result<Deleted, EngineError> {
+        let (library, version) = match target {
+            Target::Library(l) => (l, None),
+            Target::Version(l, v) | Target::Document(l, v, _) => (l, Some(v)),
+        };
+        if let Some(v) = version {
+            if version::is_latest(v) {
+                return Err(EngineError::InvalidName(NameError::ReservedVersion));
+            }
+            self.version_of(library, v).await?;
+        } else {
+            self.version_of(library, "latest").await?;
+        }
+        let deleted = self.store.delete(target.clone()).await?;
+        if deleted.documents == 0 {
+            if let Target::Document(l, v, p) = target {
+                return Err(EngineError::UnknownDocument {
+                    library: l.to_owned(),
+                    version: v.to_owned(),
+                    file_path: p.to_owned(),
+                });
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// Records a like or dislike, and returns the chunk's votes so far.
+    pub async fn feedback(&self, request: &FeedbackRequest) -> Result<Votes, EngineError> {
+        if !self.store.has_chunk(&request.chunk_id).await? {
+            return Err(EngineError::UnknownChunk(request.chunk_id.clone()));
+        }
+        self.store
+            .record_vote(&request.chunk_id, request.vote)
+            .await?;
+        let votes = self.store.votes(&[request.chunk_id.as_str()]).await?;
+        Ok(votes.get(&request.chunk_id).copied().unwrap_or_default())
     }
 
     /// A snapshot of the engine's state.
@@ -161,6 +556,15 @@ impl Engine {
                 error,
             },
         }
+    }
+}
+
+/// "a", "a and b", "a, b and c".
+fn join_names(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 

@@ -5,6 +5,8 @@
 //! - [`engine`]: the one object every face (HTTP, dashboard, CLI) calls.
 //! - [`ingest`]: upload jobs: extract, chunk, embed, store.
 //! - [`store`]: the LanceDB chunk store.
+//! - [`search`]: hybrid search over the store; sticky sessions.
+//! - [`eval`]: retrieval quality on a judged corpus (`docshelf eval`).
 //! - [`http`]: the axum router: REST API, dashboard rendering, static files.
 //! - [`cli`]: the `docshelf` command line.
 
@@ -12,7 +14,11 @@ pub mod cli;
 pub mod config;
 pub mod embed;
 pub mod engine;
+pub mod eval;
 pub mod http;
 pub mod ingest;
+pub mod mcp;
+pub mod metrics;
+pub mod search;
 pub mod store;
 pub mod telemetry;

@@ -4,18 +4,19 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use docshelf_server::cli::Cli;
+use docshelf_server::cli::{Cli, Outcome};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     docshelf_server::telemetry::init(cli.verbose);
     match docshelf_server::cli::run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Outcome::Done) => ExitCode::SUCCESS,
+        Ok(Outcome::NothingFound) => ExitCode::from(1),
         Err(err) => {
             // `{:#}` prints the whole context chain on one line, which is what
             // a shell user wants to read.
             eprintln!("error: {err:#}");
-            ExitCode::FAILURE
+            ExitCode::from(2)
         }
     }
 }

@@ -1,13 +1,11 @@
 //! The HTTP face, over a real socket: the router docshelf serves, bound to a
 //! free loopback port, exercised with a real HTTP client.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
+mod common;
 
 use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
-use docshelf_server::engine::Engine;
-use docshelf_server::http::{router, RouterConfig};
+use docshelf_server::http::RouterConfig;
 use serde_json::Value;
 
 struct TestServer {
@@ -26,23 +24,16 @@ async fn start(max_body_bytes: usize) -> TestServer {
         max_files: 100,
         max_expanded_mib: 10,
     };
-    let engine = Arc::new(Engine::open(&config).await.expect("engine opens"));
-    let app = router(
-        engine,
-        &RouterConfig {
+    let base = common::serve(
+        &config,
+        RouterConfig {
             site_dir: store.path().join("site"),
             max_body_bytes,
+            ..RouterConfig::default()
         },
-    );
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    TestServer {
-        base: format!("http://{addr}"),
-        store,
-    }
+    )
+    .await;
+    TestServer { base, store }
 }
 
 #[tokio::test]

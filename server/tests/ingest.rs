@@ -111,10 +111,13 @@ async fn every_format_is_stored_bad_files_fail_alone_and_keyword_search_covers_n
     // Full-text search sees what the job stored...
     let hits = engine
         .store()
-        .keyword_search("zorblax", 5)
+        .keyword("zorblax", None, 5)
         .await
         .expect("search");
-    assert_eq!(hits.first().map(|h| h.file_path.as_str()), Some("guide.md"));
+    assert_eq!(
+        hits.first().map(|h| h.chunk.file_path.as_str()),
+        Some("guide.md")
+    );
 
     // ...and what a later job adds after the index exists.
     let later = run(
@@ -130,10 +133,13 @@ async fn every_format_is_stored_bad_files_fail_alone_and_keyword_search_covers_n
     ));
     let hits = engine
         .store()
-        .keyword_search("quibbleflux", 5)
+        .keyword("quibbleflux", None, 5)
         .await
         .expect("search");
-    assert_eq!(hits.first().map(|h| h.file_path.as_str()), Some("later.md"));
+    assert_eq!(
+        hits.first().map(|h| h.chunk.file_path.as_str()),
+        Some("later.md")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

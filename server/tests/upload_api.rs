@@ -3,34 +3,21 @@
 
 mod common;
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-
-use docshelf_server::engine::Engine;
-use docshelf_server::http::{router, RouterConfig};
+use docshelf_server::http::RouterConfig;
 use futures::StreamExt;
 use reqwest::multipart::{Form, Part};
 use serde_json::Value;
 
 async fn start(store: &std::path::Path) -> String {
-    let engine = Arc::new(
-        Engine::open(&common::engine_config(store))
-            .await
-            .expect("engine"),
-    );
-    let app = router(
-        engine,
-        &RouterConfig {
+    common::serve(
+        &common::engine_config(store),
+        RouterConfig {
             site_dir: store.join("site"),
             max_body_bytes: 8 * 1024 * 1024,
+            ..RouterConfig::default()
         },
-    );
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{addr}")
+    )
+    .await
 }
 
 fn file(name: &str, bytes: impl Into<Vec<u8>>) -> Part {

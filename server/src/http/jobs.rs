@@ -8,7 +8,7 @@
 
 use std::convert::Infallible;
 
-use axum::extract::multipart::MultipartError;
+use axum::extract::multipart::{MultipartError, MultipartRejection};
 use axum::extract::{Multipart, Path, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -18,14 +18,48 @@ use index_core::job::{JobState, JobStatus};
 use serde_json::{json, Value};
 
 use super::error::ApiError;
+use super::openapi::ErrorBody;
 use super::AppState;
 use crate::ingest::Upload;
 
-/// `POST /api/upload`.
+/// The upload form, for the OpenAPI document.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // read from the multipart stream, field by field
+pub struct UploadForm {
+    /// Library to add the documents to.
+    library: String,
+    /// Version of the library.
+    version: String,
+    /// One or more files: Markdown, text, HTML, PDF, or ZIP archives of these.
+    #[schema(format = Binary)]
+    file: Vec<String>,
+}
+
+/// Uploads files into a library version; the job runs in the background.
+#[utoipa::path(
+    post,
+    path = "/upload",
+    tag = "uploads",
+    request_body(content = UploadForm, content_type = "multipart/form-data"),
+    responses(
+        (status = 202, description = "The job started: `{\"job_id\"}`"),
+        (status = 400, description = "Bad form or names", body = ErrorBody),
+        (status = 401, description = "A token is required", body = ErrorBody),
+        (status = 413, description = "Larger than the server accepts", body = ErrorBody),
+        (status = 503, description = "The embedding model is not available", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
 pub async fn upload(
     State(state): State<AppState>,
-    mut form: Multipart,
+    form: Result<Multipart, MultipartRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let mut form = form.map_err(|e| {
+        ApiError::bad_request(format!(
+            "send the upload as multipart/form-data: {}",
+            e.body_text()
+        ))
+    })?;
     let (mut library, mut version, mut files) = (None, None, Vec::new());
     while let Some(field) = form.next_field().await.map_err(multipart_error)? {
         match field.name().unwrap_or_default() {
@@ -72,7 +106,14 @@ fn multipart_error(err: MultipartError) -> ApiError {
     }
 }
 
-/// `GET /api/jobs/{id}`.
+/// An upload job's state and per-file progress.
+#[utoipa::path(
+    get,
+    path = "/jobs/{id}",
+    tag = "uploads",
+    params(("id" = String, Path, description = "The job id from the upload")),
+    responses((status = 200, body = JobStatus), (status = 404, body = ErrorBody))
+)]
 pub async fn job(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -85,8 +126,18 @@ pub async fn job(
     Ok(Json(job.status()))
 }
 
-/// `GET /api/jobs/{id}/events`: the job's status after every change, as
-/// `progress` events, then one `done` event.
+/// The job's status after every change, as server-sent `progress` events,
+/// then one `done` event.
+#[utoipa::path(
+    get,
+    path = "/jobs/{id}/events",
+    tag = "uploads",
+    params(("id" = String, Path, description = "The job id from the upload")),
+    responses(
+        (status = 200, description = "Server-sent events: progress…, done", content_type = "text/event-stream"),
+        (status = 404, body = ErrorBody),
+    )
+)]
 pub async fn events(
     State(state): State<AppState>,
     Path(id): Path<String>,

@@ -1,24 +1,45 @@
-//! The HTTP face: one axum router for the REST API, the dashboard (server
-//! rendering + `#[server]` functions) and the static files of the browser
-//! bundle.
+//! The HTTP face: one axum router for the REST API, MCP, the dashboard
+//! (server rendering + `#[server]` functions) and the static files of the
+//! browser bundle.
+//!
+//! - [`search`], [`catalog`], [`feedback`], [`jobs`], [`status`]: the REST API.
+//! - [`openapi`]: the API's OpenAPI document.
+//! - [`auth`]: bearer tokens; [`metrics`]: Prometheus metrics.
+//! - [`error`]: JSON errors with the right status.
 
+mod auth;
+mod catalog;
 mod dashboard;
 mod error;
+mod feedback;
 mod jobs;
+mod metrics;
+pub mod openapi;
+mod search;
 mod status;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, FromRef};
-use axum::routing::{get, post};
-use axum::Router;
+use axum::http::{header, HeaderValue, Method};
+use axum::routing::get;
+use axum::{Json, Router};
 use leptos::config::LeptosOptions;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tower_http::compression::CompressionLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub use auth::Access;
 
 use crate::engine::Engine;
+use crate::mcp::DocshelfMcp;
 
 /// State shared by every handler.
 #[derive(Clone)]
@@ -34,33 +55,104 @@ impl FromRef<AppState> for LeptosOptions {
 }
 
 /// What the router needs beyond the engine.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct RouterConfig {
     /// The built dashboard (`pkg/` and public assets).
     pub site_dir: PathBuf,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// Tokens and what they guard.
+    pub access: Access,
+    /// Browser origins allowed to call the API from other sites (CORS);
+    /// empty: none.
+    pub cors_origins: Vec<String>,
+}
+
+/// The REST API under `/api`, and its OpenAPI document. Registering routes
+/// here is what puts them in the document.
+pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .nest(
+            "/api",
+            OpenApiRouter::new()
+                .routes(routes!(status::status))
+                .routes(routes!(search::search))
+                .routes(routes!(search::search_stream))
+                .routes(routes!(feedback::feedback))
+                .routes(routes!(catalog::libraries))
+                .routes(routes!(catalog::resolve))
+                .routes(routes!(catalog::documents))
+                .routes(routes!(catalog::document, catalog::delete_document))
+                .routes(routes!(catalog::delete_library))
+                .routes(routes!(catalog::delete_version))
+                .routes(routes!(jobs::upload))
+                .routes(routes!(jobs::job))
+                .routes(routes!(jobs::events)),
+        )
+        .split_for_parts()
 }
 
 /// Builds the whole application router.
 pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
     let state = AppState {
-        engine,
+        engine: engine.clone(),
         leptos: dashboard::leptos_options(&config.site_dir),
     };
-    let api = Router::new()
-        .route("/status", get(status::status))
-        .route("/upload", post(jobs::upload))
-        .route("/jobs/{id}", get(jobs::job))
-        .route("/jobs/{id}/events", get(jobs::events));
+    let (api, doc) = api_routes();
+    let doc = Arc::new(doc);
 
-    Router::new()
+    let mcp_config = if config.access.token.is_some() {
+        // Reachable from other hosts, behind the token: the DNS-rebinding
+        // guard (loopback Host headers only) would refuse legitimate clients.
+        StreamableHttpServerConfig::default().disable_allowed_hosts()
+    } else {
+        StreamableHttpServerConfig::default()
+    };
+    let mcp = StreamableHttpService::new(
+        move || Ok(DocshelfMcp::new(engine.clone())),
+        Arc::new(LocalSessionManager::default()),
+        mcp_config,
+    );
+
+    let mut app = Router::new()
         .route("/healthz", get(status::healthz))
-        .nest("/api", api)
+        .route("/metrics", get(metrics::metrics))
+        .route(
+            "/api/openapi.json",
+            get(move || {
+                let doc = doc.clone();
+                async move { Json(doc.as_ref().clone()) }
+            }),
+        )
+        .merge(api)
+        .nest_service("/mcp", mcp)
         .merge(dashboard::routes(&state))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            metrics::track,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(config.access.clone()),
+            auth::require_token,
+        ))
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(RequestBodyLimitLayer::new(config.max_body_bytes))
-        .layer(CompressionLayer::new())
+        // Outside the limit layer, so its bare 413 becomes the API's JSON.
+        .layer(axum::middleware::map_response(error::json_413));
+    if !config.cors_origins.is_empty() {
+        let origins: Vec<HeaderValue> = config
+            .cors_origins
+            .iter()
+            .filter_map(|o| HeaderValue::from_str(o).ok())
+            .collect();
+        app = app.layer(
+            CorsLayer::new()
+                .allow_origin(AllowOrigin::list(origins))
+                .allow_methods([Method::GET, Method::POST, Method::DELETE])
+                .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE]),
+        );
+    }
+    app.layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

@@ -11,7 +11,8 @@ pub async fn healthz() -> &'static str {
     "ok"
 }
 
-/// `GET /api/status`: version, store location, embedding backend, counts.
+/// Version, store location, embedding backend and counts.
+#[utoipa::path(get, path = "/status", tag = "status", responses((status = 200, body = ServerStatus)))]
 pub async fn status(State(state): State<AppState>) -> Json<ServerStatus> {
     Json(state.engine.status().await)
 }

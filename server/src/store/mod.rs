@@ -9,23 +9,30 @@
 //! concurrent jobs never race on commits.
 //!
 //! - [`schema`]: the table's columns and how chunks become Arrow batches.
+//! - [`filter`]: scopes (library, version, path prefix) as SQL predicates.
+//! - [`retrieve`]: the dense and keyword retrievers, and the vector index.
+//! - [`catalog`]: libraries, versions and documents; deletes.
+//! - [`feedback`]: votes on chunks, in a table of their own.
 
+pub mod catalog;
+pub mod feedback;
+pub mod filter;
+pub mod retrieve;
 pub mod schema;
 
 use std::collections::BTreeSet;
 
 use arrow_array::{Array, RecordBatch, RecordBatchIterator, StringArray, UInt32Array};
 use futures::TryStreamExt;
-use index_core::StoreCounts;
-use lancedb::index::scalar::{
-    BTreeIndexBuilder, BitmapIndexBuilder, FtsIndexBuilder, FullTextSearchQuery,
-};
+use lancedb::index::scalar::{BTreeIndexBuilder, BitmapIndexBuilder, FtsIndexBuilder};
 use lancedb::index::Index;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::table::OptimizeAction;
 use lancedb::{Connection, Table};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, RwLock};
 
+pub use catalog::Target;
+pub use retrieve::{Retrieved, VectorSearchTuning, VECTOR_INDEX_MIN_ROWS};
 pub use schema::{DocumentChunks, StoredChunk};
 
 /// The table every chunk lives in.
@@ -51,9 +58,14 @@ pub enum StoreError {
 pub struct Store {
     location: String,
     chunks: Table,
+    feedback: Table,
     /// One writer at a time: LanceDB commits are optimistic, and retries on
     /// conflict would only waste the embedding work behind them.
     write: Mutex<()>,
+    catalog: RwLock<Option<catalog::Catalog>>,
+    tuning: VectorSearchTuning,
+    /// Rows from which [`Self::refresh_indexes`] builds a vector index.
+    vector_index_min_rows: usize,
 }
 
 /// What replacing a document changed.
@@ -77,19 +89,44 @@ impl Store {
             .await
             .map_err(open_err)?;
         let names = db.table_names().execute().await.map_err(open_err)?;
-        let chunks = if names.iter().any(|n| n == CHUNKS) {
-            db.open_table(CHUNKS).execute().await.map_err(open_err)?
-        } else {
-            db.create_empty_table(CHUNKS, schema::chunk_schema())
-                .execute()
-                .await
-                .map_err(open_err)?
+        let open_or_create = |name: &'static str, schema: arrow_schema::SchemaRef| {
+            let (db, exists) = (&db, names.iter().any(|n| n == name));
+            async move {
+                if exists {
+                    db.open_table(name).execute().await
+                } else {
+                    db.create_empty_table(name, schema).execute().await
+                }
+            }
         };
+        let chunks = open_or_create(CHUNKS, schema::chunk_schema())
+            .await
+            .map_err(open_err)?;
+        let feedback = open_or_create(feedback::FEEDBACK, feedback::feedback_schema())
+            .await
+            .map_err(open_err)?;
         Ok(Self {
             location: location.to_owned(),
             chunks,
+            feedback,
             write: Mutex::new(()),
+            catalog: RwLock::new(None),
+            tuning: VectorSearchTuning::default(),
+            vector_index_min_rows: VECTOR_INDEX_MIN_ROWS,
         })
+    }
+
+    /// Builds the vector index from `rows` rows instead of the default
+    /// [`VECTOR_INDEX_MIN_ROWS`] (tests and benches use small tables).
+    pub fn with_vector_index_min_rows(mut self, rows: usize) -> Self {
+        self.vector_index_min_rows = rows;
+        self
+    }
+
+    /// Searches the vector index with these settings.
+    pub fn with_tuning(mut self, tuning: VectorSearchTuning) -> Self {
+        self.tuning = tuning;
+        self
     }
 
     /// Where the store lives.
@@ -114,7 +151,7 @@ impl Store {
         // identical chunk is left alone, so re-uploading a file stores nothing.
         merge
             .when_not_matched_insert_all()
-            .when_not_matched_by_source_delete(Some(document_filter(
+            .when_not_matched_by_source_delete(Some(filter::document(
                 &doc.library,
                 &doc.version,
                 &doc.file_path,
@@ -135,7 +172,8 @@ impl Store {
     #[tracing::instrument(skip_all)]
     pub async fn refresh_indexes(&self) -> Result<(), StoreError> {
         let _writer = self.write.lock().await;
-        if self.chunks.count_rows(None).await? == 0 {
+        let rows = self.chunks.count_rows(None).await?;
+        if rows == 0 {
             return Ok(());
         }
         let existing: BTreeSet<Vec<String>> = self
@@ -161,43 +199,17 @@ impl Store {
                 created = true;
             }
         }
+        if rows >= self.vector_index_min_rows && !existing.contains(&vec!["vector".to_owned()]) {
+            tracing::info!(rows, "building the vector index");
+            self.build_vector_index().await?;
+            created = true;
+        }
         if !created {
+            // Folds new rows into every index (the vector index included)
+            // and compacts small fragments.
             self.chunks.optimize(OptimizeAction::All).await?;
         }
         Ok(())
-    }
-
-    /// How many libraries, documents and chunks are stored.
-    pub async fn counts(&self) -> Result<StoreCounts, StoreError> {
-        let chunks = self.chunks.count_rows(None).await? as u64;
-        let mut libraries = BTreeSet::new();
-        let mut documents = BTreeSet::new();
-        let batches: Vec<RecordBatch> = self
-            .chunks
-            .query()
-            .select(Select::columns(&["library", "version", "file_path"]))
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
-        for batch in &batches {
-            let library = string_column(batch, "library")?;
-            let version = string_column(batch, "version")?;
-            let path = string_column(batch, "file_path")?;
-            for row in 0..batch.num_rows() {
-                libraries.insert(library.value(row).to_owned());
-                documents.insert((
-                    library.value(row).to_owned(),
-                    version.value(row).to_owned(),
-                    path.value(row).to_owned(),
-                ));
-            }
-        }
-        Ok(StoreCounts {
-            libraries: libraries.len() as u64,
-            documents: documents.len() as u64,
-            chunks,
-        })
     }
 
     /// The chunks of one document, in order.
@@ -210,7 +222,7 @@ impl Store {
         let batches: Vec<RecordBatch> = self
             .chunks
             .query()
-            .only_if(document_filter(library, version, file_path))
+            .only_if(filter::document(library, version, file_path))
             .select(Select::columns(schema::STORED_COLUMNS))
             .execute()
             .await?
@@ -266,40 +278,6 @@ impl Store {
             .map(|((l, v, p), (stored, expected))| (l, v, p, stored, expected))
             .collect())
     }
-
-    /// Chunks whose text matches `query` by BM25, best first.
-    pub async fn keyword_search(
-        &self,
-        query: &str,
-        limit: usize,
-    ) -> Result<Vec<StoredChunk>, StoreError> {
-        let batches: Vec<RecordBatch> = self
-            .chunks
-            .query()
-            .full_text_search(FullTextSearchQuery::new(query.to_owned()))
-            .select(Select::columns(schema::STORED_COLUMNS))
-            .limit(limit)
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
-        schema::from_batches(&batches).map_err(StoreError::Shape)
-    }
-}
-
-/// The SQL filter selecting one document's rows.
-fn document_filter(library: &str, version: &str, file_path: &str) -> String {
-    format!(
-        "library = {} AND version = {} AND file_path = {}",
-        sql_string(library),
-        sql_string(version),
-        sql_string(file_path)
-    )
-}
-
-/// A SQL string literal: quotes doubled, so names cannot break out of it.
-pub fn sql_string(value: &str) -> String {
-    format!("'{}'", value.replace('\'', "''"))
 }
 
 fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray, StoreError> {
@@ -307,17 +285,4 @@ fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArr
         .column_by_name(name)
         .and_then(|c| c.as_any().downcast_ref::<StringArray>())
         .ok_or_else(|| StoreError::Shape(format!("{name} is not a string column")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn filters_quote_names_safely() {
-        assert_eq!(
-            document_filter("o'reilly", "1", "a.md"),
-            "library = 'o''reilly' AND version = '1' AND file_path = 'a.md'"
-        );
-    }
 }

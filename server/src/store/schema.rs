@@ -26,6 +26,7 @@ pub const STORED_COLUMNS: &[&str] = &[
     "span_start",
     "span_end",
     "text",
+    "created_at",
 ];
 
 /// The table's schema.
@@ -88,6 +89,8 @@ pub struct StoredChunk {
     pub span_start: u32,
     pub span_end: u32,
     pub text: String,
+    /// When the chunk was stored, in microseconds since the Unix epoch.
+    pub created_at_micros: i64,
 }
 
 /// One document as one record batch.
@@ -162,6 +165,10 @@ pub fn from_batches(batches: &[RecordBatch]) -> Result<Vec<StoredChunk>, String>
             s("title")?,
         );
         let (heading, text) = (s("heading_path")?, s("text")?);
+        let created = batch
+            .column_by_name("created_at")
+            .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>())
+            .ok_or_else(|| "created_at is not a timestamp column".to_owned())?;
         let (index, doc_chunks, page, start, end) = (
             u("chunk_index")?,
             u("doc_chunks")?,
@@ -183,6 +190,7 @@ pub fn from_batches(batches: &[RecordBatch]) -> Result<Vec<StoredChunk>, String>
                 span_start: start.value(row),
                 span_end: end.value(row),
                 text: text.value(row).to_owned(),
+                created_at_micros: created.value(row),
             });
         }
     }

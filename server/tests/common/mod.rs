@@ -33,3 +33,20 @@ pub fn engine_config(store: &std::path::Path) -> EngineConfig {
         max_expanded_mib: 64,
     }
 }
+
+/// Serves docshelf's router on a free loopback port (for the rest of the
+/// test's runtime) and returns its base URL.
+pub async fn serve(engine: &EngineConfig, router: docshelf_server::http::RouterConfig) -> String {
+    let engine = std::sync::Arc::new(
+        docshelf_server::engine::Engine::open(engine)
+            .await
+            .expect("engine opens"),
+    );
+    let app = docshelf_server::http::router(engine, &router);
+    let listener = tokio::net::TcpListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}

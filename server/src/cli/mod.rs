@@ -1,4 +1,13 @@
 //! The `docshelf` command line: one binary for the server and the tools.
+//!
+//! - [`query`]: `search`, `libraries`, `get`, `delete` against the store.
+//! - [`eval`]: `eval`, retrieval quality on a judged corpus.
+//!
+//! Exit codes: 0 success, 1 a search found nothing, 2 an error (bad usage
+//! included), as grep and ripgrep do.
+
+mod eval;
+mod query;
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -39,6 +48,32 @@ pub enum Command {
     Ingest(IngestArgs),
     /// Print the embedding of each text as a JSON array of 384 floats, one per line.
     Embed(EmbedArgs),
+    /// Search the stored documents.
+    Search(query::SearchArgs),
+    /// List libraries with their versions and counts.
+    Libraries(query::LibrariesArgs),
+    /// Print a whole stored document.
+    Get(query::GetArgs),
+    /// Delete a library, one version of it, or one document.
+    Delete(query::DeleteArgs),
+    /// Measure retrieval quality (nDCG, recall) on a judged corpus.
+    Eval(eval::EvalArgs),
+    /// Serve MCP (Model Context Protocol) on standard input and output, for coding agents.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub engine: EngineConfig,
+}
+
+/// How a command ended, for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Done,
+    /// A search that found nothing.
+    NothingFound,
 }
 
 #[derive(Debug, Args)]
@@ -69,11 +104,18 @@ pub struct EmbedArgs {
 }
 
 /// Runs a parsed command line.
-pub fn run(cli: Cli) -> anyhow::Result<()> {
+pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    let done = |r: anyhow::Result<()>| r.map(|()| Outcome::Done);
     match cli.command {
-        Command::Serve(config) => runtime()?.block_on(serve(config)),
-        Command::Ingest(args) => runtime()?.block_on(ingest(args)),
-        Command::Embed(args) => embed(args),
+        Command::Serve(config) => done(runtime()?.block_on(serve(config))),
+        Command::Ingest(args) => done(runtime()?.block_on(ingest(args))),
+        Command::Embed(args) => done(embed(args)),
+        Command::Search(args) => runtime()?.block_on(query::search(args)),
+        Command::Libraries(args) => done(runtime()?.block_on(query::libraries(args))),
+        Command::Get(args) => done(runtime()?.block_on(query::get(args))),
+        Command::Delete(args) => done(runtime()?.block_on(query::delete(args))),
+        Command::Eval(args) => done(runtime()?.block_on(eval::eval(args))),
+        Command::Mcp(args) => done(runtime()?.block_on(mcp_stdio(args))),
     }
 }
 
@@ -87,17 +129,38 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 /// `docshelf serve`: listens until Ctrl-C or SIGTERM.
 pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
+    let token = config.token.clone().filter(|t| !t.trim().is_empty());
+    let mut addr = config.addr;
+    if token.is_none() && !addr.ip().is_loopback() {
+        let loopback = match addr {
+            std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        };
+        tracing::warn!(
+            requested = %addr,
+            "no token set (DOCSHELF_TOKEN): listening on loopback only, so other hosts cannot reach this server"
+        );
+        addr.set_ip(loopback);
+    }
+    if token.is_none() {
+        tracing::info!("no token set: uploads and deletes are open to local users");
+    }
     let engine = Arc::new(Engine::open(&config.engine).await?);
     let app = http::router(
         engine,
         &RouterConfig {
             site_dir: config.site_dir.clone(),
             max_body_bytes: config.max_body_bytes(),
+            access: http::Access {
+                token,
+                auth_reads: config.auth_reads,
+            },
+            cors_origins: config.cors_origins.clone(),
         },
     );
-    let listener = tokio::net::TcpListener::bind(config.addr)
+    let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .with_context(|| format!("cannot listen on {}", config.addr))?;
+        .with_context(|| format!("cannot listen on {addr}"))?;
     let addr = listener
         .local_addr()
         .context("cannot read the bound address")?;
@@ -107,6 +170,19 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         .await
         .context("the HTTP server failed")?;
     tracing::info!("docshelf stopped");
+    Ok(())
+}
+
+/// `docshelf mcp`: one MCP session on stdin/stdout until the client leaves.
+/// Logs go to stderr, so they never mix with the protocol.
+async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
+    use rmcp::ServiceExt;
+    let engine = Arc::new(Engine::open(&args.engine).await?);
+    let service = crate::mcp::DocshelfMcp::new(engine)
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("the MCP client did not initialise")?;
+    service.waiting().await.context("the MCP session failed")?;
     Ok(())
 }
 
@@ -228,7 +304,7 @@ async fn print_progress(mut rx: tokio::sync::watch::Receiver<index_core::job::Jo
 
 /// Reads the files to upload: files as given, folders walked in name order
 /// (only supported types), each named by its path inside the folder.
-fn collect_uploads(paths: &[PathBuf]) -> anyhow::Result<Vec<Upload>> {
+pub(crate) fn collect_uploads(paths: &[PathBuf]) -> anyhow::Result<Vec<Upload>> {
     let mut uploads = Vec::new();
     for path in paths {
         let meta =

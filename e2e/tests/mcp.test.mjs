@@ -1,0 +1,182 @@
+// MCP, driven by the official TypeScript SDK client (a client docshelf did
+// not write) over both transports: streamable HTTP at /mcp on a running
+// server, and stdio through `docshelf mcp` on the same store.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { binaryPath, repoRoot, startServer, uploadAndWait } from '../lib/server.mjs';
+
+let server;
+
+before(async () => {
+  server = await startServer();
+  const job = await uploadAndWait(server.url, {
+    library: 'gardening',
+    version: '1.0',
+    files: [
+      { name: 'roses.md', text: '# Roses\n\nPrune roses in late winter, just above an outward-facing bud.\n' },
+      { name: 'compost.md', text: '# Compost\n\nA compost heap turns kitchen scraps into humus within a year.\n' },
+      { name: 'tomatoes.md', text: '# Tomatoes\n\nTomato plants need full sun and deep watering.\n' },
+    ],
+  });
+  assert.equal(job.error ?? null, null);
+  await uploadAndWait(server.url, {
+    library: 'nextjs',
+    version: '14.0',
+    files: [
+      { name: 'routing.md', text: '# Routing\n\nThe app router maps folders to URL segments; page.tsx makes a route public.\n' },
+      { name: 'tomato-demo.md', text: '# Tomato demo\n\nThe tomato demo app shows pictures of tomatoes using image optimisation.\n' },
+    ],
+  });
+});
+
+after(async () => {
+  await server?.stop();
+});
+
+/** Structured content of a successful tool call. */
+function ok(result) {
+  assert.notEqual(result.isError, true, JSON.stringify(result.content));
+  return result.structuredContent;
+}
+
+function errorText(result) {
+  assert.equal(result.isError, true, JSON.stringify(result));
+  return result.content.map((c) => c.text).join('\n');
+}
+
+const transports = {
+  'streamable HTTP': () => new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)),
+  stdio: () =>
+    new StdioClientTransport({
+      command: binaryPath(),
+      args: ['mcp', '--data', server.dataDir],
+      env: { ...process.env, NO_COLOR: '1' },
+      cwd: repoRoot,
+      stderr: 'ignore',
+    }),
+};
+
+for (const [name, makeTransport] of Object.entries(transports)) {
+  describe(`MCP over ${name}`, () => {
+    let client;
+
+    before(async () => {
+      client = new Client({ name: 'docshelf-e2e', version: '1.0.0' });
+      await client.connect(makeTransport());
+    });
+
+    after(async () => {
+      await client?.close();
+    });
+
+    test('lists the four tools with schemas and descriptions', async () => {
+      const { tools } = await client.listTools();
+      const names = tools.map((t) => t.name).sort();
+      assert.deepEqual(names, ['get_document', 'list_libraries', 'resolve_library', 'search_docs']);
+      for (const t of tools) {
+        assert.ok(t.description.length > 40, `${t.name} needs a description`);
+        assert.equal(t.inputSchema.type, 'object');
+      }
+      const search = tools.find((t) => t.name === 'search_docs');
+      assert.deepEqual(search.inputSchema.required, ['query']);
+      assert.ok(search.inputSchema.properties.library);
+    });
+
+    test('list_libraries and resolve_library answer from the store', async () => {
+      const { libraries } = ok(await client.callTool({ name: 'list_libraries', arguments: {} }));
+      const rest = await (await fetch(`${server.url}/api/libraries`)).json();
+      assert.deepEqual(libraries, rest);
+      assert.deepEqual(libraries.map((l) => l.name), ['gardening', 'nextjs']);
+
+      const resolved = ok(await client.callTool({ name: 'resolve_library', arguments: { name: 'Next.js' } }));
+      assert.equal(resolved.library, 'nextjs');
+      const unknown = await client.callTool({ name: 'resolve_library', arguments: { name: 'kubernetes' } });
+      assert.equal(unknown.isError, true);
+      assert.ok(unknown.structuredContent.candidates.includes('gardening'));
+    });
+
+    test('search_docs finds passages, keeps the library sticky, and groups mixed answers', async () => {
+      const first = ok(await client.callTool({ name: 'search_docs', arguments: { query: 'when to prune roses' } }));
+      assert.equal(first.results[0].file_path, 'roses.md');
+      assert.equal(first.results[0].library, 'gardening');
+      assert.equal(typeof first.results[0].chunk_index, 'number');
+
+      // Tomatoes live in both libraries: the answer names both.
+      const mixed = ok(await client.callTool({ name: 'search_docs', arguments: { query: 'tomato' } }));
+      assert.deepEqual(mixed.libraries_found, ['gardening', 'nextjs']);
+      assert.match(mixed.notice, /Found in gardening and nextjs/);
+
+      // Naming a library (loosely) makes it sticky for this session.
+      const named = ok(await client.callTool({ name: 'search_docs', arguments: { query: 'tomato', library: 'NextJS' } }));
+      assert.equal(named.library, 'nextjs');
+      assert.ok(named.results.every((r) => r.library === 'nextjs'));
+      const followUp = ok(
+        await client.callTool({
+          name: 'search_docs',
+          arguments: { query: 'tomato', session_id: named.session_id },
+        }),
+      );
+      assert.equal(followUp.sticky_applied, true);
+      assert.ok(followUp.results.every((r) => r.library === 'nextjs'));
+      const cleared = ok(
+        await client.callTool({
+          name: 'search_docs',
+          arguments: { query: 'tomato', session_id: named.session_id, clear_library: true },
+        }),
+      );
+      assert.equal(cleared.sticky_applied, false);
+      assert.equal(cleared.libraries_found.length, 2);
+    });
+
+    test('get_document returns the whole stored document', async () => {
+      const doc = ok(
+        await client.callTool({
+          name: 'get_document',
+          arguments: { library: 'gardening', version: 'latest', file_path: 'roses.md' },
+        }),
+      );
+      assert.equal(doc.version, '1.0');
+      assert.match(doc.text, /Prune roses in late winter/);
+      const rest = await (
+        await fetch(`${server.url}/api/documents?library=gardening&version=1.0&file_path=roses.md`)
+      ).json();
+      assert.equal(doc.text, rest.text);
+    });
+
+    test('bad input comes back as tool errors with the REST messages', async () => {
+      assert.equal(
+        errorText(await client.callTool({ name: 'search_docs', arguments: { query: '   ' } })),
+        'query cannot be empty',
+      );
+      assert.equal(
+        errorText(await client.callTool({ name: 'search_docs', arguments: { query: 'x', k: 99 } })),
+        'k must be 1..50',
+      );
+      const rest = await fetch(`${server.url}/api/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: 'x', k: 99 }),
+      });
+      assert.equal(rest.status, 400);
+      assert.equal((await rest.json()).error, 'k must be 1..50');
+      assert.match(
+        errorText(await client.callTool({ name: 'search_docs', arguments: { query: 'x', library: 'kubernetes' } })),
+        /no library matches "kubernetes"; stored libraries: .*gardening/,
+      );
+      assert.match(
+        errorText(
+          await client.callTool({
+            name: 'get_document',
+            arguments: { library: 'gardening', version: '1.0', file_path: 'nope.md' },
+          }),
+        ),
+        /no document "nope.md"/,
+      );
+    });
+  });
+}

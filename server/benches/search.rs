@@ -1,0 +1,140 @@
+//! Search latency, end to end through the engine (embedding the query,
+//! both legs, fusion, snippets), per mode.
+//!
+//! `make bench-search` (or `cargo bench --profile dev -p docshelf-server
+//! --bench search`). Uploads the first `DOCSHELF_BENCH_FILES` pages of the
+//! git manual (default 40; all 190 take minutes on a CPU) into a temporary
+//! store, or reuses the store at `DOCSHELF_BENCH_STORE` if it already holds
+//! them, then runs the eval set's 190 queries in each mode.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use docshelf_server::config::{EngineConfig, ModelConfig};
+use docshelf_server::embed::DeviceChoice;
+use docshelf_server::engine::Engine;
+use docshelf_server::ingest::{JobHandle, Upload};
+use index_core::search::SearchParams;
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+#[tokio::main]
+async fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let eval = root.join("../shared/data/eval/git-docs");
+    let files: usize = std::env::var("DOCSHELF_BENCH_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let temp = tempfile::tempdir().expect("temp dir");
+    let store = std::env::var("DOCSHELF_BENCH_STORE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| temp.path().to_owned());
+    let device = match std::env::var("DOCSHELF_DEVICE").as_deref() {
+        Ok("gpu") => DeviceChoice::Gpu,
+        Ok("auto") => DeviceChoice::Auto,
+        _ => DeviceChoice::Cpu,
+    };
+    let engine = Engine::open(&EngineConfig {
+        data: store.display().to_string(),
+        model: ModelConfig {
+            model_dir: root.join("models/all-MiniLM-L6-v2"),
+            device,
+        },
+        max_files: 1000,
+        max_expanded_mib: 64,
+    })
+    .await
+    .expect("engine");
+
+    let present = engine
+        .libraries()
+        .await
+        .expect("libraries")
+        .iter()
+        .any(|l| l.name == "git");
+    if !present {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(eval.join("corpus"))
+            .expect("corpus")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        paths.sort();
+        let uploads: Vec<Upload> = paths
+            .iter()
+            .take(files)
+            .map(|p| Upload {
+                name: p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                bytes: std::fs::read(p).expect("readable"),
+            })
+            .collect();
+        let started = Instant::now();
+        let job = JobHandle::detached("git", "2.39");
+        engine.ingest(&job, uploads).await;
+        println!(
+            "uploaded {} pages in {:.1} s",
+            job.status().files.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let counts = engine.store().counts().await.expect("counts");
+    println!(
+        "store: {} documents, {} chunks",
+        counts.documents, counts.chunks
+    );
+
+    let queries: Vec<String> = std::fs::read_to_string(eval.join("queries.jsonl"))
+        .expect("queries")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["text"].as_str().map(str::to_owned))
+        .collect();
+    // Warm up: first queries pay for opening index files.
+    for q in queries.iter().take(5) {
+        engine
+            .search(SearchParams {
+                query: q.clone(),
+                ..SearchParams::default()
+            })
+            .await
+            .expect("search");
+    }
+    println!(
+        "{:<22} {:>8} {:>8} {:>8}",
+        "mode (k=10)", "p50 ms", "p99 ms", "qps"
+    );
+    for (name, mode, library) in [
+        ("keyword", "keyword", None),
+        ("dense", "dense", None),
+        ("hybrid", "hybrid", None),
+        ("hybrid, library=git", "hybrid", Some("git")),
+    ] {
+        let mut ms = Vec::new();
+        let started = Instant::now();
+        for q in &queries {
+            let t = Instant::now();
+            engine
+                .search(SearchParams {
+                    query: q.clone(),
+                    mode: Some(mode.into()),
+                    library: library.map(str::to_owned),
+                    ..SearchParams::default()
+                })
+                .await
+                .expect("search");
+            ms.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let qps = queries.len() as f64 / started.elapsed().as_secs_f64();
+        ms.sort_by(f64::total_cmp);
+        println!(
+            "{name:<22} {:>8.1} {:>8.1} {:>8.1}",
+            percentile(&ms, 0.5),
+            percentile(&ms, 0.99),
+            qps
+        );
+    }
+}

@@ -1,0 +1,247 @@
+//! `docshelf search | libraries | get | delete`: the store from a shell.
+//!
+//! These open the store directly (no server needed); a running server on the
+//! same store sees the changes on its next read.
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::Context;
+use clap::Args;
+use index_core::search::{SearchHit, SearchParams};
+
+use super::Outcome;
+use crate::config::EngineConfig;
+use crate::engine::Engine;
+use crate::store::Target;
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to look for.
+    pub query: String,
+
+    /// Only this library (loose names resolve: `NextJS`, `next`).
+    #[arg(long, short = 'l')]
+    pub library: Option<String>,
+
+    /// Only this version (or `latest`).
+    #[arg(long)]
+    pub version: Option<String>,
+
+    /// Only files whose path starts with this.
+    #[arg(long)]
+    pub file_path: Option<String>,
+
+    /// Results to show (1..50).
+    #[arg(short, default_value_t = 10)]
+    pub k: i64,
+
+    /// hybrid, dense or keyword.
+    #[arg(long, default_value = "hybrid")]
+    pub mode: String,
+
+    /// rrf or dbsf.
+    #[arg(long, default_value = "rrf")]
+    pub fusion: String,
+
+    /// Merge this many neighbouring chunks into each hit.
+    #[arg(long)]
+    pub expand: Option<u32>,
+
+    /// Print the full response as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub engine: EngineConfig,
+}
+
+pub async fn search(args: SearchArgs) -> anyhow::Result<Outcome> {
+    let engine = Engine::open(&args.engine).await?;
+    let response = engine
+        .search(SearchParams {
+            query: args.query,
+            k: Some(args.k),
+            library: args.library,
+            version: args.version,
+            file_path: args.file_path,
+            mode: Some(args.mode),
+            fusion: Some(args.fusion),
+            expand: args.expand,
+            ..SearchParams::default()
+        })
+        .await?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &response)?;
+        writeln!(out)?;
+    } else {
+        if let Some(notice) = &response.notice {
+            eprintln!("{notice}");
+        }
+        for (i, hit) in response.results.iter().enumerate() {
+            print_hit(&mut out, i + 1, hit)?;
+        }
+    }
+    if response.results.is_empty() {
+        eprintln!("no results");
+        return Ok(Outcome::NothingFound);
+    }
+    Ok(Outcome::Done)
+}
+
+fn print_hit(out: &mut impl Write, rank: usize, hit: &SearchHit) -> std::io::Result<()> {
+    let mut source = format!("{} {} {}", hit.library, hit.version, hit.file_path);
+    if !hit.heading_path.is_empty() {
+        source.push_str(&format!(" › {}", hit.heading_path));
+    }
+    if let Some(page) = hit.page {
+        source.push_str(&format!(" (page {page})"));
+    }
+    let mut parts = Vec::new();
+    if let Some(d) = hit.parts.dense {
+        parts.push(format!("dense {d:.3}"));
+    }
+    if let Some(k) = hit.parts.keyword {
+        parts.push(format!("keyword {k:.2}"));
+    }
+    writeln!(out, "{rank:>2}. {source}")?;
+    writeln!(out, "    score {:.3} ({})", hit.score, parts.join(", "))?;
+    let text = hit
+        .expanded
+        .as_ref()
+        .map_or_else(|| plain_snippet(&hit.snippet), |e| e.text.clone());
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        writeln!(out, "    {line}")?;
+    }
+    writeln!(out)
+}
+
+/// The snippet as plain text: marks dropped, entities decoded.
+fn plain_snippet(html: &str) -> String {
+    html.replace("<mark>", "")
+        .replace("</mark>", "")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
+#[derive(Debug, Args)]
+pub struct LibrariesArgs {
+    /// Print as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub engine: EngineConfig,
+}
+
+pub async fn libraries(args: LibrariesArgs) -> anyhow::Result<()> {
+    let engine = Engine::open(&args.engine).await?;
+    let libraries = engine.libraries().await?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &libraries)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if libraries.is_empty() {
+        eprintln!("no libraries yet: add some with `docshelf ingest`");
+    }
+    for lib in &libraries {
+        writeln!(
+            out,
+            "{}  ({} documents, {} chunks)",
+            lib.name, lib.documents, lib.chunks
+        )?;
+        for v in &lib.versions {
+            writeln!(
+                out,
+                "  {:<12} {:>6} documents {:>8} chunks",
+                v.version, v.documents, v.chunks
+            )?;
+        }
+    }
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    pub library: String,
+    /// A version, or `latest`.
+    pub version: String,
+    pub file_path: String,
+
+    /// Print as JSON (with each chunk's place in the text).
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub engine: EngineConfig,
+}
+
+pub async fn get(args: GetArgs) -> anyhow::Result<()> {
+    let engine = Engine::open(&args.engine).await?;
+    let doc = engine
+        .document(&args.library, &args.version, &args.file_path)
+        .await?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &doc)?;
+    } else {
+        out.write_all(doc.text.as_bytes())?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    pub library: String,
+    /// Only this version.
+    pub version: Option<String>,
+    /// Only this document of the version.
+    pub file_path: Option<String>,
+
+    /// Do not ask for confirmation (required when not on a terminal).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+
+    #[command(flatten)]
+    pub engine: EngineConfig,
+}
+
+pub async fn delete(args: DeleteArgs) -> anyhow::Result<()> {
+    let target = match (&args.version, &args.file_path) {
+        (None, _) => Target::Library(&args.library),
+        (Some(v), None) => Target::Version(&args.library, v),
+        (Some(v), Some(p)) => Target::Document(&args.library, v, p),
+    };
+    let what = match &target {
+        Target::Library(l) => format!("library {l} (every version)"),
+        Target::Version(l, v) => format!("{l} {v}"),
+        Target::Document(l, v, p) => format!("{p} from {l} {v}"),
+    };
+    if !args.yes {
+        anyhow::ensure!(
+            std::io::stdin().is_terminal(),
+            "refusing to delete {what} without --yes"
+        );
+        eprint!("delete {what}? [y/N] ");
+        let mut answer = String::new();
+        std::io::stdin()
+            .read_line(&mut answer)
+            .context("cannot read the answer")?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            anyhow::bail!("not deleted");
+        }
+    }
+    let engine = Engine::open(&args.engine).await?;
+    let deleted = engine.delete(target).await?;
+    eprintln!(
+        "deleted {what}: {} document(s), {} chunk(s)",
+        deleted.documents, deleted.chunks
+    );
+    Ok(())
+}

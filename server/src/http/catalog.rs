@@ -1,0 +1,175 @@
+//! Libraries, documents and deletes.
+
+use axum::extract::{Path, State};
+use axum::Json;
+use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo};
+use index_core::library::Resolution;
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::error::{ApiError, ApiQuery};
+use super::openapi::ErrorBody;
+use super::AppState;
+use crate::store::Target;
+
+/// Every library with its versions (newest first) and counts.
+#[utoipa::path(
+    get,
+    path = "/libraries",
+    tag = "libraries",
+    responses((status = 200, body = Vec<LibraryInfo>))
+)]
+pub async fn libraries(State(state): State<AppState>) -> Result<Json<Vec<LibraryInfo>>, ApiError> {
+    Ok(Json(state.engine.libraries().await?))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct ResolveQuery {
+    /// A loosely written library name.
+    name: String,
+}
+
+/// Resolves a loosely written library name to a stored one.
+#[utoipa::path(
+    get,
+    path = "/libraries/resolve",
+    tag = "libraries",
+    params(ResolveQuery),
+    responses((status = 200, description = "The stored library, or candidates", body = Resolution))
+)]
+pub async fn resolve(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<ResolveQuery>,
+) -> Result<Json<Resolution>, ApiError> {
+    Ok(Json(state.engine.resolve_library(&q.name).await?))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct VersionQuery {
+    /// Only this version (or `latest`).
+    version: Option<String>,
+}
+
+/// The documents of a library.
+#[utoipa::path(
+    get,
+    path = "/libraries/{library}/documents",
+    tag = "libraries",
+    params(("library" = String, Path, description = "Library name, exact"), VersionQuery),
+    responses(
+        (status = 200, body = Vec<DocumentInfo>),
+        (status = 404, description = "Unknown library or version", body = ErrorBody),
+    )
+)]
+pub async fn documents(
+    State(state): State<AppState>,
+    Path(library): Path<String>,
+    ApiQuery(q): ApiQuery<VersionQuery>,
+) -> Result<Json<Vec<DocumentInfo>>, ApiError> {
+    Ok(Json(
+        state
+            .engine
+            .documents(&library, q.version.as_deref())
+            .await?,
+    ))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct DocumentQuery {
+    library: String,
+    /// A version, or `latest`.
+    version: String,
+    file_path: String,
+}
+
+/// One whole document, reassembled from its chunks.
+#[utoipa::path(
+    get,
+    path = "/documents",
+    tag = "documents",
+    params(DocumentQuery),
+    responses(
+        (status = 200, body = Document),
+        (status = 404, description = "Unknown library, version or document", body = ErrorBody),
+    )
+)]
+pub async fn document(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<DocumentQuery>,
+) -> Result<Json<Document>, ApiError> {
+    Ok(Json(
+        state
+            .engine
+            .document(&q.library, &q.version, &q.file_path)
+            .await?,
+    ))
+}
+
+/// Deletes one document.
+#[utoipa::path(
+    delete,
+    path = "/documents",
+    tag = "documents",
+    params(DocumentQuery),
+    responses(
+        (status = 200, body = Deleted),
+        (status = 401, description = "A token is required", body = ErrorBody),
+        (status = 404, description = "Nothing to delete", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn delete_document(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<DocumentQuery>,
+) -> Result<Json<Deleted>, ApiError> {
+    let target = Target::Document(&q.library, &q.version, &q.file_path);
+    Ok(Json(state.engine.delete(target).await?))
+}
+
+/// Deletes a library, every version of it.
+#[utoipa::path(
+    delete,
+    path = "/libraries/{library}",
+    tag = "libraries",
+    params(("library" = String, Path, description = "Library name, exact")),
+    responses(
+        (status = 200, body = Deleted),
+        (status = 401, description = "A token is required", body = ErrorBody),
+        (status = 404, description = "Unknown library", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn delete_library(
+    State(state): State<AppState>,
+    Path(library): Path<String>,
+) -> Result<Json<Deleted>, ApiError> {
+    Ok(Json(state.engine.delete(Target::Library(&library)).await?))
+}
+
+/// Deletes one version of a library.
+#[utoipa::path(
+    delete,
+    path = "/libraries/{library}/versions/{version}",
+    tag = "libraries",
+    params(
+        ("library" = String, Path, description = "Library name, exact"),
+        ("version" = String, Path, description = "Version, exact"),
+    ),
+    responses(
+        (status = 200, body = Deleted),
+        (status = 401, description = "A token is required", body = ErrorBody),
+        (status = 404, description = "Unknown library or version", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn delete_version(
+    State(state): State<AppState>,
+    Path((library, version)): Path<(String, String)>,
+) -> Result<Json<Deleted>, ApiError> {
+    Ok(Json(
+        state
+            .engine
+            .delete(Target::Version(&library, &version))
+            .await?,
+    ))
+}

@@ -1,0 +1,235 @@
+//! The MCP server: docshelf's search for coding agents, over stdio
+//! (`docshelf mcp`) and streamable HTTP (`/mcp` on a running server).
+//!
+//! Four tools, thin over the [`Engine`] so that agents, the REST API and the
+//! dashboard get the same answers and the same error messages:
+//! `search_docs`, `get_document`, `list_libraries`, `resolve_library`.
+//!
+//! Sticky library: each MCP connection (a stdio process, or an HTTP session
+//! under protocols that have sessions) carries one docshelf search session.
+//! Stateless HTTP clients keep the stickiness by passing back the
+//! `session_id` that every search returns.
+
+use std::sync::Arc;
+
+use index_core::library::Resolution;
+use index_core::search::{SearchParams, SearchResponse};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{tool, tool_handler, tool_router, ServerHandler};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::engine::{Engine, EngineError};
+use crate::search::RunError;
+
+/// `search_docs` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchDocs {
+    /// What to look for, in words (a question or keywords).
+    pub query: String,
+    /// Only this library. Loose names resolve ("NextJS" finds "nextjs"). Once
+    /// given, later searches in this session stay in it until another is named.
+    pub library: Option<String>,
+    /// Only this version of the library, or "latest".
+    pub version: Option<String>,
+    /// Number of results, 1..50 (default 10).
+    pub k: Option<i64>,
+    /// "hybrid" (default), "dense" (meaning) or "keyword" (exact words).
+    pub mode: Option<String>,
+    /// Neighbouring chunks to merge into each result for more context (0..5).
+    pub expand: Option<u32>,
+    /// Search every library again, forgetting the session's sticky library.
+    pub clear_library: Option<bool>,
+    /// The session id of an earlier result, to keep its sticky library
+    /// (needed only by clients without MCP sessions).
+    pub session_id: Option<String>,
+}
+
+/// `get_document` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GetDocument {
+    /// The library, exactly as listed by list_libraries.
+    pub library: String,
+    /// The version, or "latest".
+    pub version: String,
+    /// The document's path, as search results give it (`file_path`).
+    pub file_path: String,
+}
+
+/// `resolve_library` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ResolveLibrary {
+    /// A library name as a person would write it ("Next.js", "react router").
+    pub name: String,
+}
+
+/// One MCP connection's server.
+#[derive(Clone)]
+pub struct DocshelfMcp {
+    engine: Arc<Engine>,
+    /// This connection's search session (sticky library).
+    session_id: String,
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl DocshelfMcp {
+    pub fn new(engine: Arc<Engine>) -> Self {
+        Self {
+            engine,
+            session_id: uuid::Uuid::new_v4().to_string(),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Search the documentation stored in docshelf. Returns the best \
+        matching passages with their library, version, file path, heading path and chunk \
+        index (use get_document with these to read the whole file). The library named \
+        in one search stays in effect for later searches in this session; when no library \
+        is given and the best hits come from several libraries, the answer names them and \
+        takes results from each."
+    )]
+    async fn search_docs(&self, Parameters(args): Parameters<SearchDocs>) -> CallToolResult {
+        let params = SearchParams {
+            query: args.query,
+            k: args.k,
+            library: args.library,
+            version: args.version,
+            mode: args.mode,
+            expand: args.expand,
+            clear_sticky: args.clear_library,
+            session_id: Some(args.session_id.unwrap_or_else(|| self.session_id.clone())),
+            ..SearchParams::default()
+        };
+        match self.engine.search(params).await {
+            Ok(response) => search_result(&response),
+            Err(err) => tool_error(&err),
+        }
+    }
+
+    #[tool(
+        description = "Read one whole stored document (all its chunks in order, overlaps \
+        removed), by library, version (or \"latest\") and file path."
+    )]
+    async fn get_document(&self, Parameters(args): Parameters<GetDocument>) -> CallToolResult {
+        match self
+            .engine
+            .document(&args.library, &args.version, &args.file_path)
+            .await
+        {
+            Ok(doc) => structured(&doc),
+            Err(err) => tool_error(&err),
+        }
+    }
+
+    #[tool(
+        description = "List every library in docshelf with its versions (newest first) \
+        and document and chunk counts."
+    )]
+    async fn list_libraries(&self) -> CallToolResult {
+        match self.engine.libraries().await {
+            Ok(libraries) => structured(&serde_json::json!({ "libraries": libraries })),
+            Err(err) => tool_error(&err),
+        }
+    }
+
+    #[tool(
+        description = "Find the stored library a loosely written name refers to \
+        (\"NextJS\", \"next\", a typo). Returns the library, or the closest candidates."
+    )]
+    async fn resolve_library(
+        &self,
+        Parameters(args): Parameters<ResolveLibrary>,
+    ) -> CallToolResult {
+        match self.engine.resolve_library(&args.name).await {
+            Ok(resolution) => {
+                let failed = matches!(resolution, Resolution::Unknown { .. });
+                let mut result = structured(&resolution);
+                result.is_error = Some(failed);
+                result
+            }
+            Err(err) => tool_error(&err),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for DocshelfMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("docshelf", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "docshelf searches documentation that people uploaded (libraries with \
+                 versions). Use search_docs to find passages, get_document to read a whole \
+                 file, list_libraries to see what exists and resolve_library to turn a \
+                 loose name into a stored one.",
+            )
+    }
+}
+
+/// A search answer: a readable summary first (agents read text), then the
+/// full response as structured content.
+fn search_result(response: &SearchResponse) -> CallToolResult {
+    let mut text = String::new();
+    if let Some(notice) = &response.notice {
+        text.push_str(notice);
+        text.push_str("\n\n");
+    }
+    if response.results.is_empty() {
+        text.push_str("No results.\n");
+    }
+    for (i, hit) in response.results.iter().enumerate() {
+        let heading = if hit.heading_path.is_empty() {
+            String::new()
+        } else {
+            format!(" › {}", hit.heading_path)
+        };
+        text.push_str(&format!(
+            "{}. {} {} {}{} (chunk {}, score {:.3})\n{}\n\n",
+            i + 1,
+            hit.library,
+            hit.version,
+            hit.file_path,
+            heading,
+            hit.chunk_index,
+            hit.score,
+            hit.expanded
+                .as_ref()
+                .map_or(hit.text.as_str(), |e| e.text.as_str()),
+        ));
+    }
+    let value = serde_json::to_value(response).unwrap_or_default();
+    // `structured` also carries the JSON as text, for clients without
+    // structured content; the summary goes first.
+    let mut result = CallToolResult::structured(value);
+    result.content.insert(0, ContentBlock::text(text));
+    result
+}
+
+fn structured<T: serde::Serialize>(value: &T) -> CallToolResult {
+    match serde_json::to_value(value) {
+        Ok(v) => CallToolResult::structured(v),
+        Err(err) => CallToolResult::error(vec![ContentBlock::text(format!(
+            "cannot encode the answer: {err}"
+        ))]),
+    }
+}
+
+/// Engine errors as tool errors, with the REST API's messages. Internal
+/// failures are logged and reported without their details.
+fn tool_error(err: &EngineError) -> CallToolResult {
+    let message = match err {
+        EngineError::Store(_)
+        | EngineError::Search(RunError::Store(_))
+        | EngineError::Search(RunError::Embed(_)) => {
+            let id = uuid::Uuid::new_v4();
+            tracing::error!(%err, correlation_id = %id, "MCP tool failed");
+            format!("internal error (correlation id {id})")
+        }
+        other => other.to_string(),
+    };
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}

@@ -1,0 +1,140 @@
+//! Prometheus metrics: HTTP requests by route, searches, and ingestion.
+//!
+//! One registry per engine; `GET /metrics` renders it in the text format.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RouteLabels {
+    pub method: String,
+    /// The route pattern (`/api/jobs/{id}`), never the raw path, so label
+    /// values stay few.
+    pub route: String,
+    pub status: u16,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ModeLabels {
+    pub mode: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    pub outcome: String,
+}
+
+type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// Seconds, 1 ms to about 33 s.
+fn latency_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.001, 2.0, 16))
+}
+
+/// Every metric docshelf keeps.
+pub struct Metrics {
+    registry: Mutex<Registry>,
+    http_requests: Family<RouteLabels, Counter>,
+    http_seconds: Histograms<RouteLabels>,
+    searches: Family<ModeLabels, Counter>,
+    search_seconds: Histograms<ModeLabels>,
+    files: Family<OutcomeLabels, Counter>,
+    chunks_stored: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let metrics = Self {
+            registry: Mutex::new(Registry::with_prefix("docshelf")),
+            http_requests: Family::default(),
+            http_seconds: Family::new_with_constructor(latency_histogram),
+            searches: Family::default(),
+            search_seconds: Family::new_with_constructor(latency_histogram),
+            files: Family::default(),
+            chunks_stored: Counter::default(),
+        };
+        {
+            let mut r = metrics.lock();
+            r.register(
+                "http_requests",
+                "HTTP requests by method, route and status",
+                metrics.http_requests.clone(),
+            );
+            r.register(
+                "http_request_duration_seconds",
+                "HTTP request latency by method, route and status",
+                metrics.http_seconds.clone(),
+            );
+            r.register(
+                "searches",
+                "Searches run, by mode",
+                metrics.searches.clone(),
+            );
+            r.register(
+                "search_duration_seconds",
+                "Search latency by mode",
+                metrics.search_seconds.clone(),
+            );
+            r.register(
+                "ingested_files",
+                "Uploaded files by outcome (stored, failed, skipped)",
+                metrics.files.clone(),
+            );
+            r.register(
+                "stored_chunks",
+                "Chunks written to the store",
+                metrics.chunks_stored.clone(),
+            );
+        }
+        metrics
+    }
+}
+
+impl Metrics {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn http_request(&self, labels: RouteLabels, took: Duration) {
+        self.http_requests.get_or_create(&labels).inc();
+        self.http_seconds
+            .get_or_create(&labels)
+            .observe(took.as_secs_f64());
+    }
+
+    pub fn search(&self, mode: &str, took: Duration) {
+        let labels = ModeLabels {
+            mode: mode.to_owned(),
+        };
+        self.searches.get_or_create(&labels).inc();
+        self.search_seconds
+            .get_or_create(&labels)
+            .observe(took.as_secs_f64());
+    }
+
+    pub fn file(&self, outcome: &str) {
+        self.files
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.to_owned(),
+            })
+            .inc();
+    }
+
+    pub fn chunks_stored(&self, n: u64) {
+        self.chunks_stored.inc_by(n);
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.lock());
+        out
+    }
+}

@@ -1,0 +1,349 @@
+//! Hybrid search: the keyword and dense legs over the store, fused, blended
+//! with recency and feedback, then trimmed, grouped and expanded.
+//!
+//! The order of work, and why:
+//! 1. Both legs run at once and **over-fetch** (`5·k`, 50 to 250 chunks):
+//!    fusion, one-hit-per-document and grouping by library all pick from the
+//!    pool, so it must be deeper than `k`. The scope is a pre-filter in both
+//!    legs (see [`crate::store::retrieve`]).
+//! 2. Fusion ([`index_core::fusion`]) merges the legs by chunk id; the fused
+//!    score is mapped to [0, 1] so it blends with recency and the feedback
+//!    signal ([`index_core::scoring`]).
+//! 3. With `expand`, each document keeps its best hit only (unless asked),
+//!    and the hit's neighbours are merged in, overlaps removed.
+//!
+//! The caller sees each stage as it completes ([`Stage`]), which is what the
+//! streaming endpoint forwards.
+//!
+//! - [`sessions`]: the sticky library each session carries between queries.
+
+pub mod sessions;
+
+use std::collections::{HashMap, HashSet};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use index_core::document::{reassemble, Piece};
+use index_core::fusion::{dbsf, rrf, Fused, Scored};
+use index_core::highlight;
+use index_core::scoring;
+use index_core::search::{Expansion, Fusion, Mode, ScoreParts, Search, SearchHit};
+
+use crate::embed::EmbedQueue;
+use crate::store::filter::Scope;
+use crate::store::{Retrieved, Store, StoreError, StoredChunk};
+
+/// Characters of text around the query terms in a hit's snippet.
+const SNIPPET_CHARS: usize = 280;
+
+/// A hit within this share of the best score counts as strong when deciding
+/// whether an unfiltered query was answered by several libraries.
+const STRONG_SHARE: f32 = 0.75;
+
+/// Why a search could not run (bad requests are refused before this).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the query could not be embedded: {0}")]
+    Embed(String),
+    #[error("dense search needs the embedding model, which is not available: {0}")]
+    NoModel(String),
+}
+
+/// A point in the search at which results are ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// The keyword leg's best hits (before the dense leg is in).
+    Keyword,
+    /// Both legs fused and blended: the answer, unless expanded.
+    Fused,
+    /// The answer with neighbouring chunks merged in.
+    Expanded,
+}
+
+/// What a finished search found.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    pub hits: Vec<SearchHit>,
+    /// When grouping was allowed and several libraries had strong hits.
+    pub libraries_found: Vec<String>,
+}
+
+/// Runs one search over `scope`. `group_libraries` allows answering per
+/// library when strong hits come from several (only for queries that named
+/// no library). `on_stage` sees the hits of every stage as it completes.
+#[tracing::instrument(skip_all, fields(query = %search.query, mode = ?search.mode, k = search.k))]
+pub async fn run(
+    store: &Store,
+    embedder: Result<&EmbedQueue, String>,
+    search: &Search,
+    scope: &Scope,
+    group_libraries: bool,
+    on_stage: &mut (dyn FnMut(Stage, &[SearchHit]) + Send),
+) -> Result<Outcome, RunError> {
+    let fetch = (search.k * 5).clamp(50, 250);
+    let sql = scope.to_sql();
+    let terms = highlight::query_terms(&search.query);
+    let now = now_micros();
+
+    let keyword_leg = async {
+        if search.mode == Mode::Dense {
+            return Ok(Vec::new());
+        }
+        let hits = store.keyword(&search.query, sql.as_deref(), fetch).await?;
+        if search.mode == Mode::Hybrid {
+            let preview: Vec<SearchHit> = normalise_bm25(&hits)
+                .into_iter()
+                .take(search.k)
+                .map(|(r, rel)| {
+                    let parts = ScoreParts {
+                        keyword: Some(r.score),
+                        fused: rel,
+                        ..ScoreParts::default()
+                    };
+                    hit(&r.chunk, rel, parts, &terms, now)
+                })
+                .collect();
+            on_stage(Stage::Keyword, &preview);
+        }
+        Ok::<_, RunError>(hits)
+    };
+    let dense_leg = async {
+        if search.mode == Mode::Keyword {
+            return Ok(Vec::new());
+        }
+        let embedder = embedder.map_err(RunError::NoModel)?;
+        let vector = embedder
+            .embed_one(search.query.clone())
+            .await
+            .map_err(|e| RunError::Embed(e.to_string()))?;
+        Ok::<_, RunError>(store.dense(&vector, sql.as_deref(), fetch).await?)
+    };
+    let (keyword, dense) = futures::join!(keyword_leg, dense_leg);
+    let (keyword, dense) = (keyword?, dense?);
+
+    let mut pool = fuse(search, &dense, &keyword);
+    if search.weights.w_sig > 0.0 {
+        let ids: Vec<&str> = pool.iter().map(|c| c.chunk.chunk_id.as_str()).collect();
+        let votes = store.votes(&ids).await?;
+        for c in &mut pool {
+            let v = votes.get(&c.chunk.chunk_id).copied().unwrap_or_default();
+            c.parts.signal = Some(v.signal());
+        }
+    }
+    for c in &mut pool {
+        let days = days_old(c.chunk.created_at_micros, now);
+        if search.weights.w_rec > 0.0 {
+            c.parts.recency = Some(scoring::recency(days));
+        }
+        c.score = search.weights.blend(
+            c.parts.fused,
+            c.parts.recency.unwrap_or(0.0),
+            c.parts.signal.unwrap_or(0.0),
+        );
+    }
+    // Stable: equal scores keep the fused order.
+    pool.sort_by(|a, b| b.score.total_cmp(&a.score));
+
+    if search.expand > 0 && !search.duplicates {
+        let mut seen = HashSet::new();
+        pool.retain(|c| {
+            seen.insert((
+                c.chunk.library.clone(),
+                c.chunk.version.clone(),
+                c.chunk.file_path.clone(),
+            ))
+        });
+    }
+    let libraries_found = if group_libraries {
+        group_by_library(&mut pool, search.k)
+    } else {
+        Vec::new()
+    };
+    pool.truncate(search.k);
+
+    let mut hits: Vec<SearchHit> = pool
+        .iter()
+        .map(|c| hit(&c.chunk, c.score, c.parts, &terms, now))
+        .collect();
+    on_stage(Stage::Fused, &hits);
+
+    if search.expand > 0 {
+        for h in &mut hits {
+            h.expanded = Some(expand(store, h, search.expand).await?);
+        }
+        on_stage(Stage::Expanded, &hits);
+    }
+    Ok(Outcome {
+        hits,
+        libraries_found,
+    })
+}
+
+/// A candidate between fusion and the answer.
+#[derive(Debug, Clone)]
+struct Candidate {
+    chunk: StoredChunk,
+    parts: ScoreParts,
+    score: f32,
+}
+
+/// Merges the legs' lists by chunk id, with relevance in [0, 1].
+fn fuse(search: &Search, dense: &[Retrieved], keyword: &[Retrieved]) -> Vec<Candidate> {
+    let scored = |list: &[Retrieved]| -> Vec<Scored<String>> {
+        list.iter()
+            .map(|r| Scored {
+                id: r.chunk.chunk_id.clone(),
+                score: r.score,
+            })
+            .collect()
+    };
+    let lists = [scored(dense), scored(keyword)];
+    let fused: Vec<Fused<String>> = match search.fusion {
+        Fusion::Rrf { k } => rrf(&lists, k),
+        Fusion::Dbsf => dbsf(&lists),
+    };
+    // The most a fused score can reach: first in every leg that ran.
+    let legs = match search.mode {
+        Mode::Hybrid => 2.0,
+        Mode::Dense | Mode::Keyword => 1.0,
+    };
+    let ceiling = match search.fusion {
+        Fusion::Rrf { k } => legs / (k + 1.0),
+        Fusion::Dbsf => legs,
+    };
+    let bm25_max = keyword.iter().map(|r| r.score).fold(0.0f32, f32::max);
+
+    let mut chunks: HashMap<&str, &StoredChunk> = HashMap::new();
+    for r in dense.iter().chain(keyword) {
+        chunks.entry(r.chunk.chunk_id.as_str()).or_insert(&r.chunk);
+    }
+    fused
+        .into_iter()
+        .filter_map(|f| {
+            let chunk = (*chunks.get(f.id.as_str())?).clone();
+            let dense_score = f.ranks[0].map(|r| dense[r].score);
+            let keyword_score = f.ranks[1].map(|r| keyword[r].score);
+            // A single leg keeps its own scale where it has one: cosine is
+            // already absolute; BM25 is relative to the best hit.
+            let relevance = match search.mode {
+                Mode::Dense => dense_score.unwrap_or(0.0).clamp(0.0, 1.0),
+                Mode::Keyword if bm25_max > 0.0 => keyword_score.unwrap_or(0.0) / bm25_max,
+                _ => (f.score / ceiling).clamp(0.0, 1.0),
+            };
+            Some(Candidate {
+                chunk,
+                parts: ScoreParts {
+                    dense: dense_score,
+                    keyword: keyword_score,
+                    dense_rank: f.ranks[0].map(|r| r + 1),
+                    keyword_rank: f.ranks[1].map(|r| r + 1),
+                    fused: relevance,
+                    recency: None,
+                    signal: None,
+                },
+                score: relevance,
+            })
+        })
+        .collect()
+}
+
+/// BM25 hits with scores relative to the best one.
+fn normalise_bm25(hits: &[Retrieved]) -> Vec<(&Retrieved, f32)> {
+    let max = hits.iter().map(|r| r.score).fold(0.0f32, f32::max);
+    hits.iter()
+        .map(|r| (r, if max > 0.0 { r.score / max } else { 0.0 }))
+        .collect()
+}
+
+/// When the strong hits among the first `k` come from several libraries,
+/// reorders the pool to take turns between those libraries (each library's
+/// hits keep their order), and returns their names, best first.
+fn group_by_library(pool: &mut Vec<Candidate>, k: usize) -> Vec<String> {
+    let Some(best) = pool.first().map(|c| c.score) else {
+        return Vec::new();
+    };
+    let mut libraries: Vec<String> = Vec::new();
+    for c in pool.iter().take(k) {
+        if c.score >= best * STRONG_SHARE && !libraries.contains(&c.chunk.library) {
+            libraries.push(c.chunk.library.clone());
+        }
+    }
+    if libraries.len() < 2 {
+        return Vec::new();
+    }
+    let mut queues: Vec<std::collections::VecDeque<Candidate>> =
+        vec![Default::default(); libraries.len()];
+    for c in pool.drain(..) {
+        if let Some(i) = libraries.iter().position(|l| *l == c.chunk.library) {
+            queues[i].push_back(c);
+        }
+    }
+    while queues.iter().any(|q| !q.is_empty()) {
+        for q in &mut queues {
+            if let Some(c) = q.pop_front() {
+                pool.push(c);
+            }
+        }
+    }
+    libraries
+}
+
+/// The hit's neighbours merged into one passage.
+async fn expand(store: &Store, hit: &SearchHit, n: u32) -> Result<Expansion, StoreError> {
+    let from = hit.chunk_index.saturating_sub(n);
+    let to = hit.chunk_index.saturating_add(n);
+    let chunks = store
+        .chunk_range(&hit.library, &hit.version, &hit.file_path, from, to)
+        .await?;
+    let pieces: Vec<Piece> = chunks
+        .iter()
+        .map(|c| Piece {
+            index: c.chunk_index,
+            start: c.span_start as usize,
+            end: c.span_end as usize,
+            text: &c.text,
+        })
+        .collect();
+    Ok(Expansion {
+        from_chunk: chunks.first().map_or(hit.chunk_index, |c| c.chunk_index),
+        to_chunk: chunks.last().map_or(hit.chunk_index, |c| c.chunk_index),
+        text: reassemble(pieces).text,
+    })
+}
+
+fn hit(
+    chunk: &StoredChunk,
+    score: f32,
+    parts: ScoreParts,
+    terms: &[String],
+    now: i64,
+) -> SearchHit {
+    SearchHit {
+        chunk_id: chunk.chunk_id.clone(),
+        library: chunk.library.clone(),
+        version: chunk.version.clone(),
+        file_path: chunk.file_path.clone(),
+        title: chunk.title.clone(),
+        chunk_index: chunk.chunk_index,
+        heading_path: chunk.heading_path.clone(),
+        page: chunk.page,
+        text: chunk.text.clone(),
+        snippet: highlight::snippet(&chunk.text, terms, SNIPPET_CHARS),
+        score,
+        parts,
+        days_old: days_old(chunk.created_at_micros, now),
+        expanded: None,
+    }
+}
+
+fn now_micros() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+}
+
+fn days_old(created_micros: i64, now_micros: i64) -> f32 {
+    ((now_micros - created_micros).max(0) as f64 / 86_400e6) as f32
+}

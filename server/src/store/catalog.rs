@@ -1,0 +1,199 @@
+//! What the store holds, by library, version and document.
+//!
+//! Listing scans three small columns of every row, so the result is cached
+//! and keyed on the table version: any write (ours, or another server's once
+//! it is seen) makes a new version and the next listing rescans.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::{Array, RecordBatch, TimestampMicrosecondArray};
+use futures::TryStreamExt;
+use index_core::catalog::{Deleted, DocumentInfo, LibraryInfo, VersionInfo};
+use index_core::StoreCounts;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+
+use super::{filter, string_column, Store, StoreError};
+
+/// Every document, as of one table version.
+#[derive(Debug)]
+pub(super) struct Catalog {
+    version: u64,
+    documents: Arc<Vec<DocumentInfo>>,
+}
+
+/// What to delete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target<'a> {
+    Library(&'a str),
+    Version(&'a str, &'a str),
+    Document(&'a str, &'a str, &'a str),
+}
+
+impl Target<'_> {
+    fn matches(&self, d: &DocumentInfo) -> bool {
+        match *self {
+            Target::Library(l) => d.library == l,
+            Target::Version(l, v) => d.library == l && d.version == v,
+            Target::Document(l, v, p) => d.library == l && d.version == v && d.file_path == p,
+        }
+    }
+
+    fn to_sql(&self) -> String {
+        match *self {
+            Target::Library(l) => format!("library = {}", filter::sql_string(l)),
+            Target::Version(l, v) => format!(
+                "library = {} AND version = {}",
+                filter::sql_string(l),
+                filter::sql_string(v)
+            ),
+            Target::Document(l, v, p) => filter::document(l, v, p),
+        }
+    }
+}
+
+impl Store {
+    /// Every stored document, sorted by library, version and path.
+    pub async fn documents(&self) -> Result<Arc<Vec<DocumentInfo>>, StoreError> {
+        let version = self.chunks.version().await?;
+        if let Some(c) = self.catalog.read().await.as_ref() {
+            if c.version == version {
+                return Ok(c.documents.clone());
+            }
+        }
+        let documents = Arc::new(self.scan_documents().await?);
+        *self.catalog.write().await = Some(Catalog {
+            version,
+            documents: documents.clone(),
+        });
+        Ok(documents)
+    }
+
+    async fn scan_documents(&self) -> Result<Vec<DocumentInfo>, StoreError> {
+        let batches: Vec<RecordBatch> = self
+            .chunks
+            .query()
+            .select(Select::columns(&[
+                "library",
+                "version",
+                "file_path",
+                "title",
+                "created_at",
+            ]))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        let mut docs: BTreeMap<(String, String, String), DocumentInfo> = BTreeMap::new();
+        for batch in &batches {
+            let (library, version, path, title) = (
+                string_column(batch, "library")?,
+                string_column(batch, "version")?,
+                string_column(batch, "file_path")?,
+                string_column(batch, "title")?,
+            );
+            let created = batch
+                .column_by_name("created_at")
+                .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>())
+                .ok_or_else(|| StoreError::Shape("created_at is not a timestamp".into()))?;
+            for row in 0..batch.num_rows() {
+                let key = (
+                    library.value(row).to_owned(),
+                    version.value(row).to_owned(),
+                    path.value(row).to_owned(),
+                );
+                let at = created.value(row) / 1_000_000;
+                let doc = docs
+                    .entry(key)
+                    .or_insert_with_key(|(l, v, p)| DocumentInfo {
+                        library: l.clone(),
+                        version: v.clone(),
+                        file_path: p.clone(),
+                        title: (!title.is_null(row)).then(|| title.value(row).to_owned()),
+                        chunks: 0,
+                        updated_at: at,
+                    });
+                doc.chunks += 1;
+                doc.updated_at = doc.updated_at.max(at);
+            }
+        }
+        Ok(docs.into_values().collect())
+    }
+
+    /// Every library with its versions (newest first) and counts.
+    pub async fn libraries(&self) -> Result<Vec<LibraryInfo>, StoreError> {
+        let documents = self.documents().await?;
+        let mut libraries: Vec<LibraryInfo> = Vec::new();
+        for doc in documents.iter() {
+            if libraries.last().is_none_or(|l| l.name != doc.library) {
+                libraries.push(LibraryInfo {
+                    name: doc.library.clone(),
+                    versions: Vec::new(),
+                    documents: 0,
+                    chunks: 0,
+                    updated_at: 0,
+                });
+            }
+            let Some(lib) = libraries.last_mut() else {
+                continue;
+            };
+            if lib.versions.last().is_none_or(|v| v.version != doc.version) {
+                lib.versions.push(VersionInfo {
+                    version: doc.version.clone(),
+                    documents: 0,
+                    chunks: 0,
+                    updated_at: 0,
+                });
+            }
+            if let Some(v) = lib.versions.last_mut() {
+                v.documents += 1;
+                v.chunks += doc.chunks;
+                v.updated_at = v.updated_at.max(doc.updated_at);
+            }
+            lib.documents += 1;
+            lib.chunks += doc.chunks;
+            lib.updated_at = lib.updated_at.max(doc.updated_at);
+        }
+        for lib in &mut libraries {
+            lib.versions
+                .sort_by(|a, b| index_core::version::compare(&b.version, &a.version));
+        }
+        Ok(libraries)
+    }
+
+    /// How many libraries, documents and chunks are stored.
+    pub async fn counts(&self) -> Result<StoreCounts, StoreError> {
+        let libraries = self.libraries().await?;
+        Ok(StoreCounts {
+            libraries: libraries.len() as u64,
+            documents: libraries.iter().map(|l| l.documents).sum(),
+            chunks: libraries.iter().map(|l| l.chunks).sum(),
+        })
+    }
+
+    /// Deletes a document, a version or a library in one commit. Nothing
+    /// matched is not an error here: the caller decides what that means.
+    #[tracing::instrument(skip(self))]
+    pub async fn delete(&self, target: Target<'_>) -> Result<Deleted, StoreError> {
+        let _writer = self.write.lock().await;
+        let documents = self.documents().await?;
+        let doomed: Vec<&DocumentInfo> = documents.iter().filter(|d| target.matches(d)).collect();
+        let counted = Deleted {
+            documents: doomed.len() as u64,
+            chunks: doomed.iter().map(|d| d.chunks).sum(),
+        };
+        if counted.documents == 0 {
+            return Ok(counted);
+        }
+        let result = self.chunks.delete(target.to_sql().as_str()).await?;
+        // Servers too old to report the count answer 0.
+        let chunks = match result.num_deleted_rows {
+            0 => counted.chunks,
+            n => n,
+        };
+        Ok(Deleted {
+            documents: counted.documents,
+            chunks,
+        })
+    }
+}

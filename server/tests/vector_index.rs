@@ -1,0 +1,116 @@
+//! The vector index: built once the table is large enough, and close to
+//! exact search. Synthetic vectors (clustered, like real embeddings) keep
+//! this fast; `cargo bench --bench vector_index` measures it at scale.
+
+use docshelf_server::store::{DocumentChunks, Store};
+use index_core::chunk::Chunk;
+
+/// A small deterministic generator (xorshift64*), enough for test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        ((self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+    }
+
+    /// A unit vector near `centre`.
+    fn near(&mut self, centre: &[f32], spread: f32) -> Vec<f32> {
+        let v: Vec<f32> = centre.iter().map(|c| c + spread * self.next()).collect();
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / norm).collect()
+    }
+}
+
+async fn fill(
+    store: &Store,
+    rng: &mut Rng,
+    prefix: &str,
+    docs: usize,
+    per_doc: usize,
+) -> Vec<Vec<f32>> {
+    let centres: Vec<Vec<f32>> = (0..40)
+        .map(|_| (0..384).map(|_| rng.next()).collect())
+        .collect();
+    let mut all = Vec::new();
+    for d in 0..docs {
+        let chunks = (0..per_doc)
+            .map(|i| {
+                let v = rng.near(&centres[(d * per_doc + i) % centres.len()], 0.6);
+                all.push(v.clone());
+                let text = format!("doc {d} chunk {i}");
+                let chunk = Chunk {
+                    index: i,
+                    start: 0,
+                    end: text.len(),
+                    text,
+                    heading_path: Vec::new(),
+                    page: None,
+                };
+                (format!("{prefix}{d}-{i}"), chunk, v)
+            })
+            .collect();
+        store
+            .replace_document(&DocumentChunks {
+                library: "synthetic".into(),
+                version: "1".into(),
+                file_path: format!("{prefix}doc-{d}.md"),
+                title: None,
+                created_at_micros: 0,
+                chunks,
+            })
+            .await
+            .expect("store");
+    }
+    all
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_index_is_built_at_the_threshold_and_stays_close_to_exact() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&dir.path().display().to_string())
+        .await
+        .expect("store")
+        .with_vector_index_min_rows(3000);
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let vectors = fill(&store, &mut rng, "a", 20, 100).await;
+    store.refresh_indexes().await.expect("refresh");
+    assert!(
+        !store.has_vector_index().await.expect("indices"),
+        "too small for an index"
+    );
+
+    let more = fill(&store, &mut rng, "b", 20, 100).await;
+    store.refresh_indexes().await.expect("refresh");
+    assert!(store.has_vector_index().await.expect("indices"));
+
+    let (mut found, mut wanted) = (0, 0);
+    for q in vectors.iter().chain(&more).step_by(97).take(30) {
+        let query = rng.near(q, 0.1);
+        let exact = store
+            .dense_with(&query, None, 10, Default::default(), true)
+            .await
+            .expect("exact");
+        let approx = store.dense(&query, None, 10).await.expect("approx");
+        assert_eq!(approx.len(), 10);
+        let ids: Vec<&str> = approx.iter().map(|r| r.chunk.chunk_id.as_str()).collect();
+        found += exact
+            .iter()
+            .filter(|r| ids.contains(&r.chunk.chunk_id.as_str()))
+            .count();
+        wanted += exact.len();
+        // Scores are cosine similarities either way.
+        assert!(approx[0].score <= 1.0 + 1e-4 && approx[0].score > 0.5);
+    }
+    let recall = found as f64 / wanted as f64;
+    assert!(recall >= 0.95, "recall@10 {recall:.3}");
+
+    // Rows added after the index are still found (searched exactly until
+    // the next optimise folds them in).
+    let late = fill(&store, &mut rng, "late", 1, 5).await;
+    let hits = store.dense(&late[0], None, 1).await.expect("search");
+    assert_eq!(hits[0].chunk.file_path, "latedoc-0.md");
+    assert!(hits[0].score > 0.999);
+}
