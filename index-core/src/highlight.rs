@@ -115,8 +115,9 @@ fn window(text: &str, marks: &[(usize, usize)], max_chars: usize) -> (usize, usi
         .map_or(0, |(i, _)| i);
     if start > 0 {
         start = text[start..first]
-            .find(char::is_whitespace)
-            .map_or(start, |i| start + i + 1);
+            .char_indices()
+            .find(|(_, c)| c.is_whitespace())
+            .map_or(start, |(i, c)| start + i + c.len_utf8());
     }
     let end = byte_len(start);
     (
@@ -188,6 +189,13 @@ mod tests {
         let long = "word ".repeat(100);
         let s = snippet(&long, &query_terms("absent"), 50);
         assert!(s.starts_with("word") && s.ends_with('…'));
+    }
+
+    #[test]
+    fn wide_whitespace_before_the_window_is_skipped_whole() {
+        let text = "x\u{2009}".repeat(200) + "the rebase step";
+        let s = snippet(&text, &query_terms("rebase"), 60);
+        assert!(s.contains("<mark>rebase</mark>"));
     }
 
     #[test]

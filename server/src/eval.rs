@@ -130,6 +130,7 @@ pub async fn run(engine: &Engine, spec: &EvalSpec, uploads: Vec<Upload>) -> anyh
             "the store already holds {} {}: reusing it",
             spec.library, spec.version
         );
+        engine.store().refresh_indexes().await?;
         None
     } else {
         let files = uploads.len();

@@ -163,18 +163,35 @@ impl Store {
         })
     }
 
-    /// Builds any missing index and folds new rows into the existing ones,
-    /// so full-text search covers everything stored so far.
+    /// Compacts the table, builds any missing index and folds new rows into
+    /// the existing ones, so full-text search covers everything stored so
+    /// far and reads stay fast.
     ///
     /// LanceDB's full-text index does not see rows added after it was built
     /// until the table is optimised; ingestion calls this before it reports
-    /// a job done.
+    /// a job done. Every stored document is one commit and so one small
+    /// fragment: without compaction a search would open hundreds of files.
     #[tracing::instrument(skip_all)]
     pub async fn refresh_indexes(&self) -> Result<(), StoreError> {
         let _writer = self.write.lock().await;
         let rows = self.chunks.count_rows(None).await?;
         if rows == 0 {
             return Ok(());
+        }
+        let compaction = self
+            .chunks
+            .optimize(OptimizeAction::Compact {
+                options: Default::default(),
+                remap_options: None,
+            })
+            .await?
+            .compaction;
+        if let Some(c) = compaction {
+            tracing::info!(
+                removed = c.fragments_removed,
+                added = c.fragments_added,
+                "compacted the chunk table"
+            );
         }
         let existing: BTreeSet<Vec<String>> = self
             .chunks
@@ -191,24 +208,19 @@ impl Store {
             ("file_path", Index::BTree(BTreeIndexBuilder::default())),
             ("text", Index::FTS(FtsIndexBuilder::default())),
         ];
-        let mut created = false;
         for (column, index) in wanted {
             if !existing.contains(&vec![column.to_owned()]) {
                 tracing::info!(column, "building index");
                 self.chunks.create_index(&[column], index).execute().await?;
-                created = true;
             }
         }
         if rows >= self.vector_index_min_rows && !existing.contains(&vec!["vector".to_owned()]) {
             tracing::info!(rows, "building the vector index");
             self.build_vector_index().await?;
-            created = true;
         }
-        if !created {
-            // Folds new rows into every index (the vector index included)
-            // and compacts small fragments.
-            self.chunks.optimize(OptimizeAction::All).await?;
-        }
+        // Folds rows added since into every index (new indexes are already
+        // whole; this is then cheap) and drops versions older than a week.
+        self.chunks.optimize(OptimizeAction::All).await?;
         Ok(())
     }
 

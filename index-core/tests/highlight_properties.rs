@@ -1,0 +1,21 @@
+//! Snippets never panic and never lose the marks' balance, whatever the text.
+
+use index_core::highlight::{query_terms, ranges, snippet};
+use proptest::prelude::*;
+
+proptest! {
+    #[test]
+    fn snippets_of_any_text_are_well_formed(
+        text in "[a-c \\u{2009}\\u{3000}é日\\n<>&]{0,400}",
+        query in "[a-c é日]{0,12}",
+        max in 1usize..200,
+    ) {
+        let terms = query_terms(&query);
+        let s = snippet(&text, &terms, max);
+        prop_assert_eq!(s.matches("<mark>").count(), s.matches("</mark>").count());
+        prop_assert!(!s.contains('<') || s.contains("<mark>"));
+        for (a, b) in ranges(&text, &terms) {
+            prop_assert!(text.is_char_boundary(a) && text.is_char_boundary(b) && a < b);
+        }
+    }
+}
