@@ -19,13 +19,14 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-ingest lint fmt
+.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-ingest bench-search bench-vector eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
 	@echo "make test   run the whole test suite"
 	@echo "make lint   cargo fmt --check and clippy -D warnings"
-	@echo "make bench-embed   embedding throughput and latency per backend"
+	@echo "make eval   nDCG@10 / Recall@10 per search mode on ../shared/data/eval/git-docs"
+	@echo "make bench-embed | bench-ingest | bench-search | bench-vector   benchmarks (print figures)"
 
 setup:
 	@scripts/setup.sh
@@ -68,6 +69,17 @@ bench-embed: setup
 
 bench-ingest: setup
 	cargo bench --locked --profile dev -p docshelf-server --bench ingest
+
+bench-search: setup
+	cargo bench --locked --profile dev -p docshelf-server --bench search
+
+bench-vector:
+	cargo bench --locked --profile dev -p docshelf-server --bench vector_index
+
+EVAL ?= ../shared/data/eval/git-docs
+eval: build-server
+	$(DOCSHELF_BIN) eval --corpus $(EVAL)/corpus --queries $(EVAL)/queries.jsonl \
+	  --qrels $(EVAL)/qrels.jsonl --library git --version 2.39 $(ARGS)
 
 lint:
 	cargo fmt --all -- --check

@@ -7,15 +7,18 @@
 //! crate implements. That keeps the dependency arrow pointing one way:
 //! `server → app → index-core`.
 
+#![recursion_limit = "256"]
+
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod backend;
+mod client;
 mod pages;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
-    components::{Route, Router, Routes},
+    components::{Route, Router, Routes, A},
     StaticSegment,
 };
 
@@ -57,18 +60,53 @@ pub fn App() -> impl IntoView {
         <Stylesheet id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css")/>
         <Title text="docshelf"/>
         <div class="app" data-hydrated=move || hydrated.get().to_string()>
-            <header class="topbar">
-                <a class="brand" href="/">"docshelf"</a>
-                <span class="tagline">"self-hosted documentation search"</span>
-            </header>
             <Router>
+                <header class="topbar">
+                    <a class="brand" href="/">"docshelf"</a>
+                    <nav aria-label="Main">
+                        <A href="/">"Search"</A>
+                        <A href="/upload">"Upload"</A>
+                        <A href="/libraries">"Libraries"</A>
+                        <A href="/status">"Status"</A>
+                    </nav>
+                    <TokenField/>
+                </header>
                 <main class="content">
                     <Routes fallback=pages::NotFound>
-                        <Route path=StaticSegment("") view=pages::Home/>
+                        <Route path=StaticSegment("") view=pages::SearchPage/>
+                        <Route path=StaticSegment("upload") view=pages::UploadPage/>
+                        <Route path=StaticSegment("libraries") view=pages::LibrariesPage/>
+                        <Route path=StaticSegment("doc") view=pages::DocumentPage/>
+                        <Route path=StaticSegment("status") view=pages::StatusPage/>
                     </Routes>
                 </main>
             </Router>
         </div>
+    }
+}
+
+/// The access token, for servers that require one for changes; kept in
+/// this browser only.
+#[component]
+fn TokenField() -> impl IntoView {
+    let token = RwSignal::new(String::new());
+    Effect::new(move |_| token.set(client::token().unwrap_or_default()));
+    view! {
+        <label class="token">
+            <span class="visually-hidden">"Access token"</span>
+            <input
+                type="password"
+                aria-label="Access token"
+                placeholder="access token (if required)"
+                autocomplete="off"
+                prop:value=move || token.get()
+                on:change=move |ev| {
+                    let value = event_target_value(&ev);
+                    client::set_token(value.trim());
+                    token.set(value);
+                }
+            />
+        </label>
     }
 }
 

@@ -20,7 +20,7 @@ after(async () => {
 
 test('the dashboard hydrates and shows the server status from a server function', async () => {
   const page = await browser.context.newPage();
-  await gotoHydrated(page, server.url);
+  await gotoHydrated(page, `${server.url}/status`);
 
   const status = page.getByRole('status');
   await assert.doesNotReject(status.getByText('Not checked yet.').waitFor());

@@ -104,15 +104,18 @@ fn window(text: &str, marks: &[(usize, usize)], max_chars: usize) -> (usize, usi
         }
     }
     let Some(first) = best.1 else {
-        return (0, snap_back(text, byte_len(0)));
+        return (0, snap_back(text, 0, byte_len(0)));
     };
     // Lead in with some context before the first mark.
     let lead = max_chars / 5;
-    let mut start = text[..first]
-        .char_indices()
-        .rev()
-        .nth(lead.saturating_sub(1))
-        .map_or(0, |(i, _)| i);
+    let mut start = match lead {
+        0 => first,
+        _ => text[..first]
+            .char_indices()
+            .rev()
+            .nth(lead - 1)
+            .map_or(0, |(i, _)| i),
+    };
     if start > 0 {
         start = text[start..first]
             .char_indices()
@@ -123,17 +126,18 @@ fn window(text: &str, marks: &[(usize, usize)], max_chars: usize) -> (usize, usi
     (
         start,
         if end < text.len() {
-            snap_back(text, end)
+            snap_back(text, start, end)
         } else {
             end
         },
     )
 }
 
-/// Moves a cut back to the last whitespace before it, if that is not too far.
-fn snap_back(text: &str, end: usize) -> usize {
-    match text[..end].rfind(char::is_whitespace) {
-        Some(i) if end - i < 30 => i,
+/// Moves a cut back to the last whitespace before it (but after `start`),
+/// if that is not too far.
+fn snap_back(text: &str, start: usize, end: usize) -> usize {
+    match text[start..end].rfind(char::is_whitespace) {
+        Some(i) if i > 0 && end - (start + i) < 30 => start + i,
         _ => end,
     }
 }

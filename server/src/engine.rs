@@ -372,6 +372,16 @@ impl Engine {
         })
     }
 
+    /// The session's sticky library, if any.
+    pub fn sticky(&self, session_id: &str) -> Option<Sticky> {
+        self.sessions.sticky(session_id)
+    }
+
+    /// Forgets the session's sticky library.
+    pub fn clear_sticky(&self, session_id: &str) {
+        self.sessions.set_sticky(session_id, None);
+    }
+
     /// Resolves a loosely given library name against the stored ones.
     pub async fn resolve_library(&self, name: &str) -> Result<Resolution, EngineError> {
         let names: Vec<String> = self
@@ -565,12 +575,5 @@ fn join_names(names: &[String]) -> String {
         [] => String::new(),
         [one] => one.clone(),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
-
-#[async_trait::async_trait]
-impl app::backend::Backend for Engine {
-    async fn status(&self) -> ServerStatus {
-        Engine::status(self).await
     }
 }

@@ -10,6 +10,9 @@
 //! - [`http`]: the axum router: REST API, dashboard rendering, static files.
 //! - [`cli`]: the `docshelf` command line.
 
+// The dashboard's view types are deeply nested generics.
+#![recursion_limit = "256"]
+
 pub mod cli;
 pub mod config;
 pub mod embed;

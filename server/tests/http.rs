@@ -74,7 +74,14 @@ async fn the_dashboard_is_rendered_on_the_server_with_its_hydration_scripts() {
     let html = res.text().await.expect("body");
     assert!(html.contains("/pkg/docshelf.js"), "{html}");
     assert!(html.contains("/pkg/docshelf_bg"), "{html}");
-    assert!(html.contains("Check server"), "{html}");
+    assert!(html.contains("aria-label=\"Query\""), "{html}");
+    let status = reqwest::get(format!("{}/status", server.base))
+        .await
+        .expect("request")
+        .text()
+        .await
+        .expect("body");
+    assert!(status.contains("Check server"), "{status}");
 }
 
 #[tokio::test]

@@ -1,7 +1,15 @@
 //! One module per page of the dashboard.
 
-mod home;
+mod document;
+mod libraries;
 mod not_found;
+pub(crate) mod search;
+mod status;
+mod upload;
 
-pub use home::Home;
+pub use document::DocumentPage;
+pub use libraries::LibrariesPage;
 pub use not_found::NotFound;
+pub use search::SearchPage;
+pub use status::StatusPage;
+pub use upload::UploadPage;

@@ -9,7 +9,7 @@
 mod eval;
 mod query;
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -272,25 +272,79 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints each file once, when it reaches a final state.
-async fn print_progress(mut rx: tokio::sync::watch::Receiver<index_core::job::JobStatus>) {
+/// Shows the job's progress: on a terminal, a live line per file with a
+/// spinner while it works and its outcome when done; otherwise (logs, pipes)
+/// one plain line per file as it finishes.
+async fn print_progress(rx: tokio::sync::watch::Receiver<index_core::job::JobStatus>) {
+    if std::io::stderr().is_terminal() {
+        progress_bars(rx).await;
+    } else {
+        progress_lines(rx).await;
+    }
+}
+
+/// A file's state in words.
+fn describe(state: &FileState) -> String {
+    match state {
+        FileState::Queued => "queued".into(),
+        FileState::Extracting => "extracting text".into(),
+        FileState::Embedding { chunks } => format!("embedding {chunks} chunks"),
+        FileState::Stored { chunks, new_chunks } => {
+            format!("stored ({chunks} chunks, {new_chunks} new)")
+        }
+        FileState::Failed { reason } => format!("failed: {reason}"),
+        FileState::Skipped { reason } => format!("skipped: {reason}"),
+    }
+}
+
+async fn progress_bars(mut rx: tokio::sync::watch::Receiver<index_core::job::JobStatus>) {
+    use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+    let multi = MultiProgress::new();
+    let working = ProgressStyle::with_template("{spinner:.cyan} {prefix:.bold} {wide_msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner());
+    let finished = ProgressStyle::with_template("  {prefix:.bold} {wide_msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner());
+    let mut bars: Vec<ProgressBar> = Vec::new();
+    loop {
+        let files = rx.borrow_and_update().files.clone();
+        for (i, f) in files.iter().enumerate() {
+            if i == bars.len() {
+                let bar = multi.add(ProgressBar::new_spinner().with_style(working.clone()));
+                bar.enable_steady_tick(std::time::Duration::from_millis(120));
+                bars.push(bar);
+            }
+            let bar = &bars[i];
+            // An archive's slot is taken over by its first entry: follow names.
+            bar.set_prefix(f.file_path.clone());
+            if f.state.is_final() {
+                bar.set_style(finished.clone());
+                bar.finish_with_message(describe(&f.state));
+            } else {
+                bar.set_message(describe(&f.state));
+            }
+        }
+        if rx.changed().await.is_err() {
+            break;
+        }
+    }
+    for bar in &bars {
+        if !bar.is_finished() {
+            bar.finish();
+        }
+    }
+}
+
+async fn progress_lines(mut rx: tokio::sync::watch::Receiver<index_core::job::JobStatus>) {
     let mut printed = BTreeSet::new();
     loop {
         let files = rx.borrow_and_update().files.clone();
         for f in files {
             if f.state.is_final() && printed.insert(f.file_path.clone()) {
-                let line = match &f.state {
-                    FileState::Stored { chunks, new_chunks } => {
-                        format!(
-                            "stored   {} ({chunks} chunks, {new_chunks} new)",
-                            f.file_path
-                        )
-                    }
-                    FileState::Failed { reason } => format!("failed   {}: {reason}", f.file_path),
-                    FileState::Skipped { reason } => format!("skipped  {}: {reason}", f.file_path),
-                    _ => continue,
-                };
-                eprintln!("{line}");
+                eprintln!(
+                    "{:<8} {}",
+                    describe(&f.state).split([' ', ':']).next().unwrap_or(""),
+                    line(&f)
+                );
                 for w in &f.warnings {
                     eprintln!("         warning: {w}");
                 }
@@ -299,6 +353,19 @@ async fn print_progress(mut rx: tokio::sync::watch::Receiver<index_core::job::Jo
         if rx.changed().await.is_err() {
             break;
         }
+    }
+}
+
+/// The file and, when it did not simply get stored, why.
+fn line(f: &index_core::job::FileProgress) -> String {
+    match &f.state {
+        FileState::Stored { chunks, new_chunks } => {
+            format!("{} ({chunks} chunks, {new_chunks} new)", f.file_path)
+        }
+        FileState::Failed { reason } | FileState::Skipped { reason } => {
+            format!("{}: {reason}", f.file_path)
+        }
+        _ => f.file_path.clone(),
     }
 }
 

@@ -25,25 +25,15 @@ pub struct Access {
 /// Whether a request changes stored data.
 fn is_write(method: &Method, path: &str) -> bool {
     *method == Method::DELETE
-        || (*method == Method::POST && matches!(path, "/api/upload" | "/api/feedback")
-            || path.starts_with("/rpc/") && *method == Method::POST && is_write_rpc(path))
+        || (*method == Method::POST && matches!(path, "/api/upload" | "/api/feedback"))
 }
 
-/// Dashboard server functions that change data.
-fn is_write_rpc(path: &str) -> bool {
-    ["/rpc/delete", "/rpc/feedback", "/rpc/upload"]
-        .iter()
-        .any(|p| path.starts_with(p))
-}
-
-/// Whether a request reads data that `auth_reads` protects. Liveness and
-/// the dashboard's static files stay open.
+/// Whether a request reads data that `auth_reads` protects. Liveness, the
+/// dashboard's pages and static files stay open; the dashboard's server
+/// functions (`/rpc/…`) carry the token as an argument and check it
+/// themselves (see [`allows`]), since a page cannot add headers to them.
 fn is_protected_read(path: &str) -> bool {
-    path.starts_with("/api/")
-        || path.starts_with("/rpc/")
-        || path == "/mcp"
-        || path.starts_with("/mcp/")
-        || path == "/metrics"
+    path.starts_with("/api/") || path == "/mcp" || path.starts_with("/mcp/") || path == "/metrics"
 }
 
 /// The middleware.
@@ -75,6 +65,21 @@ pub async fn require_token(
     }
 }
 
+/// Whether `given` grants a read (`write: false`) or a write under `access`.
+pub fn allows(access: &Access, given: Option<&str>, write: bool) -> Result<(), String> {
+    let Some(token) = access.token.as_deref() else {
+        return Ok(());
+    };
+    if !write && !access.auth_reads {
+        return Ok(());
+    }
+    match given.map(str::trim).filter(|g| !g.is_empty()) {
+        Some(g) if same(g.as_bytes(), token.as_bytes()) => Ok(()),
+        Some(_) => Err("the access token is wrong".into()),
+        None => Err("this needs the access token: enter it at the top of the page".into()),
+    }
+}
+
 /// Compares in time independent of where the inputs differ.
 fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
@@ -89,7 +94,6 @@ mod tests {
         assert!(is_write(&Method::POST, "/api/upload"));
         assert!(is_write(&Method::POST, "/api/feedback"));
         assert!(is_write(&Method::DELETE, "/api/libraries/x"));
-        assert!(is_write(&Method::POST, "/rpc/delete_document"));
         assert!(!is_write(&Method::POST, "/api/search"));
         assert!(!is_write(&Method::GET, "/api/libraries"));
         assert!(!is_write(&Method::POST, "/rpc/search"));

@@ -7,7 +7,7 @@
 //! - [`auth`]: bearer tokens; [`metrics`]: Prometheus metrics.
 //! - [`error`]: JSON errors with the right status.
 
-mod auth;
+pub mod auth;
 mod catalog;
 mod dashboard;
 mod error;
@@ -126,7 +126,7 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
         )
         .merge(api)
         .nest_service("/mcp", mcp)
-        .merge(dashboard::routes(&state))
+        .merge(dashboard::routes(&state, &config.access))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             metrics::track,

@@ -3,9 +3,9 @@ use leptos::prelude::*;
 
 use crate::api::get_status;
 
-/// The landing page: what the server is and what it holds.
+/// What the server is and what it holds.
 #[component]
-pub fn Home() -> impl IntoView {
+pub fn StatusPage() -> impl IntoView {
     view! {
         <section class="panel" aria-labelledby="status-heading">
             <h1 id="status-heading">"Server status"</h1>

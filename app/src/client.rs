@@ -1,0 +1,104 @@
+//! What only the browser has: local storage, dialogs, scrolling. On the
+//! server these are no-ops, so components can call them unconditionally
+//! from event handlers and effects (which never run on the server anyway).
+
+/// Key under which the search session id is kept.
+#[cfg(feature = "hydrate")]
+const SESSION_KEY: &str = "docshelf-session";
+/// Key under which the access token is kept.
+#[cfg(feature = "hydrate")]
+const TOKEN_KEY: &str = "docshelf-token";
+
+#[cfg(feature = "hydrate")]
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok().flatten()
+}
+
+/// This browser's search session id, made on first use. It carries the
+/// sticky library across queries and page reloads.
+pub fn session_id() -> Option<String> {
+    #[cfg(feature = "hydrate")]
+    {
+        let storage = storage()?;
+        if let Ok(Some(id)) = storage.get_item(SESSION_KEY) {
+            return Some(id);
+        }
+        let id = web_sys::window()?.crypto().ok()?.random_uuid();
+        let _ = storage.set_item(SESSION_KEY, &id);
+        Some(id)
+    }
+    #[cfg(not(feature = "hydrate"))]
+    None
+}
+
+/// The access token the user entered, if any.
+pub fn token() -> Option<String> {
+    #[cfg(feature = "hydrate")]
+    {
+        storage()?
+            .get_item(TOKEN_KEY)
+            .ok()
+            .flatten()
+            .filter(|t| !t.is_empty())
+    }
+    #[cfg(not(feature = "hydrate"))]
+    None
+}
+
+/// Remembers (or with an empty string, forgets) the access token.
+pub fn set_token(token: &str) {
+    #[cfg(feature = "hydrate")]
+    if let Some(storage) = storage() {
+        let _ = if token.is_empty() {
+            storage.remove_item(TOKEN_KEY)
+        } else {
+            storage.set_item(TOKEN_KEY, token)
+        };
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = token;
+}
+
+/// Asks the user to confirm something destructive.
+pub fn confirm(message: &str) -> bool {
+    #[cfg(feature = "hydrate")]
+    {
+        web_sys::window()
+            .and_then(|w| w.confirm_with_message(message).ok())
+            .unwrap_or(false)
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = message;
+        false
+    }
+}
+
+/// Scrolls the element with this id to the middle of the view.
+pub fn scroll_to(id: &str) {
+    #[cfg(feature = "hydrate")]
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+    {
+        let options = web_sys::ScrollIntoViewOptions::new();
+        options.set_block(web_sys::ScrollLogicalPosition::Center);
+        el.scroll_into_view_with_scroll_into_view_options(&options);
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = id;
+}
+
+/// Percent-encodes a query-string value.
+pub fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}

@@ -1,0 +1,421 @@
+//! The search page: one query box, filters, the sticky library chip, and
+//! results with their sources, scores and feedback buttons.
+//!
+//! The query and filters live in the URL (`/?q=…&library=…`), so a search
+//! can be shared and reloaded; the page runs the search whenever the URL
+//! changes. Searches run from the browser (after hydration), because the
+//! session that carries the sticky library is the browser's.
+
+use index_core::feedback::Vote;
+use index_core::search::{SearchHit, SearchParams, SearchResponse, Sticky};
+use leptos::prelude::*;
+use leptos_router::hooks::{use_navigate, use_query_map};
+use leptos_router::NavigateOptions;
+
+use crate::api::{clear_sticky, get_sticky, list_libraries, search, send_feedback};
+use crate::client;
+
+/// Filters and options, as they appear in the URL.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Query {
+    q: String,
+    library: String,
+    version: String,
+    mode: String,
+    fusion: String,
+    w_rec: String,
+    w_sig: String,
+}
+
+impl Query {
+    fn to_url(&self) -> String {
+        let mut parts = Vec::new();
+        for (key, value) in [
+            ("q", &self.q),
+            ("library", &self.library),
+            ("version", &self.version),
+            ("mode", &self.mode),
+            ("fusion", &self.fusion),
+            ("w_rec", &self.w_rec),
+            ("w_sig", &self.w_sig),
+        ] {
+            if !value.trim().is_empty() {
+                parts.push(format!("{key}={}", client::encode(value.trim())));
+            }
+        }
+        format!("/?{}", parts.join("&"))
+    }
+
+    fn params(&self, session_id: Option<String>) -> SearchParams {
+        let opt = |s: &str| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
+        SearchParams {
+            query: self.q.clone(),
+            library: opt(&self.library),
+            version: opt(&self.version),
+            mode: opt(&self.mode),
+            fusion: opt(&self.fusion),
+            w_rec: self.w_rec.parse().ok().filter(|w: &f32| *w > 0.0),
+            w_sig: self.w_sig.parse().ok().filter(|w: &f32| *w > 0.0),
+            session_id,
+            ..SearchParams::default()
+        }
+    }
+}
+
+#[component]
+pub fn SearchPage() -> impl IntoView {
+    let url = use_query_map();
+    let from_url = move || {
+        let map = url.get();
+        let get = |k: &str| map.get(k).unwrap_or_default();
+        Query {
+            q: get("q"),
+            library: get("library"),
+            version: get("version"),
+            mode: get("mode"),
+            fusion: get("fusion"),
+            w_rec: get("w_rec"),
+            w_sig: get("w_sig"),
+        }
+    };
+    // The form's fields, filled from the URL on load.
+    let initial = from_url();
+    let q = RwSignal::new(initial.q.clone());
+    let library = RwSignal::new(initial.library.clone());
+    let version = RwSignal::new(initial.version.clone());
+    let mode = RwSignal::new(initial.mode.clone());
+    let fusion = RwSignal::new(initial.fusion.clone());
+    let w_rec = RwSignal::new(initial.w_rec.clone());
+    let w_sig = RwSignal::new(initial.w_sig.clone());
+
+    let sticky: RwSignal<Option<Sticky>> = RwSignal::new(None);
+    let libraries = LocalResource::new(|| list_libraries(client::token()));
+
+    // The session's sticky library, as the server remembers it.
+    Effect::new(move |_| {
+        if let Some(id) = client::session_id() {
+            leptos::task::spawn_local(async move {
+                if let Ok(s) = get_sticky(id, client::token()).await {
+                    sticky.set(s);
+                }
+            });
+        }
+    });
+
+    // Run the search whenever the URL's query changes.
+    let results = LocalResource::new(move || {
+        let query = from_url();
+        async move {
+            if query.q.trim().is_empty() {
+                return None;
+            }
+            let response = search(query.params(client::session_id()), client::token()).await;
+            if let Ok(r) = &response {
+                sticky.set(r.sticky_library.clone());
+            }
+            Some(response)
+        }
+    });
+
+    let navigate = use_navigate();
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let query = Query {
+            q: q.get_untracked(),
+            library: library.get_untracked(),
+            version: version.get_untracked(),
+            mode: mode.get_untracked(),
+            fusion: fusion.get_untracked(),
+            w_rec: w_rec.get_untracked(),
+            w_sig: w_sig.get_untracked(),
+        };
+        navigate(&query.to_url(), NavigateOptions::default());
+    };
+
+    let clear = move |_| {
+        if let Some(id) = client::session_id() {
+            leptos::task::spawn_local(async move {
+                if clear_sticky(id, client::token()).await.is_ok() {
+                    sticky.set(None);
+                }
+            });
+        }
+        library.set(String::new());
+    };
+
+    view! {
+        <section class="panel search" aria-labelledby="search-heading">
+            <h1 id="search-heading">"Search"</h1>
+            <form role="search" class="search-form" on:submit=submit>
+                <div class="query-row">
+                    <input
+                        type="search"
+                        name="q"
+                        aria-label="Query"
+                        placeholder="Ask about your docs…"
+                        autofocus
+                        prop:value=move || q.get()
+                        on:input=move |ev| q.set(event_target_value(&ev))
+                    />
+                    <button type="submit" class="primary">"Search"</button>
+                </div>
+                <div class="filters">
+                    <label>
+                        "Library"
+                        <input
+                            list="library-names"
+                            name="library"
+                            placeholder="any"
+                            prop:value=move || library.get()
+                            on:input=move |ev| library.set(event_target_value(&ev))
+                        />
+                    </label>
+                    <datalist id="library-names">
+                        <Suspense>
+                            {move || {
+                                libraries
+                                    .get()
+                                    .and_then(Result::ok)
+                                    .map(|libs| {
+                                        libs.into_iter()
+                                            .map(|l| view! { <option value=l.name></option> })
+                                            .collect_view()
+                                    })
+                            }}
+                        </Suspense>
+                    </datalist>
+                    <label>
+                        "Version"
+                        <input
+                            name="version"
+                            placeholder="any, or latest"
+                            prop:value=move || version.get()
+                            on:input=move |ev| version.set(event_target_value(&ev))
+                        />
+                    </label>
+                    {move || {
+                        sticky
+                            .get()
+                            .map(|s| {
+                                let label = match &s.version {
+                                    Some(v) => format!("{} {v}", s.library),
+                                    None => s.library.clone(),
+                                };
+                                view! {
+                                    <span class="chip" role="status" aria-label="Sticky library">
+                                        "Sticky: " <strong>{label.clone()}</strong>
+                                        <button
+                                            type="button"
+                                            class="chip-clear"
+                                            aria-label=format!("Clear sticky library {}", s.library)
+                                            on:click=clear
+                                        >
+                                            "×"
+                                        </button>
+                                    </span>
+                                }
+                            })
+                    }}
+                </div>
+                <details class="advanced">
+                    <summary>"Advanced"</summary>
+                    <div class="filters">
+                        <label>
+                            "Mode"
+                            <select name="mode" on:change=move |ev| mode.set(event_target_value(&ev))>
+                                <option value="" selected=move || mode.get().is_empty()>"hybrid"</option>
+                                <option value="dense" selected=move || mode.get() == "dense">"dense"</option>
+                                <option value="keyword" selected=move || mode.get() == "keyword">"keyword"</option>
+                            </select>
+                        </label>
+                        <label>
+                            "Fusion"
+                            <select name="fusion" on:change=move |ev| fusion.set(event_target_value(&ev))>
+                                <option value="" selected=move || fusion.get().is_empty()>"rrf"</option>
+                                <option value="dbsf" selected=move || fusion.get() == "dbsf">"dbsf"</option>
+                            </select>
+                        </label>
+                        <label>
+                            "Recency weight " {move || format!("{:.2}", w_rec.get().parse::<f32>().unwrap_or(0.0))}
+                            <input
+                                type="range" min="0" max="1" step="0.05" name="w_rec"
+                                prop:value=move || if w_rec.get().is_empty() { "0".to_owned() } else { w_rec.get() }
+                                on:input=move |ev| w_rec.set(event_target_value(&ev))
+                            />
+                        </label>
+                        <label>
+                            "Feedback weight " {move || format!("{:.2}", w_sig.get().parse::<f32>().unwrap_or(0.0))}
+                            <input
+                                type="range" min="0" max="1" step="0.05" name="w_sig"
+                                prop:value=move || if w_sig.get().is_empty() { "0".to_owned() } else { w_sig.get() }
+                                on:input=move |ev| w_sig.set(event_target_value(&ev))
+                            />
+                        </label>
+                    </div>
+                </details>
+            </form>
+            <div class="results" aria-live="polite">
+                <Suspense fallback=|| view! { <p class="muted" role="status">"Searching…"</p> }>
+                    {move || match results.get() {
+                        None => view! { <p class="muted" role="status">"Searching…"</p> }.into_any(),
+                        Some(None) => {
+                            view! { <p class="muted">"Type a question or some keywords, then press Enter."</p> }
+                                .into_any()
+                        }
+                        Some(Some(Err(err))) => {
+                            view! { <p class="error" role="alert">{server_message(&err)}</p> }.into_any()
+                        }
+                        Some(Some(Ok(response))) => view! { <Results response/> }.into_any(),
+                    }}
+                </Suspense>
+            </div>
+        </section>
+    }
+}
+
+/// A server function error as the user should read it.
+pub fn server_message(err: &ServerFnError) -> String {
+    let text = err.to_string();
+    // ServerFnError prefixes its kind; the message after it is the engine's.
+    text.split_once(": ")
+        .map_or(text.clone(), |(_, m)| m.to_owned())
+}
+
+#[component]
+fn Results(response: SearchResponse) -> impl IntoView {
+    if response.results.is_empty() {
+        return view! { <p class="muted">"No results. Try other words, or clear the library filter."</p> }
+            .into_any();
+    }
+    let summary = format!(
+        "{} result{} in {:.0} ms",
+        response.total_results,
+        if response.total_results == 1 { "" } else { "s" },
+        response.took_ms
+    );
+    let notice = response.notice.clone();
+    let groups: Vec<(Option<String>, Vec<SearchHit>)> = if response.libraries_found.len() >= 2 {
+        response
+            .libraries_found
+            .iter()
+            .map(|lib| {
+                let hits = response
+                    .results
+                    .iter()
+                    .filter(|h| &h.library == lib)
+                    .cloned()
+                    .collect();
+                (Some(lib.clone()), hits)
+            })
+            .collect()
+    } else {
+        vec![(None, response.results.clone())]
+    };
+    view! {
+        <p class="muted summary">{summary}</p>
+        {notice.map(|n| view! { <p class="notice" role="note">{n}</p> })}
+        {groups
+            .into_iter()
+            .map(|(library, hits)| {
+                let list = view! {
+                    <ol class="hits">
+                        {hits.into_iter().map(|hit| view! { <Hit hit/> }).collect_view()}
+                    </ol>
+                };
+                match library {
+                    Some(lib) => view! {
+                        <section class="group" aria-label=format!("Results from {lib}")>
+                            <h2>{lib.clone()}</h2>
+                            {list}
+                        </section>
+                    }
+                    .into_any(),
+                    None => list.into_any(),
+                }
+            })
+            .collect_view()}
+    }
+    .into_any()
+}
+
+#[component]
+fn Hit(hit: SearchHit) -> impl IntoView {
+    let title = hit.title.clone().unwrap_or_else(|| hit.file_path.clone());
+    let mut source = format!("{} {} · {}", hit.library, hit.version, hit.file_path);
+    if !hit.heading_path.is_empty() {
+        source.push_str(&format!(" › {}", hit.heading_path));
+    }
+    if let Some(page) = hit.page {
+        source.push_str(&format!(" · page {page}"));
+    }
+    let open = format!(
+        "/doc?library={}&version={}&file_path={}&chunk={}",
+        client::encode(&hit.library),
+        client::encode(&hit.version),
+        client::encode(&hit.file_path),
+        hit.chunk_index
+    );
+    let mut parts = Vec::new();
+    if let Some(d) = hit.parts.dense {
+        parts.push(format!("dense {d:.3}"));
+    }
+    if let Some(k) = hit.parts.keyword {
+        parts.push(format!("keyword {k:.2}"));
+    }
+    parts.push(format!("fused {:.3}", hit.parts.fused));
+    if let Some(r) = hit.parts.recency {
+        parts.push(format!("recency {r:.2}"));
+    }
+    if let Some(s) = hit.parts.signal {
+        parts.push(format!("signal {s:.2}"));
+    }
+    let voted: RwSignal<Option<Result<String, String>>> = RwSignal::new(None);
+    let vote = move |v: Vote, chunk_id: String| {
+        leptos::task::spawn_local(async move {
+            let result = send_feedback(chunk_id, v, client::token()).await;
+            voted.set(Some(match result {
+                Ok(votes) => Ok(format!(
+                    "Thanks! {} like(s), {} dislike(s) so far.",
+                    votes.likes, votes.dislikes
+                )),
+                Err(err) => Err(server_message(&err)),
+            }));
+        });
+    };
+    let (like_id, dislike_id) = (hit.chunk_id.clone(), hit.chunk_id.clone());
+    view! {
+        <li class="hit" data-chunk-id=hit.chunk_id.clone()>
+            <h3><a href=open.clone()>{title}</a></h3>
+            <p class="source">{source}</p>
+            // The snippet is HTML escaped by the server; only <mark> is markup.
+            <p class="snippet" inner_html=hit.snippet.clone()></p>
+            <p class="score">
+                <span>{format!("score {:.3}", hit.score)}</span>
+                " "
+                <span class="muted">{format!("({})", parts.join(", "))}</span>
+            </p>
+            <div class="actions">
+                <a class="button" href=open>"Open"</a>
+                <button
+                    type="button"
+                    aria-label="Like this result"
+                    on:click=move |_| vote(Vote::Like, like_id.clone())
+                >
+                    "Like"
+                </button>
+                <button
+                    type="button"
+                    aria-label="Dislike this result"
+                    on:click=move |_| vote(Vote::Dislike, dislike_id.clone())
+                >
+                    "Dislike"
+                </button>
+                {move || match voted.get() {
+                    None => ().into_any(),
+                    Some(Ok(m)) => view! { <span class="muted" role="status">{m}</span> }.into_any(),
+                    Some(Err(m)) => view! { <span class="error" role="alert">{m}</span> }.into_any(),
+                }}
+            </div>
+        </li>
+    }
+}
