@@ -169,3 +169,20 @@ test('deleting a document removes it from search', async () => {
   await page.getByText(/\d+ results? in \d+ ms|No results/).waitFor();
   assert.ok(!(await resultSources()).some((s) => s.includes('roses.md')));
 });
+
+test('pages fit a phone-width screen without sideways scrolling', async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    for (const url of [`/?q=${encodeURIComponent('compost heap')}`, '/upload', '/libraries']) {
+      await gotoHydrated(page, `${server.url}${url}`);
+      if (url.startsWith('/?')) await page.getByText(/\d+ results? in/).waitFor();
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 0, `${url} overflows by ${overflow}px`);
+    }
+    await gotoHydrated(page, `${server.url}/?q=${encodeURIComponent('compost heap')}`);
+    await page.getByText(/\d+ results? in/).waitFor();
+    await shot('search-phone');
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
+});

@@ -27,7 +27,7 @@ use crate::metrics::Metrics;
 use crate::search::sessions::Sessions;
 use crate::search::{self, RunError, Stage};
 use crate::store::filter::Scope;
-use crate::store::{Store, StoreError, Target};
+use crate::store::{Store, StoreError, StoredChunk, Target};
 
 /// The model docshelf embeds with.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
@@ -472,15 +472,7 @@ impl Engine {
                 file_path: file_path.to_owned(),
             });
         }
-        let pieces: Vec<Piece> = chunks
-            .iter()
-            .map(|c| Piece {
-                index: c.chunk_index,
-                start: c.span_start as usize,
-                end: c.span_end as usize,
-                text: &c.text,
-            })
-            .collect();
+        let pieces: Vec<Piece> = chunks.iter().map(StoredChunk::piece).collect();
         let whole = reassemble(pieces);
         Ok(Document {
             library: library.to_owned(),

@@ -44,6 +44,28 @@ pub fn LibrariesPage() -> impl IntoView {
     }
 }
 
+/// The stored library names as a `<datalist>`, so library fields suggest them.
+#[component]
+pub fn LibraryNames(id: &'static str) -> impl IntoView {
+    let libraries = LocalResource::new(|| list_libraries(client::token()));
+    view! {
+        <datalist id=id>
+            <Suspense>
+                {move || {
+                    libraries
+                        .get()
+                        .and_then(Result::ok)
+                        .map(|libs| {
+                            libs.into_iter()
+                                .map(|l| view! { <option value=l.name></option> })
+                                .collect_view()
+                        })
+                }}
+            </Suspense>
+        </datalist>
+    }
+}
+
 /// Seconds since the epoch as a date and time (UTC).
 fn when(secs: i64) -> String {
     let days = secs.div_euclid(86_400);

@@ -1,7 +1,7 @@
 //! One module per page of the dashboard.
 
 mod document;
-mod libraries;
+pub(crate) mod libraries;
 mod not_found;
 pub(crate) mod search;
 mod status;

@@ -12,8 +12,9 @@ use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use leptos_router::NavigateOptions;
 
-use crate::api::{clear_sticky, get_sticky, list_libraries, search, send_feedback};
+use crate::api::{clear_sticky, get_sticky, search, send_feedback};
 use crate::client;
+use crate::pages::libraries::LibraryNames;
 
 /// Filters and options, as they appear in the URL.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -89,7 +90,6 @@ pub fn SearchPage() -> impl IntoView {
     let w_sig = RwSignal::new(initial.w_sig.clone());
 
     let sticky: RwSignal<Option<Sticky>> = RwSignal::new(None);
-    let libraries = LocalResource::new(|| list_libraries(client::token()));
 
     // The session's sticky library, as the server remembers it.
     Effect::new(move |_| {
@@ -170,20 +170,7 @@ pub fn SearchPage() -> impl IntoView {
                             on:input=move |ev| library.set(event_target_value(&ev))
                         />
                     </label>
-                    <datalist id="library-names">
-                        <Suspense>
-                            {move || {
-                                libraries
-                                    .get()
-                                    .and_then(Result::ok)
-                                    .map(|libs| {
-                                        libs.into_iter()
-                                            .map(|l| view! { <option value=l.name></option> })
-                                            .collect_view()
-                                    })
-                            }}
-                        </Suspense>
-                    </datalist>
+                    <LibraryNames id="library-names"/>
                     <label>
                         "Version"
                         <input

@@ -8,9 +8,9 @@
 use index_core::job::{FileState, JobState, JobStatus};
 use leptos::prelude::*;
 
-use crate::api::list_libraries;
 #[cfg(feature = "hydrate")]
 use crate::client;
+use crate::pages::libraries::LibraryNames;
 
 /// Where an upload stands, as the page shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +29,6 @@ pub fn UploadPage() -> impl IntoView {
     let chosen: RwSignal<Vec<String>> = RwSignal::new(Vec::new());
     let progress = RwSignal::new(Progress::Idle);
     let dragging = RwSignal::new(false);
-    let libraries = LocalResource::new(|| list_libraries(crate::client::token()));
     let input: NodeRef<leptos::html::Input> = NodeRef::new();
     #[cfg(feature = "hydrate")]
     let dropped: StoredValue<Vec<web_sys::File>, LocalStorage> = StoredValue::new_local(Vec::new());
@@ -100,20 +99,7 @@ pub fn UploadPage() -> impl IntoView {
                             on:input=move |ev| library.set(event_target_value(&ev))
                         />
                     </label>
-                    <datalist id="upload-libraries">
-                        <Suspense>
-                            {move || {
-                                libraries
-                                    .get()
-                                    .and_then(Result::ok)
-                                    .map(|libs| {
-                                        libs.into_iter()
-                                            .map(|l| view! { <option value=l.name></option> })
-                                            .collect_view()
-                                    })
-                            }}
-                        </Suspense>
-                    </datalist>
+                    <LibraryNames id="upload-libraries"/>
                     <label>
                         "Version"
                         <input

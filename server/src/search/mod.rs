@@ -297,15 +297,7 @@ async fn expand(store: &Store, hit: &SearchHit, n: u32) -> Result<Expansion, Sto
     let chunks = store
         .chunk_range(&hit.library, &hit.version, &hit.file_path, from, to)
         .await?;
-    let pieces: Vec<Piece> = chunks
-        .iter()
-        .map(|c| Piece {
-            index: c.chunk_index,
-            start: c.span_start as usize,
-            end: c.span_end as usize,
-            text: &c.text,
-        })
-        .collect();
+    let pieces: Vec<Piece> = chunks.iter().map(StoredChunk::piece).collect();
     Ok(Expansion {
         from_chunk: chunks.first().map_or(hit.chunk_index, |c| c.chunk_index),
         to_chunk: chunks.last().map_or(hit.chunk_index, |c| c.chunk_index),

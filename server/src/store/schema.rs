@@ -93,6 +93,18 @@ pub struct StoredChunk {
     pub created_at_micros: i64,
 }
 
+impl StoredChunk {
+    /// The chunk as document reassembly needs it.
+    pub fn piece(&self) -> index_core::document::Piece<'_> {
+        index_core::document::Piece {
+            index: self.chunk_index,
+            start: self.span_start as usize,
+            end: self.span_end as usize,
+            text: &self.text,
+        }
+    }
+}
+
 /// One document as one record batch.
 pub fn to_batch(doc: &DocumentChunks) -> Result<RecordBatch, ArrowError> {
     let n = doc.chunks.len();
