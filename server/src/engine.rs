@@ -408,7 +408,7 @@ impl Engine {
         let version = match version {
             Some(v) => Some(self.version_of(library, v).await?),
             None => {
-                self.version_of(library, "latest").await?;
+                self.library_info(library).await?;
                 None
             }
         };
@@ -426,21 +426,7 @@ impl Engine {
     /// `latest`. Unknown libraries and versions are errors that list what
     /// exists.
     pub async fn version_of(&self, library: &str, version: &str) -> Result<String, EngineError> {
-        let libraries = self.store.libraries().await?;
-        let Some(info) = libraries.iter().find(|l| l.name == library) else {
-            let names: Vec<String> = libraries.iter().map(|l| l.name.clone()).collect();
-            let candidates = match library::resolve(library, &names) {
-                Resolution::Unknown { candidates, .. } => candidates,
-                other => other
-                    .library()
-                    .map(|l| vec![l.to_owned()])
-                    .unwrap_or_default(),
-            };
-            return Err(EngineError::UnknownLibrary {
-                given: library.to_owned(),
-                candidates,
-            });
-        };
+        let info = self.library_info(library).await?;
         let versions: Vec<&str> = info.versions.iter().map(|v| v.version.as_str()).collect();
         let found = if version::is_latest(version) {
             version::latest(versions.iter().copied())
@@ -454,6 +440,27 @@ impl Engine {
                 version: version.to_owned(),
                 versions: versions.iter().map(|v| (*v).to_owned()).collect(),
             })
+    }
+
+    /// The stored library named exactly `library`, or an error listing the
+    /// closest stored names.
+    async fn library_info(&self, library: &str) -> Result<LibraryInfo, EngineError> {
+        let libraries = self.store.libraries().await?;
+        let Some(info) = libraries.iter().find(|l| l.name == library).cloned() else {
+            let names: Vec<String> = libraries.iter().map(|l| l.name.clone()).collect();
+            let candidates = match library::resolve(library, &names) {
+                Resolution::Unknown { candidates, .. } => candidates,
+                other => other
+                    .library()
+                    .map(|l| vec![l.to_owned()])
+                    .unwrap_or_default(),
+            };
+            return Err(EngineError::UnknownLibrary {
+                given: library.to_owned(),
+                candidates,
+            });
+        };
+        Ok(info)
     }
 
     /// A whole document, reassembled from its chunks (`latest` allowed).
@@ -503,7 +510,7 @@ impl Engine {
             }
             self.version_of(library, v).await?;
         } else {
-            self.version_of(library, "latest").await?;
+            self.library_info(library).await?;
         }
         let deleted = self.store.delete(target.clone()).await?;
         if deleted.documents == 0 {

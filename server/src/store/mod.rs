@@ -63,6 +63,8 @@ pub struct Store {
     /// conflict would only waste the embedding work behind them.
     write: Mutex<()>,
     catalog: RwLock<Option<catalog::Catalog>>,
+    /// Set once the full-text index is known to exist.
+    fts_ready: std::sync::atomic::AtomicBool,
     tuning: VectorSearchTuning,
     /// Rows from which [`Self::refresh_indexes`] builds a vector index.
     vector_index_min_rows: usize,
@@ -111,6 +113,7 @@ impl Store {
             feedback,
             write: Mutex::new(()),
             catalog: RwLock::new(None),
+            fts_ready: std::sync::atomic::AtomicBool::new(false),
             tuning: VectorSearchTuning::default(),
             vector_index_min_rows: VECTOR_INDEX_MIN_ROWS,
         })

@@ -116,13 +116,21 @@ impl Store {
         with_scores(&batches, "_score", |s| s)
     }
 
+    /// Whether the full-text index exists. Indexes are never dropped, so
+    /// once seen it is remembered and searches skip the metadata read.
     async fn has_fts_index(&self) -> Result<bool, StoreError> {
-        Ok(self
+        use std::sync::atomic::Ordering;
+        if self.fts_ready.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        let found = self
             .chunks
             .list_indices()
             .await?
             .iter()
-            .any(|i| i.columns == ["text"]))
+            .any(|i| i.columns == ["text"]);
+        self.fts_ready.store(found, Ordering::Relaxed);
+        Ok(found)
     }
 
     /// Chunks `from..=to` of one document, in order.
