@@ -2,7 +2,7 @@
 //! (plain and streamed), libraries, documents, deletes, feedback, tokens,
 //! CORS, metrics, and the OpenAPI document against the live routes.
 
-mod common;
+use crate::common;
 
 use docshelf_server::http::{Access, RouterConfig};
 use reqwest::multipart::{Form, Part};

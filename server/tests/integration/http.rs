@@ -1,7 +1,7 @@
 //! The HTTP face, over a real socket: the router docshelf serves, bound to a
 //! free loopback port, exercised with a real HTTP client.
 
-mod common;
+use crate::common;
 
 use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;

@@ -5,7 +5,7 @@
 //! from the same weights `make setup` installs. These tests need those
 //! weights: run them through `make test`, or set `DOCSHELF_MODEL_DIR`.
 
-mod common;
+use crate::common;
 
 use common::model_dir;
 use docshelf_server::embed::{DeviceChoice, EmbedError, EmbedQueue, Embedder, DIM};

@@ -1,7 +1,7 @@
 //! Uploads over HTTP: a real server on a loopback port, the real model and
 //! store, a real multipart client, progress followed over server-sent events.
 
-mod common;
+use crate::common;
 
 use docshelf_server::http::RouterConfig;
 use futures::StreamExt;

@@ -5,7 +5,7 @@
 //! is then reopened: every document must be whole, and either entirely the
 //! old version or entirely the new one.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

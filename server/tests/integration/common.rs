@@ -1,5 +1,4 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code)] // each test binary uses its own subset
 
 use std::path::PathBuf;
 

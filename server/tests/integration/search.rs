@@ -1,7 +1,7 @@
 //! Hybrid search end to end: the real model, the real LanceDB store, the
 //! real ingestion pipeline.
 
-mod common;
+use crate::common;
 
 use docshelf_server::engine::{Engine, EngineError};
 use docshelf_server::ingest::{JobHandle, Upload};

@@ -1,6 +1,6 @@
 //! Upload jobs end to end: real files, the real model, the real LanceDB store.
 
-mod common;
+use crate::common;
 
 use std::io::{Cursor, Write};
 

@@ -1,0 +1,17 @@
+//! docshelf's integration tests, in one binary.
+//!
+//! Every test here links the whole engine (LanceDB, burn, axum), so each
+//! test binary is close to a gigabyte: one binary instead of eight keeps the
+//! build's disk use and link time down. Modules are named after the face
+//! they exercise; `cargo test --test integration search::` runs one of them.
+
+mod common;
+
+mod crash;
+mod embed;
+mod http;
+mod ingest;
+mod rest_api;
+mod search;
+mod upload_api;
+mod vector_index;
