@@ -10,8 +10,11 @@ use std::path::Path;
 use burn::module::Module;
 use burn::nn::{Embedding, EmbeddingConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::store::{ModuleSnapshot, PyTorchToBurnAdapter, SafetensorsStore};
-use burn::tensor::activation::{gelu, softmax};
-use burn::tensor::{Device, Int, Tensor};
+use burn::tensor::activation::gelu;
+use burn::tensor::module::attention;
+use burn::tensor::ops::AttentionModuleOptions;
+use burn::tensor::{Bool, Device, Int, Tensor};
+use rayon::prelude::*;
 use serde::Deserialize;
 
 use super::EmbedError;
@@ -65,6 +68,7 @@ impl BertConfig {
 pub struct Bert {
     embeddings: Embeddings,
     encoder: Encoder,
+    heads: usize,
 }
 
 #[derive(Module, Debug)]
@@ -190,15 +194,17 @@ impl Bert {
                 layer_norm: norm(),
             },
             encoder: Encoder { layer: layers },
+            heads: c.num_attention_heads,
         }
     }
 
     /// Sentence embeddings of a padded batch: `ids` and `mask` are
     /// `[batch, tokens]`; the result is `[batch, hidden]`, mean-pooled over
-    /// the real tokens and L2-normalised.
-    pub fn embed(&self, ids: Tensor<2, Int>, mask: Tensor<2>) -> Tensor<2> {
+    /// the real tokens and L2-normalised. `split` says how to run the
+    /// projections (see [`Split`]).
+    pub fn embed(&self, ids: Tensor<2, Int>, mask: Tensor<2>, split: Split) -> Tensor<2> {
         let [batch, tokens] = ids.dims();
-        let hidden = self.encode(ids, mask.clone());
+        let hidden = self.encode(ids, mask.clone(), split);
         let [_, _, width] = hidden.dims();
 
         let weights = mask.reshape([batch, tokens, 1]);
@@ -216,7 +222,7 @@ impl Bert {
     }
 
     /// The last hidden state, `[batch, tokens, hidden]`.
-    fn encode(&self, ids: Tensor<2, Int>, mask: Tensor<2>) -> Tensor<3> {
+    fn encode(&self, ids: Tensor<2, Int>, mask: Tensor<2>, split: Split) -> Tensor<3> {
         let [batch, tokens] = ids.dims();
         let device = ids.device();
         let positions = Tensor::<1, Int>::arange(0..tokens as i64, &device)
@@ -231,47 +237,110 @@ impl Bert {
                 + e.token_type_embeddings.forward(types),
         );
 
-        // Added to attention scores: 0 for real tokens, a large negative
-        // number for padding, so softmax gives padding no weight.
-        let bias = ((mask - 1.0) * 1.0e9).reshape([batch, 1, 1, tokens]);
+        // `true` where a key is padding: no query may attend to it. Every row
+        // keeps at least its [CLS] key, so no softmax row is empty.
+        let padding = mask
+            .equal_elem(0.0)
+            .reshape([batch, 1, 1, tokens])
+            .expand([batch, self.heads, tokens, tokens]);
         for layer in &self.encoder.layer {
-            x = layer.forward(x, bias.clone());
+            x = layer.forward(x, padding.clone(), split);
         }
         x
     }
 }
 
 impl Layer {
-    fn forward(&self, x: Tensor<3>, bias: Tensor<4>) -> Tensor<3> {
-        let attended = self.attention.self_attn.forward(x.clone(), bias);
-        let x = self.attention.output.forward(attended, x);
-        let inner = gelu(self.intermediate.dense.forward(x.clone()));
-        self.output.forward(inner, x)
+    fn forward(&self, x: Tensor<3>, padding: Tensor<4, Bool>, split: Split) -> Tensor<3> {
+        let attended = self.attention.self_attn.forward(x.clone(), padding, split);
+        let x = self.attention.output.forward(attended, x, split);
+        let inner = gelu(split.project(&self.intermediate.dense, x.clone()));
+        self.output.forward(inner, x, split)
     }
 }
 
 impl SelfAttention {
-    fn forward(&self, x: Tensor<3>, bias: Tensor<4>) -> Tensor<3> {
+    /// Scaled dot-product attention through burn's fused attention op: the
+    /// CPU backend runs it blockwise (flash attention) without materialising
+    /// the `[batch, heads, tokens, tokens]` scores. Unfused (matmul, scale,
+    /// mask, softmax, matmul) it took 202 ms per layer against 121 ms fused,
+    /// for 32 × 230 tokens on this project's 2-core test machine.
+    fn forward(&self, x: Tensor<3>, padding: Tensor<4, Bool>, split: Split) -> Tensor<3> {
         let [batch, tokens, width] = x.dims();
         let head_width = width / self.heads;
-        let split = |t: Tensor<3>| {
+        let heads = |t: Tensor<3>| {
             t.reshape([batch, tokens, self.heads, head_width])
                 .swap_dims(1, 2)
         };
-        let q = split(self.query.forward(x.clone()));
-        let k = split(self.key.forward(x.clone()));
-        let v = split(self.value.forward(x));
+        let q = heads(split.project(&self.query, x.clone()));
+        let k = heads(split.project(&self.key, x.clone()));
+        let v = heads(split.project(&self.value, x));
 
-        let scores = q.matmul(k.transpose()) / (head_width as f64).sqrt() + bias;
-        softmax(scores, 3)
-            .matmul(v)
-            .swap_dims(1, 2)
-            .reshape([batch, tokens, width])
+        // The default scale is BERT's 1/sqrt(head width).
+        attention(
+            q,
+            k,
+            v,
+            Some(padding),
+            None,
+            AttentionModuleOptions::default(),
+        )
+        .swap_dims(1, 2)
+        .reshape([batch, tokens, width])
     }
 }
 
 impl Output {
-    fn forward(&self, x: Tensor<3>, residual: Tensor<3>) -> Tensor<3> {
-        self.layer_norm.forward(self.dense.forward(x) + residual)
+    fn forward(&self, x: Tensor<3>, residual: Tensor<3>, split: Split) -> Tensor<3> {
+        self.layer_norm
+            .forward(split.project(&self.dense, x) + residual)
+    }
+}
+
+/// How the projections (the network's matrix products with its weights)
+/// run.
+///
+/// A batch of a few tokens, a search query, is bound by reading the weights
+/// (42 MB in f32, more than the cache holds) rather than by arithmetic, and
+/// burn's CPU backend runs such small products on one core. Splitting each
+/// weight matrix into column blocks, one product per core side by side,
+/// reads the weights with every core; the outputs are joined along the
+/// feature axis, so the result is the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Split {
+    /// One product per projection: what large batches and GPUs want.
+    Whole,
+    /// This many column blocks per projection, computed in parallel.
+    Columns(usize),
+}
+
+impl Split {
+    fn project(self, linear: &Linear, x: Tensor<3>) -> Tensor<3> {
+        let parts = match self {
+            Split::Columns(parts) if parts > 1 => parts,
+            _ => return linear.forward(x),
+        };
+        let weight = linear.weight.val();
+        let bias = linear.bias.as_ref().map(|b| b.val());
+        let [inputs, outputs] = weight.dims();
+        let [batch, tokens, _] = x.dims();
+        let rows = x.reshape([batch * tokens, inputs]);
+        let width = outputs.div_ceil(parts);
+        let blocks: Vec<Tensor<2>> = (0..outputs)
+            .step_by(width)
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|start| {
+                let end = (start + width).min(outputs);
+                let product = rows
+                    .clone()
+                    .matmul(weight.clone().narrow(1, start, end - start));
+                match &bias {
+                    Some(b) => product + b.clone().narrow(0, start, end - start).unsqueeze(),
+                    None => product,
+                }
+            })
+            .collect();
+        Tensor::cat(blocks, 1).reshape([batch, tokens, outputs])
     }
 }

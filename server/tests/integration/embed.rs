@@ -47,14 +47,31 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
     dot / (na * nb)
 }
 
-/// Embeds every reference text and checks each against sentence-transformers.
+/// Embeds every reference text in one call (batched, padded, split across
+/// cores on the CPU) and checks each against sentence-transformers.
 fn assert_matches_reference(embedder: &Embedder) {
     let reference = reference();
-    assert!(reference.texts.len() >= 24, "the fixture must stay varied");
     let got = embedder.embed(&reference.texts).expect("embeds");
+    assert_close(embedder, &reference, &got);
+}
+
+/// The same, one text per call: the path a search query takes (on the CPU,
+/// short inputs split each projection across cores).
+fn assert_matches_reference_one_by_one(embedder: &Embedder) {
+    let reference = reference();
+    let got: Vec<Vec<f32>> = reference
+        .texts
+        .iter()
+        .map(|t| embedder.embed(&[t]).expect("embeds").remove(0))
+        .collect();
+    assert_close(embedder, &reference, &got);
+}
+
+fn assert_close(embedder: &Embedder, reference: &Reference, got: &[Vec<f32>]) {
+    assert!(reference.texts.len() >= 24, "the fixture must stay varied");
     assert_eq!(got.len(), reference.texts.len());
     let mut worst = (f64::INFINITY, String::new());
-    for ((text, want), got) in reference.texts.iter().zip(&reference.vectors).zip(&got) {
+    for ((text, want), got) in reference.texts.iter().zip(&reference.vectors).zip(got) {
         assert_eq!(got.len(), DIM);
         let norm: f64 = got
             .iter()
@@ -81,7 +98,9 @@ fn assert_matches_reference(embedder: &Embedder) {
 
 #[test]
 fn cpu_backend_matches_sentence_transformers() {
-    assert_matches_reference(&load(DeviceChoice::Cpu));
+    let embedder = load(DeviceChoice::Cpu);
+    assert_matches_reference(&embedder);
+    assert_matches_reference_one_by_one(&embedder);
 }
 
 /// Runs wherever wgpu finds an adapter; `make setup` installs Mesa's
