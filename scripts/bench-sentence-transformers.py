@@ -35,21 +35,12 @@ def main():
         model.encode([q])
         latencies.append((time.perf_counter() - t) * 1000)
     latencies.sort()
-    # The model's widest projection over a batch of 32 ~200-token chunks:
-    # what bounds batch throughput on a CPU.
-    a, b = torch.rand(6400, 384), torch.rand(384, 1536)
-    a @ b
-    start = time.perf_counter()
-    for _ in range(10):
-        a @ b
-    gemm_gflops = 2 * 6400 * 384 * 1536 * 10 / (time.perf_counter() - start) / 1e9
     print(json.dumps({
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "chunks_per_sec": len(chunks) / batch_secs,
         "p50_ms": statistics.median(latencies),
         "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
-        "matmul_gflops": gemm_gflops,
     }))
 
 

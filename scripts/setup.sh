@@ -66,4 +66,17 @@ fi
 # --- the embedding model ---------------------------------------------------
 scripts/fetch-model.sh "${DOCSHELF_MODEL_DIR:-models/all-MiniLM-L6-v2}"
 
+# --- disk for the build ----------------------------------------------------
+# LanceDB, burn and wgpu are large, and every test or bench binary links all
+# of them (about 1 GB each): the target directory of a machine that builds,
+# tests, lints and benches docshelf grows to about 40 GB. Say so up front
+# rather than let the linker fail with "No space left on device".
+target=${CARGO_TARGET_DIR:-$root/target}
+mkdir -p "$target"
+free_gb=$(df -Pk "$target" | awk 'NR==2 { print int($4 / 1048576) }')
+if [ "$free_gb" -lt 20 ]; then
+  say "warning: only ${free_gb} GB free for $target; builds and tests may need up to 40 GB"
+  say "         (remove an old target directory, or set CARGO_TARGET_DIR to a larger disk)"
+fi
+
 say "set-up complete"

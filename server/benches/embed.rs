@@ -84,36 +84,13 @@ fn run(embedder: &Embedder, chunks: &[String], queries: &[String]) {
         })
         .collect();
     latencies.sort_by(f64::total_cmp);
-    let matmul = match backend {
-        Backend::Cpu => format!(" | matmul {:.0} GFLOP/s", cpu_matmul_gflops()),
-        Backend::Wgpu { .. } => String::new(),
-    };
     println!(
-        "{backend}: {per_sec:.1} chunks/s (batch 32, {} chunks) | query p50 {:.2} ms, p99 {:.2} ms ({} queries){matmul}",
+        "{backend}: {per_sec:.1} chunks/s (batch 32, {} chunks) | query p50 {:.2} ms, p99 {:.2} ms ({} queries)",
         chunks.len(),
         percentile(&latencies, 0.50),
         percentile(&latencies, 0.99),
         queries.len()
     );
-}
-
-/// The CPU backend's matrix product at the model's widest projection over a
-/// batch of 32 ~200-token chunks (`[6400, 384] · [384, 1536]`). Projections
-/// are over 90% of a batch's arithmetic, so this rate bounds batch
-/// throughput; the reference script prints PyTorch's rate for the same
-/// product.
-fn cpu_matmul_gflops() -> f64 {
-    use burn::tensor::{Device, Distribution, Tensor};
-    let device = Device::flex();
-    let a = Tensor::<2>::random([6400, 384], Distribution::Default, &device);
-    let b = Tensor::<2>::random([384, 1536], Distribution::Default, &device);
-    let _ = a.clone().matmul(b.clone()).into_data();
-    let runs = 10;
-    let start = Instant::now();
-    for _ in 0..runs {
-        let _ = a.clone().matmul(b.clone()).into_data();
-    }
-    2.0 * 6400.0 * 384.0 * 1536.0 * f64::from(runs) / start.elapsed().as_secs_f64() / 1e9
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -146,13 +123,12 @@ fn reference(model_dir: &Path, chunks: &[String], queries: &[String]) {
             let v: serde_json::Value =
                 serde_json::from_slice(&out.stdout).expect("the reference script prints JSON");
             println!(
-                "sentence-transformers (PyTorch {} CPU, {} threads): {:.1} chunks/s (batch 32) | query p50 {:.2} ms, p99 {:.2} ms | matmul {:.0} GFLOP/s",
+                "sentence-transformers (PyTorch {} CPU, {} threads): {:.1} chunks/s (batch 32) | query p50 {:.2} ms, p99 {:.2} ms",
                 v["torch"].as_str().unwrap_or("?"),
                 v["threads"],
                 v["chunks_per_sec"].as_f64().unwrap_or(f64::NAN),
                 v["p50_ms"].as_f64().unwrap_or(f64::NAN),
                 v["p99_ms"].as_f64().unwrap_or(f64::NAN),
-                v["matmul_gflops"].as_f64().unwrap_or(f64::NAN),
             );
         }
         _ => println!(
