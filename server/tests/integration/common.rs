@@ -49,3 +49,23 @@ pub async fn serve(engine: &EngineConfig, router: docshelf_server::http::RouterC
     tokio::spawn(async move { axum::serve(listener, app).await });
     format!("http://{addr}")
 }
+
+/// Posts an upload form to `/api/upload` (with `token` as a bearer token
+/// when given), asserts it was accepted (202), and returns the job id.
+pub async fn post_upload(
+    client: &reqwest::Client,
+    base: &str,
+    form: reqwest::multipart::Form,
+    token: Option<&str>,
+) -> String {
+    let mut request = client.post(format!("{base}/api/upload")).multipart(form);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let res = request.send().await.expect("upload");
+    assert_eq!(res.status(), reqwest::StatusCode::ACCEPTED);
+    res.json::<serde_json::Value>().await.expect("json")["job_id"]
+        .as_str()
+        .expect("job id")
+        .to_owned()
+}

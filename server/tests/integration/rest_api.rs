@@ -43,18 +43,7 @@ async fn upload(base: &str, library: &str, version: &str, files: &[(&str, &str)]
             Part::bytes(text.as_bytes().to_vec()).file_name((*name).to_owned()),
         );
     }
-    let res = client
-        .post(format!("{base}/api/upload"))
-        .bearer_auth(TOKEN)
-        .multipart(form)
-        .send()
-        .await
-        .expect("upload");
-    assert_eq!(res.status(), StatusCode::ACCEPTED);
-    let id = res.json::<Value>().await.expect("json")["job_id"]
-        .as_str()
-        .expect("job id")
-        .to_owned();
+    let id = common::post_upload(&client, base, form, Some(TOKEN)).await;
     // The events stream ends when the job is done.
     let events = client
         .get(format!("{base}/api/jobs/{id}/events"))

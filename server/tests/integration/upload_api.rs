@@ -38,17 +38,7 @@ async fn an_upload_is_accepted_followed_to_done_and_a_bad_file_fails_alone() {
         )
         .part("file", file("broken.pdf", corrupt));
     let client = reqwest::Client::new();
-    let res = client
-        .post(format!("{base}/api/upload"))
-        .multipart(form)
-        .send()
-        .await
-        .expect("post");
-    assert_eq!(res.status(), 202);
-    let job_id = res.json::<Value>().await.expect("json")["job_id"]
-        .as_str()
-        .expect("job id")
-        .to_owned();
+    let job_id = common::post_upload(&client, &base, form, None).await;
 
     // Follow the job over SSE until its `done` event.
     let res = client
