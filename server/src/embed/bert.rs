@@ -316,13 +316,19 @@ pub enum Split {
 
 impl Split {
     fn project(self, linear: &Linear, x: Tensor<3>) -> Tensor<3> {
-        let parts = match self {
-            Split::Columns(parts) if parts > 1 => parts,
-            _ => return linear.forward(x),
-        };
         let weight = linear.weight.val();
-        let bias = linear.bias.as_ref().map(|b| b.val());
         let [inputs, outputs] = weight.dims();
+        // On a many-core machine, blocks narrower than this cost more in
+        // scheduling than their share of the weights.
+        const MIN_BLOCK_COLUMNS: usize = 96;
+        let parts = match self {
+            Split::Columns(parts) => parts.min(outputs / MIN_BLOCK_COLUMNS),
+            Split::Whole => 1,
+        };
+        if parts <= 1 {
+            return linear.forward(x);
+        }
+        let bias = linear.bias.as_ref().map(|b| b.val());
         let [batch, tokens, _] = x.dims();
         let rows = x.reshape([batch * tokens, inputs]);
         let width = outputs.div_ceil(parts);
