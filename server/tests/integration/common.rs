@@ -69,3 +69,46 @@ pub async fn post_upload(
         .expect("job id")
         .to_owned()
 }
+
+/// Sends only the head of an HTTP/1.1 request (request line and headers,
+/// `Content-Length` included, no body) and reads the response: how a server
+/// answers before reading a body. Returns the status and the body text.
+///
+/// A real client streaming a large body may instead see its write fail once
+/// the server answers and closes: that race is why this stops at the head.
+pub async fn request_head_only(base: &str, head: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    stream.write_all(head.as_bytes()).await.expect("write head");
+    let mut buf = Vec::new();
+    let mut chunk = [0_u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + length {
+                let status = text
+                    .split_whitespace()
+                    .nth(1)
+                    .and_then(|s| s.parse().ok())
+                    .expect("status line");
+                return (status, text[end + 4..end + 4 + length].to_owned());
+            }
+        }
+        // A server that waits for the body instead of answering fails here.
+        let n = tokio::time::timeout(std::time::Duration::from_secs(10), stream.read(&mut chunk))
+            .await
+            .expect("no answer within 10 s without the body")
+            .expect("read response");
+        assert!(n > 0, "the server closed before answering: {text:?}");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
