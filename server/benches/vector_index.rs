@@ -9,25 +9,11 @@
 
 use std::time::Instant;
 
-use docshelf_server::store::{DocumentChunks, Store, VectorSearchTuning};
-use index_core::chunk::Chunk;
+use docshelf_server::store::{Store, VectorSearchTuning};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        ((self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-    }
-
-    fn near(&mut self, centre: &[f32], spread: f32) -> Vec<f32> {
-        let v: Vec<f32> = centre.iter().map(|c| c + spread * self.next()).collect();
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.into_iter().map(|x| x / norm).collect()
-    }
-}
+#[path = "../tests/support/synthetic.rs"]
+mod synthetic;
+use synthetic::{document, Rng};
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
@@ -44,41 +30,28 @@ async fn main() {
     let store = Store::open(&dir.path().display().to_string())
         .await
         .expect("store");
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let centres: Vec<Vec<f32>> = (0..1000)
-        .map(|_| (0..384).map(|_| rng.next()).collect())
-        .collect();
+    let mut rng = Rng::default();
+    let centres = rng.centres(1000);
 
     let started = Instant::now();
     let mut samples = Vec::new();
     for d in 0..rows.div_ceil(per_doc) {
-        let chunks = (0..per_doc.min(rows - d * per_doc))
+        let vectors: Vec<Vec<f32>> = (0..per_doc.min(rows - d * per_doc))
             .map(|i| {
                 let v = rng.near(&centres[(d * 7919 + i * 104_729) % centres.len()], 0.8);
                 if (d * per_doc + i) % (rows / 200).max(1) == 0 {
                     samples.push(v.clone());
                 }
-                let text = format!("doc {d} chunk {i}");
-                let chunk = Chunk {
-                    index: i,
-                    start: 0,
-                    end: text.len(),
-                    text,
-                    heading_path: Vec::new(),
-                    page: None,
-                };
-                (format!("{d}-{i}"), chunk, v)
+                v
             })
             .collect();
         store
-            .replace_document(&DocumentChunks {
-                library: "bench".into(),
-                version: "1".into(),
-                file_path: format!("doc-{d}.md"),
-                title: None,
-                created_at_micros: 0,
-                chunks,
-            })
+            .replace_document(&document(
+                "bench",
+                format!("doc-{d}.md"),
+                &format!("{d}-"),
+                vectors,
+            ))
             .await
             .expect("store");
     }

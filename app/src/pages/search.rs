@@ -222,22 +222,8 @@ pub fn SearchPage() -> impl IntoView {
                                 <option value="dbsf" selected=move || fusion.get() == "dbsf">"dbsf"</option>
                             </select>
                         </label>
-                        <label>
-                            "Recency weight " {move || format!("{:.2}", w_rec.get().parse::<f32>().unwrap_or(0.0))}
-                            <input
-                                type="range" min="0" max="1" step="0.05" name="w_rec"
-                                prop:value=move || if w_rec.get().is_empty() { "0".to_owned() } else { w_rec.get() }
-                                on:input=move |ev| w_rec.set(event_target_value(&ev))
-                            />
-                        </label>
-                        <label>
-                            "Feedback weight " {move || format!("{:.2}", w_sig.get().parse::<f32>().unwrap_or(0.0))}
-                            <input
-                                type="range" min="0" max="1" step="0.05" name="w_sig"
-                                prop:value=move || if w_sig.get().is_empty() { "0".to_owned() } else { w_sig.get() }
-                                on:input=move |ev| w_sig.set(event_target_value(&ev))
-                            />
-                        </label>
+                        <WeightSlider label="Recency weight" name="w_rec" value=w_rec/>
+                        <WeightSlider label="Feedback weight" name="w_sig" value=w_sig/>
                     </div>
                 </details>
             </form>
@@ -257,6 +243,23 @@ pub fn SearchPage() -> impl IntoView {
                 </Suspense>
             </div>
         </section>
+    }
+}
+
+/// A 0–1 blending weight as a slider; an empty value (the URL's "not set")
+/// shows as 0.
+#[component]
+fn WeightSlider(label: &'static str, name: &'static str, value: RwSignal<String>) -> impl IntoView {
+    let number = move || value.get().parse::<f32>().unwrap_or(0.0);
+    view! {
+        <label>
+            {label} " " {move || format!("{:.2}", number())}
+            <input
+                type="range" min="0" max="1" step="0.05" name=name
+                prop:value=move || if value.get().is_empty() { "0".to_owned() } else { value.get() }
+                on:input=move |ev| value.set(event_target_value(&ev))
+            />
+        </label>
     }
 }
 

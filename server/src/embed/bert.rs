@@ -331,13 +331,10 @@ impl Split {
         let bias = linear.bias.as_ref().map(|b| b.val());
         let [batch, tokens, _] = x.dims();
         let rows = x.reshape([batch * tokens, inputs]);
-        let width = outputs.div_ceil(parts);
-        let blocks: Vec<Tensor<2>> = (0..outputs)
-            .step_by(width)
-            .collect::<Vec<_>>()
+        let blocks: Vec<Tensor<2>> = (0..parts)
             .into_par_iter()
-            .map(|start| {
-                let end = (start + width).min(outputs);
+            .map(|block| {
+                let (start, end) = (block * outputs / parts, (block + 1) * outputs / parts);
                 let product = rows
                     .clone()
                     .matmul(weight.clone().narrow(1, start, end - start));

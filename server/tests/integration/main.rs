@@ -6,6 +6,8 @@
 //! they exercise; `cargo test --test integration search::` runs one of them.
 
 mod common;
+#[path = "../support/synthetic.rs"]
+mod synthetic;
 
 mod crash;
 mod embed;

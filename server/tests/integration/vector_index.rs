@@ -2,28 +2,12 @@
 //! exact search. Synthetic vectors (clustered, like real embeddings) keep
 //! this fast; `cargo bench --bench vector_index` measures it at scale.
 
-use docshelf_server::store::{DocumentChunks, Store};
-use index_core::chunk::Chunk;
+use docshelf_server::store::Store;
 
-/// A small deterministic generator (xorshift64*), enough for test data.
-struct Rng(u64);
+use crate::synthetic::{document, Rng};
 
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        ((self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-    }
-
-    /// A unit vector near `centre`.
-    fn near(&mut self, centre: &[f32], spread: f32) -> Vec<f32> {
-        let v: Vec<f32> = centre.iter().map(|c| c + spread * self.next()).collect();
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.into_iter().map(|x| x / norm).collect()
-    }
-}
-
+/// Stores `docs` documents of `per_doc` vectors around 40 centres; returns
+/// the vectors.
 async fn fill(
     store: &Store,
     rng: &mut Rng,
@@ -31,36 +15,20 @@ async fn fill(
     docs: usize,
     per_doc: usize,
 ) -> Vec<Vec<f32>> {
-    let centres: Vec<Vec<f32>> = (0..40)
-        .map(|_| (0..384).map(|_| rng.next()).collect())
-        .collect();
+    let centres = rng.centres(40);
     let mut all = Vec::new();
     for d in 0..docs {
-        let chunks = (0..per_doc)
-            .map(|i| {
-                let v = rng.near(&centres[(d * per_doc + i) % centres.len()], 0.6);
-                all.push(v.clone());
-                let text = format!("doc {d} chunk {i}");
-                let chunk = Chunk {
-                    index: i,
-                    start: 0,
-                    end: text.len(),
-                    text,
-                    heading_path: Vec::new(),
-                    page: None,
-                };
-                (format!("{prefix}{d}-{i}"), chunk, v)
-            })
+        let vectors: Vec<Vec<f32>> = (0..per_doc)
+            .map(|i| rng.near(&centres[(d * per_doc + i) % centres.len()], 0.6))
             .collect();
+        all.extend(vectors.iter().cloned());
         store
-            .replace_document(&DocumentChunks {
-                library: "synthetic".into(),
-                version: "1".into(),
-                file_path: format!("{prefix}doc-{d}.md"),
-                title: None,
-                created_at_micros: 0,
-                chunks,
-            })
+            .replace_document(&document(
+                "synthetic",
+                format!("{prefix}doc-{d}.md"),
+                &format!("{prefix}{d}-"),
+                vectors,
+            ))
             .await
             .expect("store");
     }
@@ -74,7 +42,7 @@ async fn the_index_is_built_at_the_threshold_and_stays_close_to_exact() {
         .await
         .expect("store")
         .with_vector_index_min_rows(3000);
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng::default();
     let vectors = fill(&store, &mut rng, "a", 20, 100).await;
     store.refresh_indexes().await.expect("refresh");
     assert!(
