@@ -89,16 +89,24 @@ pub fn scroll_to(id: &str) {
     let _ = id;
 }
 
+/// RFC 3986's unreserved characters stay as they are; everything else is
+/// percent-encoded.
+const QUERY_VALUE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
 /// Percent-encodes a query-string value.
 pub fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(b as char)
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
+    percent_encoding::utf8_percent_encode(value, QUERY_VALUE).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn query_values_keep_unreserved_characters_and_encode_the_rest() {
+        assert_eq!(super::encode("a-b_c.d~e"), "a-b_c.d~e");
+        assert_eq!(super::encode("a b/é&x=1"), "a%20b%2F%C3%A9%26x%3D1");
     }
-    out
 }

@@ -56,6 +56,9 @@ fn starts_with_ignore_case(word: &str, term: &str) -> bool {
     term.chars().all(|t| w.next() == Some(t))
 }
 
+/// Characters of text shown around the query terms in a snippet.
+pub const SNIPPET_CHARS: usize = 280;
+
 /// A window of about `max_chars` characters of `text` around the densest
 /// run of query terms, HTML-escaped, with the terms wrapped in `<mark>`.
 /// Ellipses show where text was cut.
@@ -76,6 +79,22 @@ pub fn snippet(text: &str, terms: &[String], max_chars: usize) -> String {
         at = e;
     }
     escape_into(&mut out, &text[at..end]);
+    if end < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// The same window as [`snippet`] as plain text, for terminals: no marks,
+/// nothing escaped.
+pub fn plain_snippet(text: &str, terms: &[String], max_chars: usize) -> String {
+    let text = text.trim();
+    let (start, end) = window(text, &ranges(text, terms), max_chars);
+    let mut out = String::with_capacity(end - start + 8);
+    if start > 0 {
+        out.push('…');
+    }
+    out.push_str(&text[start..end]);
     if end < text.len() {
         out.push('…');
     }
@@ -158,6 +177,27 @@ fn escape_into(out: &mut String, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plain_snippet_is_the_html_one_unmarked_and_unescaped() {
+        let text = "Intro. ".repeat(60)
+            + "Use <b>git rebase</b> & \"friends\" it's fine. "
+            + &"Tail. ".repeat(60);
+        let terms = query_terms("rebase friends");
+        let html = snippet(&text, &terms, 120);
+        let plain = plain_snippet(&text, &terms, 120);
+        let unescaped = html
+            .replace("<mark>", "")
+            .replace("</mark>", "")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&amp;", "&");
+        assert_eq!(plain, unescaped);
+        assert!(plain.starts_with('…') && plain.ends_with('…'), "{plain}");
+        assert!(plain.contains("<b>git rebase</b> & \"friends\""), "{plain}");
+    }
 
     #[test]
     fn terms_drop_stopwords_and_repeats() {

@@ -7,6 +7,7 @@ use std::io::{IsTerminal, Write};
 
 use anyhow::Context;
 use clap::Args;
+use index_core::highlight;
 use index_core::search::{SearchHit, SearchParams};
 
 use super::Outcome;
@@ -57,6 +58,7 @@ pub struct SearchArgs {
 
 pub async fn search(args: SearchArgs) -> anyhow::Result<Outcome> {
     let engine = Engine::open(&args.engine).await?;
+    let terms = highlight::query_terms(&args.query);
     let response = engine
         .search(SearchParams {
             query: args.query,
@@ -79,7 +81,7 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<Outcome> {
             eprintln!("{notice}");
         }
         for (i, hit) in response.results.iter().enumerate() {
-            print_hit(&mut out, i + 1, hit)?;
+            print_hit(&mut out, i + 1, hit, &terms)?;
         }
     }
     if response.results.is_empty() {
@@ -89,7 +91,12 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Done)
 }
 
-fn print_hit(out: &mut impl Write, rank: usize, hit: &SearchHit) -> std::io::Result<()> {
+fn print_hit(
+    out: &mut impl Write,
+    rank: usize,
+    hit: &SearchHit,
+    terms: &[String],
+) -> std::io::Result<()> {
     let mut source = format!("{} {} {}", hit.library, hit.version, hit.file_path);
     if !hit.heading_path.is_empty() {
         source.push_str(&format!(" › {}", hit.heading_path));
@@ -106,25 +113,14 @@ fn print_hit(out: &mut impl Write, rank: usize, hit: &SearchHit) -> std::io::Res
     }
     writeln!(out, "{rank:>2}. {source}")?;
     writeln!(out, "    score {:.3} ({})", hit.score, parts.join(", "))?;
-    let text = hit
-        .expanded
-        .as_ref()
-        .map_or_else(|| plain_snippet(&hit.snippet), |e| e.text.clone());
+    let text = hit.expanded.as_ref().map_or_else(
+        || highlight::plain_snippet(&hit.text, terms, highlight::SNIPPET_CHARS),
+        |e| e.text.clone(),
+    );
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         writeln!(out, "    {line}")?;
     }
     writeln!(out)
-}
-
-/// The snippet as plain text: marks dropped, entities decoded.
-fn plain_snippet(html: &str) -> String {
-    html.replace("<mark>", "")
-        .replace("</mark>", "")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&amp;", "&")
 }
 
 #[derive(Debug, Args)]

@@ -32,9 +32,6 @@ use crate::embed::EmbedQueue;
 use crate::store::filter::Scope;
 use crate::store::{Retrieved, Store, StoreError, StoredChunk};
 
-/// Characters of text around the query terms in a hit's snippet.
-const SNIPPET_CHARS: usize = 280;
-
 /// A hit within this share of the best score counts as strong when deciding
 /// whether an unfiltered query was answered by several libraries.
 const STRONG_SHARE: f32 = 0.75;
@@ -322,7 +319,7 @@ fn hit(
         heading_path: chunk.heading_path.clone(),
         page: chunk.page,
         text: chunk.text.clone(),
-        snippet: highlight::snippet(&chunk.text, terms, SNIPPET_CHARS),
+        snippet: highlight::snippet(&chunk.text, terms, highlight::SNIPPET_CHARS),
         score,
         parts,
         days_old: days_old(chunk.created_at_micros, now),
