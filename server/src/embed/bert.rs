@@ -261,10 +261,12 @@ impl Layer {
 
 impl SelfAttention {
     /// Scaled dot-product attention through burn's fused attention op: the
-    /// CPU backend runs it blockwise (flash attention) without materialising
-    /// the `[batch, heads, tokens, tokens]` scores. Unfused (matmul, scale,
-    /// mask, softmax, matmul), a batch of 32 × 230 tokens took 2.35 – 2.40 s
-    /// against 2.00 – 2.10 s fused, on this project's 2-core test machine.
+    /// CPU backend works one (text, head) pair at a time, so the whole
+    /// `[batch, heads, tokens, tokens]` score tensor never exists, and the
+    /// mask is applied in the same pass as the softmax. Unfused (matmul,
+    /// scale, mask, softmax, matmul), the fastest batch of 32 × ~230 tokens
+    /// took 2.35 – 2.40 s against 2.00 – 2.11 s fused, over three rounds on
+    /// this project's 2-core test machine.
     fn forward(&self, x: Tensor<3>, padding: Tensor<4, Bool>, split: Split) -> Tensor<3> {
         let [batch, tokens, width] = x.dims();
         let head_width = width / self.heads;

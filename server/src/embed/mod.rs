@@ -149,13 +149,13 @@ impl Embedder {
 
     /// Embeds one batch of already tokenised rows.
     ///
-    /// On the CPU only burn's matrix products use every core: its
-    /// element-wise kernels (GELU, layer norm, attention's softmax) run on
-    /// one thread, and leave the other cores idle meanwhile. Splitting the
-    /// batch into one slice per core and running the slices side by side
-    /// keeps every core busy (256 chunks of ~200 tokens in batches of 32, on
-    /// 2 cores: 9.0 – 9.3 chunks/s in one pass, 13.9 – 16.1 in two slices, 12.7
-    /// – 13.2 in four). Each slice is padded to its own longest row.
+    /// On the CPU not all of burn's kernels use every core: GELU, the
+    /// largest element-wise step, runs on one thread and leaves the other
+    /// cores idle meanwhile. Splitting the batch into one slice per core and
+    /// running the slices side by side keeps every core busy (256 chunks of
+    /// ~200 tokens in batches of 32, on 2 cores: 9.0 – 9.3 chunks/s in one
+    /// pass, 13.9 – 16.1 in two slices, 12.7 – 13.2 in four). Each slice is
+    /// padded to its own longest row.
     fn forward(&self, rows: &[&[u32]]) -> Result<Vec<Embedding>, EmbedError> {
         let parts = match self.backend {
             Backend::Cpu => rayon::current_num_threads().min(rows.len() / MIN_ROWS_PER_SLICE),
