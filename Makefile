@@ -19,14 +19,14 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-ingest bench-search bench-vector eval lint fmt
+.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-kernels bench-ingest bench-search bench-vector eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
 	@echo "make test   run the whole test suite"
 	@echo "make lint   cargo fmt --check and clippy -D warnings"
 	@echo "make eval   nDCG@10 / Recall@10 per search mode on ../shared/data/eval/git-docs"
-	@echo "make bench-embed | bench-ingest | bench-search | bench-vector   benchmarks (print figures)"
+	@echo "make bench-embed | bench-kernels | bench-ingest | bench-search | bench-vector   benchmarks (print figures)"
 
 setup:
 	@scripts/setup.sh
@@ -66,6 +66,10 @@ test-e2e:
 # test build (burn's kernels and the tokenizer are optimised there already).
 bench-embed: setup
 	cargo bench --locked --profile dev -p docshelf-server --bench embed
+
+# The few-token product on packed weights against the gemm crate, per shape.
+bench-kernels:
+	cargo bench --locked --profile dev -p docshelf-kernels --bench packed
 
 bench-ingest: setup
 	cargo bench --locked --profile dev -p docshelf-server --bench ingest

@@ -18,7 +18,7 @@ use std::time::Instant;
 use docshelf_server::embed::{Backend, DeviceChoice, EmbedError, Embedder};
 
 const CHUNKS: usize = 256;
-const QUERIES: usize = 100;
+const QUERIES: usize = 500;
 const WORDS_PER_CHUNK: usize = 150; // ≈ 200 WordPiece tokens of technical English
 
 fn main() {

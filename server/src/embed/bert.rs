@@ -7,16 +7,15 @@
 
 use std::path::Path;
 
+use burn::backend::DispatchDevice;
 use burn::module::Module;
 use burn::nn::{Embedding, EmbeddingConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::store::{ModuleSnapshot, PyTorchToBurnAdapter, SafetensorsStore};
-use burn::tensor::activation::gelu;
-use burn::tensor::module::attention;
-use burn::tensor::ops::AttentionModuleOptions;
-use burn::tensor::{Bool, Device, Int, Tensor};
-use rayon::prelude::*;
+use burn::tensor::{Device, Int, Tensor};
 use serde::Deserialize;
 
+use super::kernels::{self, Padding};
+use super::projection::{Split, Weights};
 use super::EmbedError;
 
 /// The fields of the checkpoint's `config.json` the network needs.
@@ -89,6 +88,23 @@ struct Layer {
     attention: Attention,
     intermediate: Intermediate,
     output: Output,
+    /// The layer's projections ready to run; built by [`Bert::load`] once
+    /// the weights are in, and not part of the checkpoint.
+    #[module(skip)]
+    projections: Option<Projections>,
+}
+
+/// One layer's four projections, prepared for the backend.
+#[derive(Debug, Clone)]
+struct Projections {
+    /// Query, key and value side by side, `[hidden, 3·hidden]`: one product
+    /// instead of three, which reads the input once and cuts a search
+    /// query's fixed costs per product (a second copy of these weights,
+    /// 10.6 MB in all).
+    qkv: Weights,
+    attention_output: Weights,
+    intermediate: Weights,
+    output: Weights,
 }
 
 #[derive(Module, Debug)]
@@ -102,7 +118,6 @@ struct SelfAttention {
     query: Linear,
     key: Linear,
     value: Linear,
-    heads: usize,
 }
 
 #[derive(Module, Debug)]
@@ -151,6 +166,17 @@ impl Bert {
                 "tensors the network does not use (a different architecture?): {unexpected:?}"
             )));
         }
+        // Packed copies (another 42 MB) pay only where burn's products are
+        // slow for few tokens: on the CPU.
+        let pack = matches!(device.as_dispatch(), DispatchDevice::Flex(_));
+        for layer in &mut model.encoder.layer {
+            let projections = Projections::of(layer);
+            layer.projections = Some(if pack {
+                projections.packed()?
+            } else {
+                projections
+            });
+        }
         Ok(model)
     }
 
@@ -168,7 +194,6 @@ impl Bert {
                         query: linear(c.hidden_size, c.hidden_size),
                         key: linear(c.hidden_size, c.hidden_size),
                         value: linear(c.hidden_size, c.hidden_size),
-                        heads: c.num_attention_heads,
                     },
                     output: Output {
                         dense: linear(c.hidden_size, c.hidden_size),
@@ -182,6 +207,7 @@ impl Bert {
                     dense: linear(c.intermediate_size, c.hidden_size),
                     layer_norm: norm(),
                 },
+                projections: None,
             })
             .collect();
         Self {
@@ -199,12 +225,20 @@ impl Bert {
     }
 
     /// Sentence embeddings of a padded batch: `ids` and `mask` are
-    /// `[batch, tokens]`; the result is `[batch, hidden]`, mean-pooled over
-    /// the real tokens and L2-normalised. `split` says how to run the
-    /// projections (see [`Split`]).
-    pub fn embed(&self, ids: Tensor<2, Int>, mask: Tensor<2>, split: Split) -> Tensor<2> {
+    /// `[batch, tokens]`, and `lengths` holds each row's count of real
+    /// tokens (the ones the mask marks); the result is `[batch, hidden]`,
+    /// mean-pooled over the real tokens and L2-normalised. `split` says how
+    /// to run the projections (see [`Split`]).
+    pub fn embed(
+        &self,
+        ids: Tensor<2, Int>,
+        mask: Tensor<2>,
+        lengths: Vec<usize>,
+        split: Split,
+    ) -> Tensor<2> {
         let [batch, tokens] = ids.dims();
-        let hidden = self.encode(ids, mask.clone(), split);
+        let padding = Padding::new(lengths, tokens, self.heads, &ids.device());
+        let hidden = self.encode(ids, &padding, split);
         let [_, _, width] = hidden.dims();
 
         let weights = mask.reshape([batch, tokens, 1]);
@@ -222,7 +256,7 @@ impl Bert {
     }
 
     /// The last hidden state, `[batch, tokens, hidden]`.
-    fn encode(&self, ids: Tensor<2, Int>, mask: Tensor<2>, split: Split) -> Tensor<3> {
+    fn encode(&self, ids: Tensor<2, Int>, padding: &Padding, split: Split) -> Tensor<3> {
         let [batch, tokens] = ids.dims();
         let device = ids.device();
         let positions = Tensor::<1, Int>::arange(0..tokens as i64, &device)
@@ -237,115 +271,51 @@ impl Bert {
                 + e.token_type_embeddings.forward(types),
         );
 
-        // `true` where a key is padding: no query may attend to it. Every row
-        // keeps at least its [CLS] key, so no softmax row is empty.
-        let padding = mask
-            .equal_elem(0.0)
-            .reshape([batch, 1, 1, tokens])
-            .expand([batch, self.heads, tokens, tokens]);
         for layer in &self.encoder.layer {
-            x = layer.forward(x, padding.clone(), split);
+            x = layer.forward(x, padding, split);
         }
         x
     }
 }
 
 impl Layer {
-    fn forward(&self, x: Tensor<3>, padding: Tensor<4, Bool>, split: Split) -> Tensor<3> {
-        let attended = self.attention.self_attn.forward(x.clone(), padding, split);
-        let x = self.attention.output.forward(attended, x, split);
-        let inner = gelu(split.project(&self.intermediate.dense, x.clone()));
-        self.output.forward(inner, x, split)
-    }
-}
-
-impl SelfAttention {
-    /// Scaled dot-product attention through burn's fused attention op: the
-    /// CPU backend works one (text, head) pair at a time, so the whole
-    /// `[batch, heads, tokens, tokens]` score tensor never exists, and the
-    /// mask is applied in the same pass as the softmax. Unfused (matmul,
-    /// scale, mask, softmax, matmul), the fastest batch of 32 × ~230 tokens
-    /// took 2.35 – 2.40 s against 2.00 – 2.11 s fused, over three rounds on
-    /// this project's 2-core test machine.
-    fn forward(&self, x: Tensor<3>, padding: Tensor<4, Bool>, split: Split) -> Tensor<3> {
-        let [batch, tokens, width] = x.dims();
-        let head_width = width / self.heads;
-        let heads = |t: Tensor<3>| {
-            t.reshape([batch, tokens, self.heads, head_width])
-                .swap_dims(1, 2)
+    /// One encoder layer: multi-head self-attention over the real tokens
+    /// (see [`kernels::attention`]), then the feed-forward block, each
+    /// followed by a residual connection and layer norm.
+    fn forward(&self, x: Tensor<3>, padding: &Padding, split: Split) -> Tensor<3> {
+        let built;
+        let p = match &self.projections {
+            Some(projections) => projections,
+            None => {
+                built = Projections::of(self);
+                &built
+            }
         };
-        let q = heads(split.project(&self.query, x.clone()));
-        let k = heads(split.project(&self.key, x.clone()));
-        let v = heads(split.project(&self.value, x));
-
-        // The default scale is BERT's 1/sqrt(head width).
-        attention(
-            q,
-            k,
-            v,
-            Some(padding),
-            None,
-            AttentionModuleOptions::default(),
-        )
-        .swap_dims(1, 2)
-        .reshape([batch, tokens, width])
+        let attended = kernels::attention(split.project(&p.qkv, x.clone()), padding);
+        let x = (self.attention.output.layer_norm)
+            .forward(split.project(&p.attention_output, attended) + x);
+        let inner = kernels::gelu(split.project(&p.intermediate, x.clone()));
+        (self.output.layer_norm).forward(split.project(&p.output, inner) + x)
     }
 }
 
-impl Output {
-    fn forward(&self, x: Tensor<3>, residual: Tensor<3>, split: Split) -> Tensor<3> {
-        self.layer_norm
-            .forward(split.project(&self.dense, x) + residual)
-    }
-}
-
-/// How the projections (the network's matrix products with its weights)
-/// run.
-///
-/// A batch of a few tokens, a search query, is bound by reading the weights
-/// (42 MB in f32, more than the cache holds) rather than by arithmetic, and
-/// burn's CPU backend runs such small products on one core. Splitting each
-/// weight matrix into column blocks, one product per core side by side,
-/// reads the weights with every core; the outputs are joined along the
-/// feature axis, so the result is the same.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Split {
-    /// One product per projection: what large batches and GPUs want.
-    Whole,
-    /// This many column blocks per projection, computed in parallel.
-    Columns(usize),
-}
-
-impl Split {
-    fn project(self, linear: &Linear, x: Tensor<3>) -> Tensor<3> {
-        let weight = linear.weight.val();
-        let [inputs, outputs] = weight.dims();
-        // On a many-core machine, blocks narrower than this cost more in
-        // scheduling than their share of the weights.
-        const MIN_BLOCK_COLUMNS: usize = 96;
-        let parts = match self {
-            Split::Columns(parts) => parts.min(outputs / MIN_BLOCK_COLUMNS),
-            Split::Whole => 1,
-        };
-        if parts <= 1 {
-            return linear.forward(x);
+impl Projections {
+    fn of(layer: &Layer) -> Self {
+        let a = &layer.attention.self_attn;
+        Self {
+            qkv: Weights::side_by_side(&[&a.query, &a.key, &a.value]),
+            attention_output: Weights::of(&layer.attention.output.dense),
+            intermediate: Weights::of(&layer.intermediate.dense),
+            output: Weights::of(&layer.output.dense),
         }
-        let bias = linear.bias.as_ref().map(|b| b.val());
-        let [batch, tokens, _] = x.dims();
-        let rows = x.reshape([batch * tokens, inputs]);
-        let blocks: Vec<Tensor<2>> = (0..parts)
-            .into_par_iter()
-            .map(|block| {
-                let (start, end) = (block * outputs / parts, (block + 1) * outputs / parts);
-                let product = rows
-                    .clone()
-                    .matmul(weight.clone().narrow(1, start, end - start));
-                match &bias {
-                    Some(b) => product + b.clone().narrow(0, start, end - start).unsqueeze(),
-                    None => product,
-                }
-            })
-            .collect();
-        Tensor::cat(blocks, 1).reshape([batch, tokens, outputs])
+    }
+
+    fn packed(self) -> Result<Self, EmbedError> {
+        Ok(Self {
+            qkv: self.qkv.packed()?,
+            attention_output: self.attention_output.packed()?,
+            intermediate: self.intermediate.packed()?,
+            output: self.output.packed()?,
+        })
     }
 }

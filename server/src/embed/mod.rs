@@ -10,10 +10,14 @@
 //! - [`device`]: picks the compute backend (wgpu GPU, or burn's CPU backend).
 //! - [`tokenize`]: the tokenizer and per-batch padding.
 //! - [`bert`]: the network and its weight loading.
+//! - [`projection`]: the network's matrix products and how each batch runs them.
+//! - [`kernels`]: CPU kernels for the steps burn's CPU backend runs slowly.
 //! - [`queue`]: coalesces concurrent requests into batches on one worker.
 
 mod bert;
 pub mod device;
+mod kernels;
+mod projection;
 pub mod queue;
 mod tokenize;
 
@@ -41,7 +45,7 @@ pub const DEFAULT_BATCH: usize = 32;
 const MIN_ROWS_PER_SLICE: usize = 4;
 
 /// Batches of at most this many tokens (padding included) split each
-/// projection across the CPU cores (see `bert::Split`): below it, reading
+/// projection across the CPU cores (see `projection::Split`): below it, reading
 /// the weights dominates; above it, burn's own matrix kernels use every core.
 const SPLIT_COLUMNS_MAX_TOKENS: usize = 256;
 
@@ -149,13 +153,14 @@ impl Embedder {
 
     /// Embeds one batch of already tokenised rows.
     ///
-    /// On the CPU not all of burn's kernels use every core: GELU, the
-    /// largest element-wise step, runs on one thread and leaves the other
-    /// cores idle meanwhile. Splitting the batch into one slice per core and
-    /// running the slices side by side keeps every core busy (256 chunks of
-    /// ~200 tokens in batches of 32, on 2 cores: 9.0 – 9.3 chunks/s in one
-    /// pass, 13.9 – 16.1 in two slices, 12.7 – 13.2 in four). Each slice is
-    /// padded to its own longest row.
+    /// On the CPU not every burn kernel uses every core, so a single
+    /// forward pass leaves cores idle for part of it. Splitting the batch
+    /// into one slice per core and running the slices side by side keeps
+    /// every core busy (256 chunks of ~200 tokens in batches of 32, on 2
+    /// cores, with GELU and attention already in the parallel kernels of
+    /// `docshelf-kernels`: 12.6 chunks/s in one pass in two runs, 19.2 –
+    /// 23.1 in two slices, 20.4 – 23.4 in four). Each slice is padded to its
+    /// own longest row.
     fn forward(&self, rows: &[&[u32]]) -> Result<Vec<Embedding>, EmbedError> {
         let parts = match self.backend {
             Backend::Cpu => rayon::current_num_threads().min(rows.len() / MIN_ROWS_PER_SLICE),
@@ -183,11 +188,11 @@ impl Embedder {
         let mask = Tensor::<2>::from_data(TensorData::new(padded.mask, shape), &self.device);
         let split = match self.backend {
             Backend::Cpu if padded.rows * padded.cols <= SPLIT_COLUMNS_MAX_TOKENS => {
-                bert::Split::Columns(rayon::current_num_threads())
+                projection::Split::Columns(rayon::current_num_threads())
             }
-            _ => bert::Split::Whole,
+            _ => projection::Split::Whole,
         };
-        let pooled = self.model.embed(ids, mask, split);
+        let pooled = self.model.embed(ids, mask, padded.lengths, split);
         let flat = pooled
             .into_data()
             .try_to_vec::<f32>()

@@ -57,6 +57,8 @@ pub struct Padded {
     pub ids: Vec<i64>,
     /// `1.0` for real tokens, `0.0` for padding.
     pub mask: Vec<f32>,
+    /// Real tokens per row: the mask's ones come first in every row.
+    pub lengths: Vec<usize>,
 }
 
 /// Pads `rows` to the longest one.
@@ -75,6 +77,7 @@ pub fn pad(rows: &[&[u32]]) -> Padded {
         cols,
         ids,
         mask,
+        lengths: rows.iter().map(|r| r.len()).collect(),
     }
 }
 
@@ -90,5 +93,6 @@ mod tests {
         assert_eq!((p.rows, p.cols), (2, 3));
         assert_eq!(p.ids, vec![101, 7, 102, 101, 102, 0]);
         assert_eq!(p.mask, vec![1.0, 1.0, 1.0, 1.0, 1.0, 0.0]);
+        assert_eq!(p.lengths, vec![3, 2]);
     }
 }

@@ -1,0 +1,36 @@
+//! CPU kernels for the steps of all-MiniLM-L6-v2 that burn's CPU backend
+//! (`flex`) runs far below the machine's speed: GELU, masked
+//! self-attention, and the projections of a few tokens (a search query).
+//! They work on plain `f32` slices; `docshelf-server`'s `embed::kernels`
+//! hands them the buffers of burn's CPU tensors.
+//!
+//! A `perf` profile of a batch of 32 × ~200 tokens on burn's CPU backend put
+//! about a fifth of the time in GELU (libm's scalar `erff`, on one thread)
+//! and another fifth in the attention op's softmax (a scalar loop that
+//! checks the mask per score and calls `expf` per element), against about
+//! half in the matrix products, which already run near the cores' peak.
+//! A query's few tokens are instead bound by reading the weights, which a
+//! general matrix product re-packs on every call (see [`PackedWeights`]).
+//!
+//! - [`approx`]: vectorisable `exp`, `erf` and GELU.
+//! - [`gelu_in_place`]: GELU over a buffer on every core.
+//! - [`attention()`]: masked attention per text, reading heads in place.
+//! - `matmul`: a bounds-checked face on the `gemm` crate's strided product.
+//! - [`PackedWeights`]: a few rows times a weight matrix packed ahead of
+//!   time (a search query's projections), streaming the weights.
+//! - `simd`: runs those loops compiled for AVX2 and FMA where the CPU has
+//!   them.
+//!
+//! The crate is separate from the server so that it can be built optimised
+//! in the dev profile (build profiles are set per crate).
+
+mod activation;
+pub mod approx;
+mod attention;
+mod matmul;
+mod packed;
+mod simd;
+
+pub use activation::gelu_in_place;
+pub use attention::{attention, Shape};
+pub use packed::PackedWeights;
