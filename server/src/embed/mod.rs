@@ -47,6 +47,8 @@ const MIN_ROWS_PER_SLICE: usize = 4;
 /// Batches of at most this many tokens (padding included) split each
 /// projection across the CPU cores (see `projection::Split`): below it, reading
 /// the weights dominates; above it, burn's own matrix kernels use every core.
+/// The fewest tokens (a single short query) take the packed product instead,
+/// which `projection` chooses per product.
 const SPLIT_COLUMNS_MAX_TOKENS: usize = 256;
 
 /// One embedding: a unit vector of [`DIM`] floats.
