@@ -15,7 +15,7 @@ use burn::tensor::{Device, Int, Tensor};
 use serde::Deserialize;
 
 use super::kernels::{self, Padding};
-use super::projection::{Split, Weights};
+use super::projection::{Plan, Weights};
 use super::EmbedError;
 
 /// The fields of the checkpoint's `config.json` the network needs.
@@ -88,10 +88,11 @@ struct Layer {
     attention: Attention,
     intermediate: Intermediate,
     output: Output,
-    /// The layer's projections ready to run; built by [`Bert::load`] once
-    /// the weights are in, and not part of the checkpoint.
+    /// The layer's projections ready to run: built from the fields above,
+    /// again by [`Bert::load`] once the weights are in; not part of the
+    /// checkpoint.
     #[module(skip)]
-    projections: Option<Projections>,
+    projections: Projections,
 }
 
 /// One layer's four projections, prepared for the backend.
@@ -170,12 +171,12 @@ impl Bert {
         // slow for few tokens: on the CPU.
         let pack = matches!(device.as_dispatch(), DispatchDevice::Flex(_));
         for layer in &mut model.encoder.layer {
-            let projections = Projections::of(layer);
-            layer.projections = Some(if pack {
+            let projections = Projections::of(&layer.attention, &layer.intermediate, &layer.output);
+            layer.projections = if pack {
                 projections.packed()?
             } else {
                 projections
-            });
+            };
         }
         Ok(model)
     }
@@ -188,26 +189,27 @@ impl Bert {
         };
         let linear = |i, o| LinearConfig::new(i, o).init(device);
         let layers = (0..c.num_hidden_layers)
-            .map(|_| Layer {
-                attention: Attention {
-                    self_attn: SelfAttention {
-                        query: linear(c.hidden_size, c.hidden_size),
-                        key: linear(c.hidden_size, c.hidden_size),
-                        value: linear(c.hidden_size, c.hidden_size),
+            .map(|_| {
+                Layer::new(
+                    Attention {
+                        self_attn: SelfAttention {
+                            query: linear(c.hidden_size, c.hidden_size),
+                            key: linear(c.hidden_size, c.hidden_size),
+                            value: linear(c.hidden_size, c.hidden_size),
+                        },
+                        output: Output {
+                            dense: linear(c.hidden_size, c.hidden_size),
+                            layer_norm: norm(),
+                        },
                     },
-                    output: Output {
-                        dense: linear(c.hidden_size, c.hidden_size),
+                    Intermediate {
+                        dense: linear(c.hidden_size, c.intermediate_size),
+                    },
+                    Output {
+                        dense: linear(c.intermediate_size, c.hidden_size),
                         layer_norm: norm(),
                     },
-                },
-                intermediate: Intermediate {
-                    dense: linear(c.hidden_size, c.intermediate_size),
-                },
-                output: Output {
-                    dense: linear(c.intermediate_size, c.hidden_size),
-                    layer_norm: norm(),
-                },
-                projections: None,
+                )
             })
             .collect();
         Self {
@@ -224,24 +226,19 @@ impl Bert {
         }
     }
 
-    /// Sentence embeddings of a padded batch: `ids` and `mask` are
-    /// `[batch, tokens]`, and `lengths` holds each row's count of real
-    /// tokens (the ones the mask marks); the result is `[batch, hidden]`,
-    /// mean-pooled over the real tokens and L2-normalised. `split` says how
-    /// to run the projections (see [`Split`]).
-    pub fn embed(
-        &self,
-        ids: Tensor<2, Int>,
-        mask: Tensor<2>,
-        lengths: Vec<usize>,
-        split: Split,
-    ) -> Tensor<2> {
+    /// Sentence embeddings of a padded batch: `ids` is `[batch, tokens]`,
+    /// and `lengths` holds each row's count of real tokens (padding follows
+    /// them); the result is `[batch, hidden]`, mean-pooled over the real
+    /// tokens and L2-normalised. `plan` says how to run the projections
+    /// (see [`Plan`]).
+    pub fn embed(&self, ids: Tensor<2, Int>, lengths: Vec<usize>, plan: Plan) -> Tensor<2> {
         let [batch, tokens] = ids.dims();
-        let padding = Padding::new(lengths, tokens, self.heads, &ids.device());
-        let hidden = self.encode(ids, &padding, split);
+        let device = ids.device();
+        let padding = Padding::new(lengths, tokens, self.heads, &device);
+        let hidden = self.encode(ids, &padding, plan);
         let [_, _, width] = hidden.dims();
 
-        let weights = mask.reshape([batch, tokens, 1]);
+        let weights = padding.real_tokens(&device).reshape([batch, tokens, 1]);
         let summed = (hidden * weights.clone()).sum_dim(1);
         let counts = weights.sum_dim(1).clamp_min(1e-9);
         let pooled = (summed / counts).reshape([batch, width]);
@@ -256,7 +253,7 @@ impl Bert {
     }
 
     /// The last hidden state, `[batch, tokens, hidden]`.
-    fn encode(&self, ids: Tensor<2, Int>, padding: &Padding, split: Split) -> Tensor<3> {
+    fn encode(&self, ids: Tensor<2, Int>, padding: &Padding, plan: Plan) -> Tensor<3> {
         let [batch, tokens] = ids.dims();
         let device = ids.device();
         let positions = Tensor::<1, Int>::arange(0..tokens as i64, &device)
@@ -272,41 +269,44 @@ impl Bert {
         );
 
         for layer in &self.encoder.layer {
-            x = layer.forward(x, padding, split);
+            x = layer.forward(x, padding, plan);
         }
         x
     }
 }
 
 impl Layer {
+    fn new(attention: Attention, intermediate: Intermediate, output: Output) -> Self {
+        let projections = Projections::of(&attention, &intermediate, &output);
+        Self {
+            attention,
+            intermediate,
+            output,
+            projections,
+        }
+    }
+
     /// One encoder layer: multi-head self-attention over the real tokens
     /// (see [`kernels::attention`]), then the feed-forward block, each
     /// followed by a residual connection and layer norm.
-    fn forward(&self, x: Tensor<3>, padding: &Padding, split: Split) -> Tensor<3> {
-        let built;
-        let p = match &self.projections {
-            Some(projections) => projections,
-            None => {
-                built = Projections::of(self);
-                &built
-            }
-        };
-        let attended = kernels::attention(split.project(&p.qkv, x.clone()), padding);
+    fn forward(&self, x: Tensor<3>, padding: &Padding, plan: Plan) -> Tensor<3> {
+        let p = &self.projections;
+        let attended = kernels::attention(plan.project(&p.qkv, x.clone()), padding);
         let x = (self.attention.output.layer_norm)
-            .forward(split.project(&p.attention_output, attended) + x);
-        let inner = kernels::gelu(split.project(&p.intermediate, x.clone()));
-        (self.output.layer_norm).forward(split.project(&p.output, inner) + x)
+            .forward(plan.project(&p.attention_output, attended) + x);
+        let inner = kernels::gelu(plan.project(&p.intermediate, x.clone()));
+        (self.output.layer_norm).forward(plan.project(&p.output, inner) + x)
     }
 }
 
 impl Projections {
-    fn of(layer: &Layer) -> Self {
-        let a = &layer.attention.self_attn;
+    fn of(attention: &Attention, intermediate: &Intermediate, output: &Output) -> Self {
+        let a = &attention.self_attn;
         Self {
             qkv: Weights::side_by_side(&[&a.query, &a.key, &a.value]),
-            attention_output: Weights::of(&layer.attention.output.dense),
-            intermediate: Weights::of(&layer.intermediate.dense),
-            output: Weights::of(&layer.output.dense),
+            attention_output: Weights::of(&attention.output.dense),
+            intermediate: Weights::of(&intermediate.dense),
+            output: Weights::of(&output.dense),
         }
     }
 

@@ -16,16 +16,17 @@ use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{Bool, DType, Device, Tensor, TensorData};
 use docshelf_kernels::PackedWeights;
 
-/// Which tokens of each text are real: the padding mask, in the form each
-/// backend's attention wants it.
+/// Which tokens of each text are real (padding follows them), in the forms
+/// attention and pooling want.
 pub struct Padding {
-    /// Real tokens per text; padding follows them.
+    /// Real tokens per text.
     lengths: Vec<usize>,
     tokens: usize,
     heads: usize,
-    /// burn's mask, `true` at padded keys, `[texts, heads, tokens, tokens]`;
-    /// built only for backends these kernels do not cover.
-    mask: Option<Tensor<4, Bool>>,
+    /// burn's attention mask, `true` at padded keys,
+    /// `[texts, heads, tokens, tokens]`; built only for backends these
+    /// kernels do not cover.
+    attention_mask: Option<Tensor<4, Bool>>,
 }
 
 impl Padding {
@@ -35,27 +36,42 @@ impl Padding {
             lengths,
             tokens,
             heads,
-            mask: None,
+            attention_mask: None,
         };
         if !on_cpu_backend(device) {
-            padding.mask = Some(padding.burn_mask(device));
+            padding.attention_mask = Some(padding.burn_mask(device));
         }
         padding
+    }
+
+    /// `1.0` for each real token and `0.0` for padding, `[texts, tokens]`:
+    /// the weights of mean pooling.
+    pub fn real_tokens(&self, device: &Device) -> Tensor<2> {
+        let weights: Vec<f32> = self.flags(|real| if real { 1.0 } else { 0.0 });
+        Tensor::from_data(
+            TensorData::new(weights, [self.lengths.len(), self.tokens]),
+            device,
+        )
     }
 
     /// Every text holds at least `[CLS]` and `[SEP]`, so no query's row of
     /// the mask is all padding (which would leave its softmax empty).
     fn burn_mask(&self, device: &Device) -> Tensor<4, Bool> {
         let texts = self.lengths.len();
+        let padded: Vec<bool> = self.flags(|real| !real);
+        Tensor::<2, Bool>::from_data(TensorData::new(padded, [texts, self.tokens]), device)
+            .reshape([texts, 1, 1, self.tokens])
+            .expand([texts, self.heads, self.tokens, self.tokens])
+    }
+
+    /// `value(is real)` for every token of every text, row-major.
+    fn flags<T>(&self, value: impl Fn(bool) -> T) -> Vec<T> {
         let tokens = self.tokens;
-        let padded: Vec<bool> = self
-            .lengths
+        self.lengths
             .iter()
-            .flat_map(|&len| (0..tokens).map(move |i| i >= len))
-            .collect();
-        Tensor::<2, Bool>::from_data(TensorData::new(padded, [texts, tokens]), device)
-            .reshape([texts, 1, 1, tokens])
-            .expand([texts, self.heads, tokens, tokens])
+            .flat_map(|&len| (0..tokens).map(move |i| i < len))
+            .map(value)
+            .collect()
     }
 }
 
@@ -95,10 +111,26 @@ impl<const D: usize> Operand<D> {
     }
 }
 
-/// A contiguous tensor's elements.
-fn elements(tensor: &FlexTensor) -> Option<&[f32]> {
-    let (start, end) = tensor.layout().contiguous_offsets()?;
-    tensor.storage::<f32>().get(start..end)
+/// `kernel` over a CPU tensor's elements in row-major order, its output
+/// wrapped as a CPU tensor of `shape`; the tensor handed back when its
+/// buffer cannot be read as one slice.
+fn map_elements<const D: usize>(
+    tensor: FlexTensor,
+    shape: [usize; D],
+    kernel: impl FnOnce(&[f32]) -> Vec<f32>,
+) -> Result<Tensor<D>, FlexTensor> {
+    let tensor = tensor.to_contiguous();
+    let elements = tensor
+        .layout()
+        .contiguous_offsets()
+        .and_then(|(start, end)| tensor.storage::<f32>().get(start..end));
+    match elements {
+        Some(elements) => {
+            let data = TensorData::new(kernel(elements), shape);
+            Ok(Tensor::from_primitive::<Flex>(FlexTensor::from_data(data)))
+        }
+        None => Err(tensor),
+    }
 }
 
 /// GELU (exact, erf form), on every core when on the CPU backend.
@@ -132,15 +164,10 @@ pub fn attention(qkv: Tensor<3>, padding: &Padding) -> Tensor<3> {
     };
     let fits = texts == padding.lengths.len() && tokens == padding.tokens;
     match Operand::new(qkv) {
-        Operand::Cpu(qkv) if fits => {
-            let qkv = qkv.to_contiguous();
-            if let Some(elements) = elements(&qkv) {
-                let out = docshelf_kernels::attention(elements, &padding.lengths, shape);
-                let data = TensorData::new(out, [texts, tokens, width]);
-                return Tensor::from_primitive::<Flex>(FlexTensor::from_data(data));
-            }
-            burn_path(Tensor::from_primitive::<Flex>(qkv), padding, shape)
-        }
+        Operand::Cpu(qkv) if fits => map_elements(qkv, [texts, tokens, width], |qkv| {
+            docshelf_kernels::attention(qkv, &padding.lengths, shape)
+        })
+        .unwrap_or_else(|qkv| burn_path(Tensor::from_primitive::<Flex>(qkv), padding, shape)),
         operand => burn_path(operand.into_tensor(), padding, shape),
     }
 }
@@ -158,17 +185,10 @@ pub fn packed_product(
         return otherwise(x);
     }
     match Operand::new(x) {
-        Operand::Cpu(x) => {
-            let x = x.to_contiguous();
-            match elements(&x) {
-                Some(elements) => {
-                    let out = packed.product(elements, batch * tokens);
-                    let data = TensorData::new(out, [batch, tokens, packed.outputs()]);
-                    Tensor::from_primitive::<Flex>(FlexTensor::from_data(data))
-                }
-                None => otherwise(Tensor::from_primitive::<Flex>(x)),
-            }
-        }
+        Operand::Cpu(x) => map_elements(x, [batch, tokens, packed.outputs()], |x| {
+            packed.product(x, batch * tokens)
+        })
+        .unwrap_or_else(|x| otherwise(Tensor::from_primitive::<Flex>(x))),
         operand => otherwise(operand.into_tensor()),
     }
 }
@@ -187,7 +207,7 @@ fn burn_path(qkv: Tensor<3>, padding: &Padding, shape: docshelf_kernels::Shape) 
             .reshape([texts, tokens, heads, width / heads])
             .swap_dims(1, 2)
     });
-    let mask = match &padding.mask {
+    let mask = match &padding.attention_mask {
         Some(mask) => mask.clone(),
         None => padding.burn_mask(&q.device()),
     };

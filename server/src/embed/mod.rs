@@ -44,13 +44,6 @@ pub const DEFAULT_BATCH: usize = 32;
 /// this, splitting a batch costs more in small matrix products than it gains.
 const MIN_ROWS_PER_SLICE: usize = 4;
 
-/// Batches of at most this many tokens (padding included) split each
-/// projection across the CPU cores (see `projection::Split`): below it, reading
-/// the weights dominates; above it, burn's own matrix kernels use every core.
-/// The fewest tokens (a single short query) take the packed product instead,
-/// which `projection` chooses per product.
-const SPLIT_COLUMNS_MAX_TOKENS: usize = 256;
-
 /// One embedding: a unit vector of [`DIM`] floats.
 pub type Embedding = Vec<f32>;
 
@@ -187,14 +180,9 @@ impl Embedder {
         let padded = tokenize::pad(rows);
         let shape = [padded.rows, padded.cols];
         let ids = Tensor::<2, Int>::from_data(TensorData::new(padded.ids, shape), &self.device);
-        let mask = Tensor::<2>::from_data(TensorData::new(padded.mask, shape), &self.device);
-        let split = match self.backend {
-            Backend::Cpu if padded.rows * padded.cols <= SPLIT_COLUMNS_MAX_TOKENS => {
-                projection::Split::Columns(rayon::current_num_threads())
-            }
-            _ => projection::Split::Whole,
-        };
-        let pooled = self.model.embed(ids, mask, padded.lengths, split);
+        let plan =
+            projection::Plan::for_batch(self.backend == Backend::Cpu, padded.rows * padded.cols);
+        let pooled = self.model.embed(ids, padded.lengths, plan);
         let flat = pooled
             .into_data()
             .try_to_vec::<f32>()

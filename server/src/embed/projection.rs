@@ -6,13 +6,14 @@
 //! burn's CPU backend runs such small products on one core, after copying
 //! the weights into its own order on every call. So on the CPU:
 //!
-//! - up to [`PackedWeights::ROWS_PER_PASS`] tokens run through
-//!   `docshelf-kernels`' product on weights packed once at load, which
-//!   reads each weight once, on every core;
-//! - a few more tokens ([`Split::Columns`]) split each weight matrix into
+//! - up to [`PackedWeights::ROWS_PER_PASS`] tokens ([`Plan::Packed`]) run
+//!   through `docshelf-kernels`' product on weights packed once at load,
+//!   which reads each weight once, on every core;
+//! - up to 256 tokens ([`Plan::Columns`]) split each weight matrix into
 //!   column blocks, one burn product per core side by side; the outputs are
 //!   joined along the feature axis, so the result is the same;
-//! - anything larger, and everything on a GPU, is one burn product.
+//! - anything larger, and everything on a GPU, is one burn product
+//!   ([`Plan::Whole`]).
 
 use std::sync::Arc;
 
@@ -79,23 +80,44 @@ impl Weights {
     }
 }
 
-/// How the projections of one batch run on burn (see the module docs).
+/// Batches of at most this many tokens (padding included) split each
+/// projection across the CPU cores: below it, reading the weights
+/// dominates; above it, burn's own matrix kernels use every core.
+const COLUMNS_MAX_TOKENS: usize = 256;
+
+/// How one batch runs its projections (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Split {
-    /// One product per projection: what large batches and GPUs want.
+pub enum Plan {
+    /// One burn product per projection: what large batches and GPUs want.
     Whole,
-    /// This many column blocks per projection, computed in parallel.
+    /// This many column blocks per projection, burn products in parallel.
     Columns(usize),
+    /// `docshelf-kernels`' product on the packed weights (CPU, up to
+    /// [`PackedWeights::ROWS_PER_PASS`] tokens).
+    Packed,
 }
 
-impl Split {
+impl Plan {
+    /// The plan for a batch of `tokens` tokens, padding included.
+    pub fn for_batch(on_cpu: bool, tokens: usize) -> Self {
+        match tokens {
+            _ if !on_cpu => Plan::Whole,
+            t if t <= PackedWeights::ROWS_PER_PASS => Plan::Packed,
+            t if t <= COLUMNS_MAX_TOKENS => Plan::Columns(rayon::current_num_threads()),
+            _ => Plan::Whole,
+        }
+    }
+
     /// `x · weight + bias` for `x` `[batch, tokens, inputs]`.
     pub fn project(self, weights: &Weights, x: Tensor<3>) -> Tensor<3> {
-        let [batch, tokens, _] = x.dims();
-        match &weights.packed {
-            Some(packed) if batch * tokens <= PackedWeights::ROWS_PER_PASS => {
-                kernels::packed_product(x, packed, |x| self.project_burn(weights, x))
+        // Without packed weights (not built for this backend), the nearest
+        // burn plan for the same few tokens.
+        let columns = Plan::Columns(rayon::current_num_threads());
+        match (self, &weights.packed) {
+            (Plan::Packed, Some(packed)) => {
+                kernels::packed_product(x, packed, |x| columns.project_burn(weights, x))
             }
+            (Plan::Packed, None) => columns.project_burn(weights, x),
             _ => self.project_burn(weights, x),
         }
     }
@@ -107,8 +129,8 @@ impl Split {
         // scheduling than their share of the weights.
         const MIN_BLOCK_COLUMNS: usize = 96;
         let parts = match self {
-            Split::Columns(parts) => parts.min(outputs / MIN_BLOCK_COLUMNS),
-            Split::Whole => 1,
+            Plan::Columns(parts) => parts.min(outputs / MIN_BLOCK_COLUMNS),
+            Plan::Whole | Plan::Packed => 1,
         };
         if parts <= 1 {
             return burn::tensor::module::linear(x, weight.clone(), bias.clone());

@@ -55,9 +55,7 @@ pub struct Padded {
     pub cols: usize,
     /// Token ids, `0` (`[PAD]`) after each row's end.
     pub ids: Vec<i64>,
-    /// `1.0` for real tokens, `0.0` for padding.
-    pub mask: Vec<f32>,
-    /// Real tokens per row: the mask's ones come first in every row.
+    /// Real tokens per row; each row's padding follows them.
     pub lengths: Vec<usize>,
 }
 
@@ -65,18 +63,15 @@ pub struct Padded {
 pub fn pad(rows: &[&[u32]]) -> Padded {
     let cols = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
     let mut ids = vec![0_i64; rows.len() * cols];
-    let mut mask = vec![0_f32; rows.len() * cols];
     for (r, row) in rows.iter().enumerate() {
         for (c, &id) in row.iter().enumerate() {
             ids[r * cols + c] = i64::from(id);
-            mask[r * cols + c] = 1.0;
         }
     }
     Padded {
         rows: rows.len(),
         cols,
         ids,
-        mask,
         lengths: rows.iter().map(|r| r.len()).collect(),
     }
 }
@@ -86,13 +81,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pad_fills_to_the_longest_row_and_masks_the_padding() {
+    fn pad_fills_to_the_longest_row_and_counts_the_real_tokens() {
         let a = [101_u32, 7, 102];
         let b = [101_u32, 102];
         let p = pad(&[&a, &b]);
         assert_eq!((p.rows, p.cols), (2, 3));
         assert_eq!(p.ids, vec![101, 7, 102, 101, 102, 0]);
-        assert_eq!(p.mask, vec![1.0, 1.0, 1.0, 1.0, 1.0, 0.0]);
         assert_eq!(p.lengths, vec![3, 2]);
     }
 }
