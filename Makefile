@@ -25,7 +25,7 @@ help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
 	@echo "make test   run the whole test suite"
 	@echo "make lint   cargo fmt --check and clippy -D warnings"
-	@echo "make eval   nDCG@10 / Recall@10 per search mode on ../shared/data/eval/git-docs"
+	@echo "make eval   nDCG@10 / Recall@10 per search mode on every eval set, beside the plain Python pipeline"
 	@echo "make bench-embed | bench-kernels | bench-ingest | bench-search | bench-vector   benchmarks (print figures)"
 
 setup:
@@ -80,10 +80,10 @@ bench-search: setup
 bench-vector:
 	cargo bench --locked --profile dev -p docshelf-server --bench vector_index
 
-EVAL ?= ../shared/data/eval/git-docs
+# Every evaluation set (eval/README.md) in one table, with the plain Python
+# pipeline beside it (PLAIN=0 skips that; its venv is several GB).
 eval: build-server
-	$(DOCSHELF_BIN) eval --corpus $(EVAL)/corpus --queries $(EVAL)/queries.jsonl \
-	  --qrels $(EVAL)/qrels.jsonl --library git --version 2.39 $(ARGS)
+	@scripts/eval.sh $(ARGS)
 
 lint:
 	cargo fmt --all -- --check

@@ -24,10 +24,10 @@ fn backend_for(token: Option<&str>, write: bool) -> Result<SharedBackend, Server
 }
 
 /// The running server's status: version, store, embedding backend, counts.
+/// A read like any other: with `--auth-reads` it needs the token.
 #[server(prefix = "/rpc", endpoint = "status")]
-pub async fn get_status() -> Result<ServerStatus, ServerFnError> {
-    let backend = use_backend()?;
-    Ok(backend.status().await)
+pub async fn get_status(token: Option<String>) -> Result<ServerStatus, ServerFnError> {
+    Ok(backend_for(token.as_deref(), false)?.status().await)
 }
 
 /// Searches, as `POST /api/search` does.

@@ -101,6 +101,11 @@ pub fn plain_snippet(text: &str, terms: &[String], max_chars: usize) -> String {
     out
 }
 
+/// The byte window of `text` (trimmed) that [`snippet`] shows for `terms`.
+pub(crate) fn window_of(text: &str, terms: &[String], max_chars: usize) -> (usize, usize) {
+    window(text, &ranges(text, terms), max_chars)
+}
+
 /// The byte window to show: the `max_chars` span holding the most marks,
 /// started a little before the first of them, snapped to word boundaries.
 fn window(text: &str, marks: &[(usize, usize)], max_chars: usize) -> (usize, usize) {
@@ -161,7 +166,8 @@ fn snap_back(text: &str, start: usize, end: usize) -> usize {
     }
 }
 
-fn escape_into(out: &mut String, text: &str) {
+/// Appends `text` to `out` with HTML's special characters escaped.
+pub(crate) fn escape_into(out: &mut String, text: &str) {
     for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),

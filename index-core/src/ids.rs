@@ -11,6 +11,9 @@ use sha2::{Digest, Sha256};
 ///
 /// The index is part of the key because a document may repeat a paragraph
 /// word for word (boilerplate, a warning box); both copies must be stored.
+/// `text` is what the chunk is embedded as, its context line included
+/// ([`crate::context::embedding_input`]): a page whose title or headings
+/// change gets new ids, and so new vectors, even where its body did not.
 pub fn chunk_id(library: &str, version: &str, file_path: &str, index: usize, text: &str) -> String {
     let mut hasher = Sha256::new();
     // Length-prefix every field so ("ab","c") and ("a","bc") differ.

@@ -7,12 +7,14 @@
 //!
 //! - [`extract`]: uploaded files (Markdown, text, HTML, PDF, ZIP) to clean text.
 //! - [`chunk`]: text to overlapping chunks that never split a code block.
+//! - [`context`]: the title and headings embedded and indexed with each chunk.
 //! - [`ids`]: deterministic chunk ids.
 //! - [`document`]: whole documents put back together from their chunks.
 //! - [`catalog`]: libraries, versions and documents as people browse them.
 //! - [`library`]: resolving loosely named libraries.
 //! - [`version`]: ordering versions (what `latest` means).
 //! - [`highlight`]: query terms marked in snippets.
+//! - [`markdown`]: snippets of Markdown as safe HTML.
 //! - [`feedback`]: likes and dislikes on results.
 //! - [`eval`]: retrieval quality measures (nDCG, recall).
 //! - [`fusion`]: merging dense and keyword rankings (RRF, DBSF).
@@ -24,6 +26,7 @@
 
 pub mod catalog;
 pub mod chunk;
+pub mod context;
 pub mod document;
 pub mod eval;
 pub mod extract;
@@ -33,6 +36,7 @@ pub mod highlight;
 pub mod ids;
 pub mod job;
 pub mod library;
+pub mod markdown;
 pub mod scoring;
 pub mod search;
 pub mod status;

@@ -54,10 +54,13 @@ proptest! {
         }
 
         // A fence opened in a chunk closes in it, unless its block was too big to keep whole.
+        // A block's size is what the chunker measures: the fence with the
+        // line break and blank line that end it (`+ 12` is the two fence
+        // lines, `+ 2` the "\n\n" before the next block).
         let biggest_fence = text
             .split("```rust\n")
             .skip(1)
-            .filter_map(|rest| rest.find("\n```").map(|end| end + 12))
+            .filter_map(|rest| rest.find("\n```").map(|end| end + 12 + 2))
             .max()
             .unwrap_or(0);
         if biggest_fence <= config.hard_max {

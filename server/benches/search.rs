@@ -5,7 +5,10 @@
 //! --bench search`). Uploads the first `DOCSHELF_BENCH_FILES` pages of the
 //! git manual (default 40; all 190 take minutes on a CPU) into a temporary
 //! store, or reuses the store at `DOCSHELF_BENCH_STORE` if it already holds
-//! them, then runs the eval set's 190 queries in each mode.
+//! them, then runs the eval set's 190 queries in each mode, and measures
+//! what the second stage (rerank over the best 50 candidates) adds: each
+//! query runs with and without it back to back, and the per-query
+//! differences are summarised, so machine noise between runs cancels.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -137,4 +140,36 @@ async fn main() {
             qps
         );
     }
+
+    // The second stage's cost: paired runs, hybrid with and without it.
+    let (mut with, mut without, mut added) = (Vec::new(), Vec::new(), Vec::new());
+    for q in &queries {
+        let time = |rerank: bool| {
+            let params = SearchParams {
+                query: q.clone(),
+                rerank: Some(rerank),
+                ..SearchParams::default()
+            };
+            let engine = &engine;
+            async move {
+                let t = Instant::now();
+                engine.search(params).await.expect("search");
+                t.elapsed().as_secs_f64() * 1e3
+            }
+        };
+        let (a, b) = (time(true).await, time(false).await);
+        with.push(a);
+        without.push(b);
+        added.push(a - b);
+    }
+    for v in [&mut with, &mut without, &mut added] {
+        v.sort_by(f64::total_cmp);
+    }
+    println!(
+        "second stage (N=50): hybrid p50 {:.1} ms with, {:.1} ms without; added per query p50 {:+.2} ms, p90 {:+.2} ms",
+        percentile(&with, 0.5),
+        percentile(&without, 0.5),
+        percentile(&added, 0.5),
+        percentile(&added, 0.9)
+    );
 }

@@ -106,6 +106,17 @@ pub struct ServeConfig {
     )]
     pub cors_origins: Vec<String>,
 
+    /// Host names this server answers to besides loopback names and IP
+    /// addresses (comma-separated, e.g. `docs.example.com`): the name a
+    /// reverse proxy or DNS points at it. Requests naming any other host
+    /// are refused, which stops DNS-rebinding pages from reading the API.
+    #[arg(
+        long = "allowed-hosts",
+        env = "DOCSHELF_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
+    pub allowed_hosts: Vec<String>,
+
     #[command(flatten)]
     pub engine: EngineConfig,
 }

@@ -24,6 +24,7 @@ use crate::embed::{EmbedError, EmbedQueue, Embedder};
 use crate::ingest::pipeline::Pipeline;
 use crate::ingest::{run_job, JobHandle, Jobs, Upload};
 use crate::metrics::Metrics;
+use crate::search::rerank::{LeadPrior, SecondStage};
 use crate::search::sessions::Sessions;
 use crate::search::{self, RunError, Stage};
 use crate::store::filter::Scope;
@@ -31,6 +32,16 @@ use crate::store::{Store, StoreError, StoredChunk, Target};
 
 /// The model docshelf embeds with.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
+
+/// Searches running at once, at most. Past it a search is refused at once
+/// (503 with `Retry-After`) rather than queued: 200 concurrent searches
+/// once queued without bound and were answered at a p50 of 9 s. A search
+/// costs ~50 ms of a 2-core machine, so 64 in flight is already a second
+/// of work; a client told "busy" can retry or go elsewhere.
+pub const MAX_CONCURRENT_SEARCHES: usize = 64;
+
+/// The longest one search may run before it is stopped (503).
+pub const SEARCH_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Why the engine refused a request.
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +73,10 @@ pub enum EngineError {
     },
     #[error("no chunk with id {0:?}")]
     UnknownChunk(String),
+    #[error("docshelf is busy: {0} searches are running; try again in a moment")]
+    Busy(usize),
+    #[error("the search took longer than {0} s and was stopped; try again, or a shorter query")]
+    TimedOut(u64),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -84,6 +99,12 @@ pub struct Engine {
     /// The embedding worker, or why it could not start. The server still
     /// starts without a model, so the dashboard can say what is wrong.
     embedder: Result<EmbedQueue, String>,
+    /// Rescores the best fused candidates of every search.
+    second_stage: Box<dyn SecondStage>,
+    /// Admission for searches (see [`MAX_CONCURRENT_SEARCHES`]).
+    searches: Arc<tokio::sync::Semaphore>,
+    search_limit: usize,
+    search_budget: std::time::Duration,
     jobs: Jobs,
     sessions: Sessions,
     metrics: Metrics,
@@ -101,7 +122,7 @@ impl Engine {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create the store directory {dir}"))?;
         }
-        let store = Store::open(&location).await?;
+        let mut store = Store::open(&location).await?;
         let (model_dir, device) = (config.model.model_dir.clone(), config.model.device);
         // Loading the model is CPU-bound: keep it off the async workers.
         let embedder = tokio::task::spawn_blocking(move || {
@@ -116,10 +137,39 @@ impl Engine {
             tracing::error!(%err, "the embedding model is not available");
             err.to_string()
         });
+        // A job killed before it folded its rows into the full-text
+        // indexes left documents the keyword leg cannot see: catch up now.
+        match store.unindexed_text_rows().await {
+            Ok(0) => {}
+            Ok(rows) => {
+                tracing::warn!(rows, "stored rows are missing from the full-text index (an upload was interrupted): updating it");
+                store
+                    .refresh_indexes()
+                    .await
+                    .context("cannot bring the full-text index up to date")?;
+            }
+            Err(err) => tracing::warn!(%err, "cannot read the full-text index's coverage"),
+        }
+        if store.has_legacy() {
+            let queue = embedder.as_ref().map_err(|e| {
+                anyhow::anyhow!(
+                    "this store was written by an older docshelf and is re-embedded on open, \
+                     which needs the embedding model: {e}"
+                )
+            })?;
+            crate::upgrade::upgrade(&mut store, queue).await.context(
+                "upgrading the store to schema v2 failed (nothing was lost: the next start \
+                 carries on where this one stopped)",
+            )?;
+        }
         Ok(Self {
             store,
             model_dir: config.model.model_dir.clone(),
             embedder,
+            second_stage: Box::new(LeadPrior::default()),
+            searches: Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_SEARCHES)),
+            search_limit: MAX_CONCURRENT_SEARCHES,
+            search_budget: SEARCH_BUDGET,
             jobs: Jobs::default(),
             sessions: Sessions::default(),
             metrics: Metrics::default(),
@@ -127,6 +177,29 @@ impl Engine {
             archive_limits: config.archive_limits(),
             started: Instant::now(),
         })
+    }
+
+    /// Rescores search candidates with `stage` instead of the default
+    /// [`LeadPrior`].
+    pub fn with_second_stage(mut self, stage: Box<dyn SecondStage>) -> Self {
+        self.second_stage = stage;
+        self
+    }
+
+    /// Admits at most `concurrent` searches at once, each for at most
+    /// `budget` (defaults: [`MAX_CONCURRENT_SEARCHES`], [`SEARCH_BUDGET`]).
+    pub fn with_search_limits(mut self, concurrent: usize, budget: std::time::Duration) -> Self {
+        self.searches = Arc::new(tokio::sync::Semaphore::new(concurrent));
+        self.search_limit = concurrent;
+        self.search_budget = budget;
+        self
+    }
+
+    /// Weighs a chunk's context this much against its text in the keyword
+    /// leg (see [`crate::store::CONTEXT_BOOST`]).
+    pub fn with_context_boost(mut self, boost: f32) -> Self {
+        self.store = self.store.with_context_boost(boost);
+        self
     }
 
     /// The chunk store.
@@ -211,7 +284,26 @@ impl Engine {
     /// loosely, and then sticky for the session), or the session's sticky
     /// library. With neither, every library is searched and, when strong
     /// hits come from several, the answer takes turns between them.
+    ///
+    /// A search is refused at once when [`MAX_CONCURRENT_SEARCHES`] are
+    /// running ([`EngineError::Busy`]) and stopped past its time budget
+    /// ([`EngineError::TimedOut`]).
     pub async fn search_staged(
+        &self,
+        params: SearchParams,
+        on_stage: &mut (dyn FnMut(Stage, &[SearchHit]) + Send),
+    ) -> Result<SearchResponse, EngineError> {
+        let Ok(_permit) = self.searches.try_acquire() else {
+            return Err(EngineError::Busy(self.search_limit));
+        };
+        match tokio::time::timeout(self.search_budget, self.search_admitted(params, on_stage)).await
+        {
+            Ok(result) => result,
+            Err(_) => Err(EngineError::TimedOut(self.search_budget.as_secs().max(1))),
+        }
+    }
+
+    async fn search_admitted(
         &self,
         params: SearchParams,
         on_stage: &mut (dyn FnMut(Stage, &[SearchHit]) + Send),
@@ -317,6 +409,7 @@ impl Engine {
         let outcome = search::run(
             &self.store,
             embedder,
+            self.second_stage.as_ref(),
             &search,
             &scope,
             target.is_none(),

@@ -10,6 +10,11 @@
 //! Queries are JSON lines `{"id","text"}`; judgements are JSON lines
 //! `{"query_id","file","relevance"}` where `file` is the document's path
 //! inside the corpus folder.
+//!
+//! Results are pages (one per document, as every face returns them by
+//! default), so the first `k` results are scored directly. Several sets run
+//! in one call, each as a library of its own in one store, and print as one
+//! table: quality is never judged on one documentation family.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -22,10 +27,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
 use crate::ingest::{JobHandle, Upload};
-
-/// Chunks fetched per query: deep enough that `k` distinct documents remain
-/// after reducing chunks to documents.
-const CHUNKS_PER_QUERY: i64 = 50;
 
 #[derive(Debug, Deserialize)]
 struct Query {
@@ -46,29 +47,42 @@ pub struct Variant {
     pub name: &'static str,
     pub mode: &'static str,
     pub fusion: &'static str,
+    /// Whether the second stage runs.
+    pub rerank: bool,
 }
 
-/// Every mode, and hybrid with both fusions.
+/// Every mode (default settings), hybrid with RRF instead of DBSF, and the
+/// default without its second stage, to show what that stage adds.
 pub const VARIANTS: &[Variant] = &[
     Variant {
         name: "dense",
         mode: "dense",
-        fusion: "rrf",
+        fusion: "dbsf",
+        rerank: true,
     },
     Variant {
         name: "keyword",
         mode: "keyword",
-        fusion: "rrf",
+        fusion: "dbsf",
+        rerank: true,
     },
     Variant {
-        name: "hybrid (rrf)",
-        mode: "hybrid",
-        fusion: "rrf",
-    },
-    Variant {
-        name: "hybrid (dbsf)",
+        name: "hybrid",
         mode: "hybrid",
         fusion: "dbsf",
+        rerank: true,
+    },
+    Variant {
+        name: "hybrid, rrf",
+        mode: "hybrid",
+        fusion: "rrf",
+        rerank: true,
+    },
+    Variant {
+        name: "hybrid, 1st stage",
+        mode: "hybrid",
+        fusion: "dbsf",
+        rerank: false,
     },
 ];
 
@@ -82,9 +96,10 @@ pub struct VariantScore {
     pub mean_ms: f64,
 }
 
-/// The whole report.
+/// The report of one set.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    pub set: String,
     pub k: usize,
     pub documents: usize,
     pub chunks: u64,
@@ -92,9 +107,10 @@ pub struct Report {
     pub scores: Vec<VariantScore>,
 }
 
-/// What to evaluate.
+/// What to evaluate: one set, uploaded as library `library`.
 #[derive(Debug, Clone)]
 pub struct EvalSpec {
+    pub set: String,
     pub corpus: PathBuf,
     pub queries: PathBuf,
     pub qrels: PathBuf,
@@ -162,11 +178,12 @@ pub async fn run(engine: &Engine, spec: &EvalSpec, uploads: Vec<Upload>) -> anyh
             let response = engine
                 .search(SearchParams {
                     query: q.text.clone(),
-                    k: Some(CHUNKS_PER_QUERY),
+                    k: Some(spec.k as i64),
                     library: Some(spec.library.clone()),
                     version: Some(spec.version.clone()),
                     mode: Some(variant.mode.into()),
                     fusion: Some(variant.fusion.into()),
+                    rerank: Some(variant.rerank),
                     ..SearchParams::default()
                 })
                 .await
@@ -191,6 +208,7 @@ pub async fn run(engine: &Engine, spec: &EvalSpec, uploads: Vec<Upload>) -> anyh
         });
     }
     Ok(Report {
+        set: spec.set.clone(),
         k: spec.k,
         documents: documents.len(),
         chunks: documents.iter().map(|d| d.chunks).sum(),
@@ -199,30 +217,52 @@ pub async fn run(engine: &Engine, spec: &EvalSpec, uploads: Vec<Upload>) -> anyh
     })
 }
 
-/// Prints the report as a table.
-pub fn print(report: &Report) {
-    println!(
-        "{} documents, {} chunks{}",
-        report.documents,
-        report.chunks,
-        report
-            .ingest_secs
-            .map(|s| format!(", uploaded in {s:.1} s"))
-            .unwrap_or_default()
-    );
-    let k = report.k;
-    println!(
-        "{:<15} {:>9} {:>10} {:>9}",
-        "mode",
-        format!("nDCG@{k}"),
-        format!("Recall@{k}"),
-        "mean ms"
-    );
-    for s in &report.scores {
+/// Prints the reports as one table: a row per variant, nDCG and recall
+/// per set side by side.
+pub fn print(reports: &[Report]) {
+    let Some(first) = reports.first() else {
+        return;
+    };
+    for r in reports {
         println!(
-            "{:<15} {:>9.4} {:>10.4} {:>9.1}",
-            s.variant, s.ndcg, s.recall, s.mean_ms
+            "{}: {} documents, {} chunks, {} queries{}",
+            r.set,
+            r.documents,
+            r.chunks,
+            r.scores.first().map_or(0, |s| s.queries),
+            r.ingest_secs
+                .map(|s| format!(", uploaded in {s:.1} s"))
+                .unwrap_or_default()
         );
+    }
+    let k = first.k;
+    let mut header = format!("{:<18}", "mode");
+    for r in reports {
+        header.push_str(&format!(" | {:^24}", r.set));
+    }
+    println!("{header}");
+    let mut sub = format!("{:<18}", "");
+    for _ in reports {
+        sub.push_str(&format!(
+            " | {:>8} {:>9} {:>5}",
+            format!("nDCG@{k}"),
+            format!("Recall@{k}"),
+            "ms"
+        ));
+    }
+    println!("{sub}");
+    for (i, variant) in first.scores.iter().enumerate() {
+        let mut row = format!("{:<18}", variant.variant);
+        for r in reports {
+            match r.scores.get(i) {
+                Some(s) => row.push_str(&format!(
+                    " | {:>8.4} {:>9.4} {:>5.0}",
+                    s.ndcg, s.recall, s.mean_ms
+                )),
+                None => row.push_str(&format!(" | {:>24}", "")),
+            }
+        }
+        println!("{row}");
     }
 }
 

@@ -5,6 +5,7 @@
 //! - [`engine`]: the one object every face (HTTP, dashboard, CLI) calls.
 //! - [`ingest`]: upload jobs: extract, chunk, embed, store.
 //! - [`store`]: the LanceDB chunk store.
+//! - [`upgrade`]: re-embedding a store written by an older docshelf, on open.
 //! - [`search`]: hybrid search over the store; sticky sessions.
 //! - [`eval`]: retrieval quality on a judged corpus (`docshelf eval`).
 //! - [`http`]: the axum router: REST API, dashboard rendering, static files.
@@ -25,3 +26,4 @@ pub mod metrics;
 pub mod search;
 pub mod store;
 pub mod telemetry;
+pub mod upgrade;

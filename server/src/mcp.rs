@@ -40,6 +40,9 @@ pub struct SearchDocs {
     pub mode: Option<String>,
     /// Neighbouring chunks to merge into each result for more context (0..5).
     pub expand: Option<u32>,
+    /// Return raw passages, several per page, instead of one result per page
+    /// (default false).
+    pub duplicates: Option<bool>,
     /// Search every library again, forgetting the session's sticky library.
     pub clear_library: Option<bool>,
     /// The session id of an earlier result, to keep its sticky library
@@ -85,9 +88,10 @@ impl DocshelfMcp {
     }
 
     #[tool(
-        description = "Search the documentation stored in docshelf. Returns the best \
-        matching passages with their library, version, file path, heading path and chunk \
-        index (use get_document with these to read the whole file). The library named \
+        description = "Search the documentation stored in docshelf. Returns one result per \
+        page: its best matching passage with library, version, file path, heading path and \
+        chunk index, and the page's other matching sections (use get_document with these to \
+        read the whole file). The library named \
         in one search stays in effect for later searches in this session; when no library \
         is given and the best hits come from several libraries, the answer names them and \
         takes results from each."
@@ -100,6 +104,7 @@ impl DocshelfMcp {
             version: args.version,
             mode: args.mode,
             expand: args.expand,
+            duplicates: args.duplicates,
             clear_sticky: args.clear_library,
             session_id: Some(args.session_id.unwrap_or_else(|| self.session_id.clone())),
             ..SearchParams::default()
@@ -200,6 +205,20 @@ fn search_result(response: &SearchResponse) -> CallToolResult {
                 .as_ref()
                 .map_or(hit.text.as_str(), |e| e.text.as_str()),
         ));
+        if !hit.sections.is_empty() {
+            let also: Vec<String> = hit
+                .sections
+                .iter()
+                .map(|s| match s.heading_path.as_str() {
+                    "" => format!("chunk {}", s.chunk_index),
+                    h => format!("{h} (chunk {})", s.chunk_index),
+                })
+                .collect();
+            text.push_str(&format!(
+                "   Also matches in this page: {}\n\n",
+                also.join("; ")
+            ));
+        }
     }
     let value = serde_json::to_value(response).unwrap_or_default();
     // `structured` also carries the JSON as text, for clients without

@@ -218,8 +218,8 @@ pub fn SearchPage() -> impl IntoView {
                         <label>
                             "Fusion"
                             <select name="fusion" on:change=move |ev| fusion.set(event_target_value(&ev))>
-                                <option value="" selected=move || fusion.get().is_empty()>"rrf"</option>
-                                <option value="dbsf" selected=move || fusion.get() == "dbsf">"dbsf"</option>
+                                <option value="" selected=move || fusion.get().is_empty()>"dbsf"</option>
+                                <option value="rrf" selected=move || fusion.get() == "rrf">"rrf"</option>
                             </select>
                         </label>
                         <WeightSlider label="Recency weight" name="w_rec" value=w_rec/>
@@ -328,6 +328,13 @@ fn Results(response: SearchResponse) -> impl IntoView {
     .into_any()
 }
 
+/// One of a page's other matching sections, as its card lists it.
+struct SectionLink {
+    href: String,
+    label: String,
+    snippet: String,
+}
+
 #[component]
 fn Hit(hit: SearchHit) -> impl IntoView {
     let title = hit.title.clone().unwrap_or_else(|| hit.file_path.clone());
@@ -345,6 +352,24 @@ fn Hit(hit: SearchHit) -> impl IntoView {
         client::encode(&hit.file_path),
         hit.chunk_index
     );
+    let sections: Vec<SectionLink> = hit
+        .sections
+        .iter()
+        .map(|s| SectionLink {
+            href: format!(
+                "/doc?library={}&version={}&file_path={}&chunk={}",
+                client::encode(&hit.library),
+                client::encode(&hit.version),
+                client::encode(&hit.file_path),
+                s.chunk_index
+            ),
+            label: match s.heading_path.as_str() {
+                "" => format!("Chunk {}", s.chunk_index + 1),
+                h => h.to_owned(),
+            },
+            snippet: s.snippet.clone(),
+        })
+        .collect();
     let mut parts = Vec::new();
     if let Some(d) = hit.parts.dense {
         parts.push(format!("dense {d:.3}"));
@@ -358,6 +383,9 @@ fn Hit(hit: SearchHit) -> impl IntoView {
     }
     if let Some(s) = hit.parts.signal {
         parts.push(format!("signal {s:.2}"));
+    }
+    if let Some(r) = hit.parts.rerank {
+        parts.push(format!("rerank +{r:.3}"));
     }
     let voted: RwSignal<Option<Result<String, String>>> = RwSignal::new(None);
     let vote = move |v: Vote, chunk_id: String| {
@@ -377,8 +405,22 @@ fn Hit(hit: SearchHit) -> impl IntoView {
         <li class="hit" data-chunk-id=hit.chunk_id.clone()>
             <h3><a href=open.clone()>{title}</a></h3>
             <p class="source">{source}</p>
-            // The snippet is HTML escaped by the server; only <mark> is markup.
-            <p class="snippet" inner_html=hit.snippet.clone()></p>
+            // The server renders the snippet's Markdown to a fixed set of
+            // tags and escapes everything else (index_core::markdown).
+            <div class="snippet" inner_html=hit.snippet.clone()></div>
+            {(!sections.is_empty())
+                .then(|| {
+                    view! {
+                        <ul class="sections" aria-label="Other matches in this page">
+                            {sections.into_iter().map(|s| view! {
+                                <li>
+                                    <a href=s.href>{s.label}</a>
+                                    <div class="snippet" inner_html=s.snippet></div>
+                                </li>
+                            }).collect_view()}
+                        </ul>
+                    }
+                })}
             <p class="score">
                 <span>{format!("score {:.3}", hit.score)}</span>
                 " "

@@ -2,6 +2,7 @@ use index_core::ServerStatus;
 use leptos::prelude::*;
 
 use crate::api::get_status;
+use crate::client;
 
 /// What the server is and what it holds.
 #[component]
@@ -17,7 +18,7 @@ pub fn StatusPage() -> impl IntoView {
 /// Asks the server for its status on demand and shows the answer.
 #[component]
 fn StatusPanel() -> impl IntoView {
-    let check = Action::new(|_: &()| get_status());
+    let check = Action::new(|_: &()| get_status(client::token()));
     let pending = check.pending();
 
     view! {

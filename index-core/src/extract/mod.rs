@@ -43,8 +43,12 @@ impl Format {
 pub struct Extracted {
     /// The document's path: the upload's file name, or its path inside an archive.
     pub file_path: String,
-    /// The title from front matter, `<title>` or PDF metadata, when there is one.
+    /// The title: from front matter, `<title>`/`<h1>`, PDF metadata or a
+    /// first heading, else made from the file name, so every document has one.
     pub title: Option<String>,
+    /// A one-line summary the document carries as metadata (front matter's
+    /// `description`, `<meta name="description">`), which is not in `text`.
+    pub description: Option<String>,
     /// Clean text; Markdown for Markdown and HTML input.
     pub text: String,
     /// For PDFs: where each page's text lies in `text` (byte offsets).
@@ -133,15 +137,42 @@ pub fn extract(
 
 /// Extracts a single non-archive document.
 fn extract_one(path: &str, format: Format, bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    let mdx = path.to_ascii_lowercase().ends_with(".mdx");
     let mut doc = match format {
-        Format::Markdown => text::markdown(bytes)?,
+        Format::Markdown => text::markdown(bytes, mdx)?,
         Format::Text => text::plain(bytes)?,
         Format::Html => html::to_markdown(bytes)?,
         Format::Pdf => pdf::extract(bytes)?,
         Format::Zip => unreachable!("archives are expanded by the caller"),
     };
     doc.file_path = path.to_owned();
+    if doc.title.is_none() {
+        doc.title = title_from_path(path);
+    }
     Ok(doc)
+}
+
+/// A title made from a file name, for documents that name themselves nowhere
+/// else: `guides/getting-started.md` → `getting started`. Documentation
+/// file names are slugs of their subject; `index` and `README` pages take
+/// their folder's name.
+pub fn title_from_path(path: &str) -> Option<String> {
+    let mut parts = path.rsplit(['/', '\\']);
+    let file = parts.next()?;
+    let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
+    let stem = if matches!(
+        stem.to_ascii_lowercase().as_str(),
+        "index" | "readme" | "_index"
+    ) {
+        parts.next().unwrap_or(stem)
+    } else {
+        stem
+    };
+    let words: Vec<&str> = stem
+        .split(|c: char| c == '-' || c == '_' || c == '.' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
 }
 
 #[cfg(test)]
@@ -166,10 +197,29 @@ mod tests {
     }
 
     #[test]
+    fn every_document_gets_a_title() {
+        let none = ArchiveLimits::default();
+        let doc = &extract("guides/getting-started.txt", b"plain words", &none)
+            .unwrap()
+            .documents[0];
+        assert_eq!(doc.title.as_deref(), Some("getting started"));
+        assert_eq!(
+            title_from_path("docs/caching/index.mdx").as_deref(),
+            Some("caching")
+        );
+        assert_eq!(title_from_path("README.md").as_deref(), Some("README"));
+        assert_eq!(
+            title_from_path("git_cherry-pick.html").as_deref(),
+            Some("git cherry pick")
+        );
+    }
+
+    #[test]
     fn page_at_maps_offsets_to_pages() {
         let doc = Extracted {
             file_path: "a.pdf".into(),
             title: None,
+            description: None,
             text: "one\n\ntwo".into(),
             pages: vec![
                 PageSpan {

@@ -61,6 +61,7 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
     Ok(Extracted {
         file_path: String::new(),
         title,
+        description: None,
         text,
         pages,
         warnings,

@@ -8,26 +8,35 @@ use clap::Args;
 use crate::config::{EngineConfig, ModelConfig};
 use crate::engine::Engine;
 use crate::eval::{self, EvalSpec};
+use crate::search::rerank::LeadPrior;
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// Folder of documents to upload (every supported file, recursively).
-    #[arg(long)]
-    pub corpus: PathBuf,
+    /// An evaluation set, `NAME=DIR` or `NAME=DIR:CORPUS`: DIR holds
+    /// `queries.jsonl` and `qrels.jsonl`, and the documents are in CORPUS
+    /// (default `DIR/corpus`). Repeat for several sets; each is uploaded as
+    /// library NAME, and the report is one table.
+    #[arg(long = "set", value_name = "NAME=DIR[:CORPUS]")]
+    pub sets: Vec<String>,
 
-    /// Queries, JSON lines `{"id","text"}`.
-    #[arg(long)]
-    pub queries: PathBuf,
+    /// One set given file by file (instead of --set): the folder of
+    /// documents to upload (every supported file, recursively).
+    #[arg(long, conflicts_with = "sets", requires_all = ["queries", "qrels"])]
+    pub corpus: Option<PathBuf>,
 
-    /// Judgements, JSON lines `{"query_id","file","relevance"}`.
+    /// Queries, JSON lines `{"id","text"}` (with --corpus).
     #[arg(long)]
-    pub qrels: PathBuf,
+    pub queries: Option<PathBuf>,
+
+    /// Judgements, JSON lines `{"query_id","file","relevance"}` (with --corpus).
+    #[arg(long)]
+    pub qrels: Option<PathBuf>,
 
     /// Cut-off for nDCG and recall.
     #[arg(short, default_value_t = 10)]
     pub k: usize,
 
-    /// Library and version the corpus is uploaded as.
+    /// Library and version the --corpus set is uploaded as.
     #[arg(long, default_value = "eval")]
     pub library: String,
     #[arg(long, default_value = "1")]
@@ -37,6 +46,16 @@ pub struct EvalArgs {
     /// corpus). Default: a temporary folder, removed afterwards.
     #[arg(long)]
     pub store: Option<PathBuf>,
+
+    /// Tuning: the keyword leg's weight of a chunk's context against its
+    /// text (default: the built-in one).
+    #[arg(long)]
+    pub context_boost: Option<f32>,
+
+    /// Tuning: the second stage's lead prior, `STRENGTH,DECAY_CHUNKS`
+    /// (default: the built-in one).
+    #[arg(long, value_name = "S,D")]
+    pub lead_prior: Option<String>,
 
     /// Print the report as JSON.
     #[arg(long)]
@@ -48,12 +67,7 @@ pub struct EvalArgs {
 
 pub async fn eval(args: EvalArgs) -> anyhow::Result<()> {
     anyhow::ensure!((1..=50).contains(&args.k), "-k must be 1..50");
-    let uploads = super::collect_uploads(std::slice::from_ref(&args.corpus))?;
-    anyhow::ensure!(
-        !uploads.is_empty(),
-        "{} holds no .md, .txt, .html, .pdf or .zip files",
-        args.corpus.display()
-    );
+    let specs = specs(&args)?;
     let temp;
     let store = match &args.store {
         Some(dir) => dir.clone(),
@@ -71,21 +85,89 @@ pub async fn eval(args: EvalArgs) -> anyhow::Result<()> {
         max_files: 100_000,
         max_expanded_mib: 4096,
     };
-    let engine = Engine::open(&config).await?;
+    let mut engine = Engine::open(&config).await?;
+    if let Some(boost) = args.context_boost {
+        engine = engine.with_context_boost(boost);
+    }
+    if let Some(prior) = &args.lead_prior {
+        engine = engine.with_second_stage(Box::new(parse_prior(prior)?));
+    }
     engine.embedder()?;
-    let spec = EvalSpec {
-        corpus: args.corpus,
-        queries: args.queries,
-        qrels: args.qrels,
-        library: args.library,
-        version: args.version,
-        k: args.k,
-    };
-    let report = eval::run(&engine, &spec, uploads).await?;
+    let mut reports = Vec::new();
+    for spec in &specs {
+        let uploads = super::collect_uploads(std::slice::from_ref(&spec.corpus))?;
+        anyhow::ensure!(
+            !uploads.is_empty(),
+            "{} holds no .md, .txt, .html, .pdf or .zip files",
+            spec.corpus.display()
+        );
+        reports.push(eval::run(&engine, spec, uploads).await?);
+    }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        println!("{}", serde_json::to_string_pretty(&reports)?);
     } else {
-        eval::print(&report);
+        eval::print(&reports);
     }
     Ok(())
+}
+
+/// The sets to run, from `--set` or `--corpus`/`--queries`/`--qrels`.
+fn specs(args: &EvalArgs) -> anyhow::Result<Vec<EvalSpec>> {
+    if let (Some(corpus), Some(queries), Some(qrels)) = (&args.corpus, &args.queries, &args.qrels) {
+        return Ok(vec![EvalSpec {
+            set: args.library.clone(),
+            corpus: corpus.clone(),
+            queries: queries.clone(),
+            qrels: qrels.clone(),
+            library: args.library.clone(),
+            version: args.version.clone(),
+            k: args.k,
+        }]);
+    }
+    anyhow::ensure!(
+        !args.sets.is_empty(),
+        "name at least one set (--set NAME=DIR) or a --corpus with --queries and --qrels"
+    );
+    args.sets
+        .iter()
+        .map(|set| {
+            let (name, rest) = set
+                .split_once('=')
+                .with_context(|| format!("--set {set:?}: expected NAME=DIR[:CORPUS]"))?;
+            let (dir, corpus) = match rest.split_once(':') {
+                Some((dir, corpus)) => (PathBuf::from(dir), PathBuf::from(corpus)),
+                None => (PathBuf::from(rest), PathBuf::from(rest).join("corpus")),
+            };
+            index_core::validate::library(name)
+                .with_context(|| format!("--set {set:?}: {name:?} is not a library name"))?;
+            Ok(EvalSpec {
+                set: name.to_owned(),
+                corpus,
+                queries: dir.join("queries.jsonl"),
+                qrels: dir.join("qrels.jsonl"),
+                library: name.to_owned(),
+                version: args.version.clone(),
+                k: args.k,
+            })
+        })
+        .collect()
+}
+
+fn parse_prior(text: &str) -> anyhow::Result<LeadPrior> {
+    let numbers: Vec<f32> = text
+        .split(',')
+        .map(|x| x.trim().parse::<f32>())
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("--lead-prior {text:?}: expected two numbers"))?;
+    let [strength, decay_chunks] = numbers[..] else {
+        anyhow::bail!("--lead-prior {text:?}: expected two numbers S,D");
+    };
+    anyhow::ensure!(
+        strength >= 0.0 && decay_chunks > 0.0,
+        "--lead-prior {text:?}: the strength must be at least 0 and the decay positive"
+    );
+    Ok(LeadPrior {
+        strength,
+        decay_chunks,
+    })
 }

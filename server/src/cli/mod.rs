@@ -156,6 +156,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
                 auth_reads: config.auth_reads,
             },
             cors_origins: config.cors_origins.clone(),
+            allowed_hosts: config.allowed_hosts.clone(),
         },
     );
     let listener = tokio::net::TcpListener::bind(addr)

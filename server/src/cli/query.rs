@@ -40,13 +40,17 @@ pub struct SearchArgs {
     #[arg(long, default_value = "hybrid")]
     pub mode: String,
 
-    /// rrf or dbsf.
-    #[arg(long, default_value = "rrf")]
+    /// dbsf or rrf.
+    #[arg(long, default_value = "dbsf")]
     pub fusion: String,
 
     /// Merge this many neighbouring chunks into each hit.
     #[arg(long)]
     pub expand: Option<u32>,
+
+    /// Show raw chunks, several per page, instead of one result per page.
+    #[arg(long)]
+    pub duplicates: bool,
 
     /// Print the full response as JSON.
     #[arg(long)]
@@ -69,6 +73,7 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<Outcome> {
             mode: Some(args.mode),
             fusion: Some(args.fusion),
             expand: args.expand,
+            duplicates: Some(args.duplicates),
             ..SearchParams::default()
         })
         .await?;
@@ -119,6 +124,17 @@ fn print_hit(
     );
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         writeln!(out, "    {line}")?;
+    }
+    for section in &hit.sections {
+        let heading = match section.heading_path.as_str() {
+            "" => String::new(),
+            h => format!(" › {h}"),
+        };
+        writeln!(
+            out,
+            "    also{heading} (chunk {}, score {:.3})",
+            section.chunk_index, section.score
+        )?;
     }
     writeln!(out)
 }

@@ -1,7 +1,9 @@
 //! API errors: JSON `{"error": "…"}` with the status that fits.
 //!
 //! Bad input is 400, unknown things 404, oversized bodies 413, a missing or
-//! wrong token 401, a missing model 503. Anything else is a 500 whose body
+//! wrong token 401, a request from another site or for another host 403, a
+//! missing model 503, and a busy server or a search out of time 503 with
+//! `Retry-After`. Anything else is a 500 whose body
 //! carries only a correlation id; the details go to the log under that id.
 
 use axum::extract::rejection::JsonRejection;
@@ -21,6 +23,8 @@ pub struct ApiError {
     status: StatusCode,
     message: String,
     correlation_id: Option<String>,
+    /// Seconds after which a client may try again (`Retry-After`).
+    retry_after: Option<u32>,
 }
 
 impl ApiError {
@@ -29,6 +33,15 @@ impl ApiError {
             status,
             message: message.into(),
             correlation_id: None,
+            retry_after: None,
+        }
+    }
+
+    /// Busy or out of time: 503, and when to try again.
+    pub fn retry_later(message: impl Into<String>, seconds: u32) -> Self {
+        Self {
+            retry_after: Some(seconds),
+            ..Self::new(StatusCode::SERVICE_UNAVAILABLE, message)
         }
     }
 
@@ -48,6 +61,10 @@ impl ApiError {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, message)
     }
 
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, message)
+    }
+
     pub fn unauthorized(message: impl Into<String>) -> Self {
         Self::new(StatusCode::UNAUTHORIZED, message)
     }
@@ -60,6 +77,7 @@ impl ApiError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             message: format!("internal error; quote correlation id {id} when reporting it"),
             correlation_id: Some(id),
+            retry_after: None,
         }
     }
 
@@ -85,6 +103,9 @@ impl From<EngineError> for ApiError {
             EngineError::NoModel(_) | EngineError::Search(crate::search::RunError::NoModel(_)) => {
                 Self::unavailable(err.to_string())
             }
+            EngineError::Busy(_) | EngineError::TimedOut(_) => {
+                Self::retry_later(err.to_string(), 1)
+            }
             EngineError::Store(_) | EngineError::Search(_) => Self::internal(&err),
         }
     }
@@ -97,6 +118,11 @@ impl IntoResponse for ApiError {
             None => json!({ "error": self.message }),
         };
         let mut response = (self.status, Json(body)).into_response();
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
+        }
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,

@@ -4,7 +4,8 @@
 //!
 //! - [`search`], [`catalog`], [`feedback`], [`jobs`], [`status`]: the REST API.
 //! - [`openapi`]: the API's OpenAPI document.
-//! - [`auth`]: bearer tokens; [`metrics`]: Prometheus metrics.
+//! - [`auth`]: bearer tokens; [`guard`]: cross-site writes and foreign
+//!   hosts refused; [`metrics`]: Prometheus metrics.
 //! - [`error`]: JSON errors with the right status.
 
 pub mod auth;
@@ -12,6 +13,7 @@ mod catalog;
 mod dashboard;
 mod error;
 mod feedback;
+pub mod guard;
 mod jobs;
 mod metrics;
 pub mod openapi;
@@ -66,6 +68,8 @@ pub struct RouterConfig {
     /// Browser origins allowed to call the API from other sites (CORS);
     /// empty: none.
     pub cors_origins: Vec<String>,
+    /// Host names answered besides loopback names and IP addresses.
+    pub allowed_hosts: Vec<String>,
 }
 
 /// The REST API under `/api`, and its OpenAPI document. Registering routes
@@ -101,13 +105,9 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
     let (api, doc) = api_routes();
     let doc = Arc::new(doc);
 
-    let mcp_config = if config.access.token.is_some() {
-        // Reachable from other hosts, behind the token: the DNS-rebinding
-        // guard (loopback Host headers only) would refuse legitimate clients.
-        StreamableHttpServerConfig::default().disable_allowed_hosts()
-    } else {
-        StreamableHttpServerConfig::default()
-    };
+    // The Host header is checked for every route by `guard`, with the
+    // configured names; rmcp's own loopback-only check would refuse them.
+    let mcp_config = StreamableHttpServerConfig::default().disable_allowed_hosts();
     let mcp = StreamableHttpService::new(
         move || Ok(DocshelfMcp::new(engine.clone())),
         Arc::new(LocalSessionManager::default()),
@@ -134,6 +134,13 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(config.access.clone()),
             auth::require_token,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(guard::Guard::new(
+                &config.allowed_hosts,
+                &config.cors_origins,
+            )),
+            guard::check,
         ))
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(RequestBodyLimitLayer::new(config.max_body_bytes))

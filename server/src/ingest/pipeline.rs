@@ -9,13 +9,14 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use index_core::chunk::{chunk_document, ChunkConfig};
+use index_core::context::{chunk_contexts, embedding_input};
 use index_core::extract::{self, ArchiveLimits, Extracted};
 use index_core::ids::chunk_id;
 use index_core::job::{FileProgress, FileState, JobState};
 
 use super::JobHandle;
 use crate::embed::EmbedQueue;
-use crate::store::{DocumentChunks, Store};
+use crate::store::{ChunkRow, DocumentChunks, Store};
 
 /// One uploaded file.
 #[derive(Debug, Clone)]
@@ -153,10 +154,22 @@ async fn store_document(
             chunks: chunks.len(),
         },
     );
-    let texts: Vec<String> = chunks.iter().map(|c| c.text.clone()).collect();
+    // Each chunk is embedded with its context (title, headings; the
+    // description on the first chunk), so a passage knows its page.
+    let contexts = chunk_contexts(doc.title.as_deref(), doc.description.as_deref(), &chunks);
+    let inputs: Vec<String> = chunks
+        .iter()
+        .zip(&contexts)
+        .map(|(c, context)| embedding_input(context, &c.text))
+        .collect();
+    let ids: Vec<String> = chunks
+        .iter()
+        .zip(&inputs)
+        .map(|(c, input)| chunk_id(library, version, &doc.file_path, c.index, input))
+        .collect();
     let vectors = pipeline
         .embedder
-        .embed_many(texts)
+        .embed_many(inputs)
         .await
         .map_err(|e| format!("embedding failed: {e}"))?;
     let created_at_micros = SystemTime::now()
@@ -171,13 +184,13 @@ async fn store_document(
         created_at_micros,
         chunks: chunks
             .into_iter()
-            .zip(vectors)
-            .map(|(c, v)| {
-                (
-                    chunk_id(library, version, &doc.file_path, c.index, &c.text),
-                    c,
-                    v,
-                )
+            .zip(contexts)
+            .zip(ids.into_iter().zip(vectors))
+            .map(|((chunk, context), (id, vector))| ChunkRow {
+                id,
+                chunk,
+                context,
+                vector,
             })
             .collect(),
     };

@@ -9,28 +9,39 @@
 //! 2. Fusion ([`index_core::fusion`]) merges the legs by chunk id; the fused
 //!    score is mapped to [0, 1] so it blends with recency and the feedback
 //!    signal ([`index_core::scoring`]).
-//! 3. With `expand`, each document keeps its best hit only (unless asked),
-//!    and the hit's neighbours are merged in, overlaps removed.
+//! 3. The second stage ([`rerank`]) rescores the best fused candidates.
+//! 4. Candidates become pages ([`pages`]): one result per document, its best
+//!    chunk leading and its other strong chunks as sections (unless
+//!    `duplicates` asks for raw chunks). Interleaving libraries works on pages.
+//! 5. With `expand`, the hit's neighbours are merged in, overlaps removed.
 //!
 //! The caller sees each stage as it completes ([`Stage`]), which is what the
 //! streaming endpoint forwards.
 //!
 //! - [`sessions`]: the sticky library each session carries between queries.
+//! - [`rerank`]: the second-stage scorer.
+//! - [`pages`]: candidates grouped into one result per page.
 
+pub mod pages;
+pub mod rerank;
 pub mod sessions;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use index_core::document::{reassemble, Piece};
 use index_core::fusion::{dbsf, rrf, Fused, Scored};
 use index_core::highlight;
+use index_core::markdown::markdown_snippet;
 use index_core::scoring;
-use index_core::search::{Expansion, Fusion, Mode, ScoreParts, Search, SearchHit};
+use index_core::search::{Expansion, Fusion, Mode, PageSection, ScoreParts, Search, SearchHit};
 
 use crate::embed::EmbedQueue;
 use crate::store::filter::Scope;
 use crate::store::{Retrieved, Store, StoreError, StoredChunk};
+
+use self::pages::Page;
+use self::rerank::{SecondStage, RERANK_DEPTH};
 
 /// A hit within this share of the best score counts as strong when deciding
 /// whether an unfiltered query was answered by several libraries.
@@ -71,9 +82,11 @@ pub struct Outcome {
 /// library when strong hits come from several (only for queries that named
 /// no library). `on_stage` sees the hits of every stage as it completes.
 #[tracing::instrument(skip_all, fields(query = %search.query, mode = ?search.mode, k = search.k))]
+#[allow(clippy::too_many_arguments)]
 pub async fn run(
     store: &Store,
     embedder: Result<&EmbedQueue, String>,
+    second_stage: &dyn SecondStage,
     search: &Search,
     scope: &Scope,
     group_libraries: bool,
@@ -121,6 +134,9 @@ pub async fn run(
     let (keyword, dense) = (keyword?, dense?);
 
     let mut pool = fuse(search, &dense, &keyword);
+    if search.rerank {
+        rerank(second_stage, &search.query, &mut pool);
+    }
     if search.weights.w_sig > 0.0 {
         let ids: Vec<&str> = pool.iter().map(|c| c.chunk.chunk_id.as_str()).collect();
         let votes = store.votes(&ids).await?;
@@ -134,35 +150,51 @@ pub async fn run(
         if search.weights.w_rec > 0.0 {
             c.parts.recency = Some(scoring::recency(days));
         }
+        // `score` holds the relevance here: fused, then reranked.
         c.score = search.weights.blend(
-            c.parts.fused,
+            c.score,
             c.parts.recency.unwrap_or(0.0),
             c.parts.signal.unwrap_or(0.0),
         );
     }
-    // Stable: equal scores keep the fused order.
-    pool.sort_by(|a, b| b.score.total_cmp(&a.score));
+    // Equal scores: by chunk id, so the order never depends on which leg
+    // answered first.
+    pool.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.chunk.chunk_id.cmp(&b.chunk.chunk_id))
+    });
 
-    if search.expand > 0 && !search.duplicates {
-        let mut seen = HashSet::new();
-        pool.retain(|c| {
-            seen.insert((
-                c.chunk.library.clone(),
-                c.chunk.version.clone(),
-                c.chunk.file_path.clone(),
-            ))
-        });
-    }
+    let mut results: Vec<Page> = if search.duplicates {
+        pool.into_iter().map(Page::single).collect()
+    } else {
+        pages::group(pool)
+    };
     let libraries_found = if group_libraries {
-        group_by_library(&mut pool, search.k)
+        group_by_library(&mut results, search.k)
     } else {
         Vec::new()
     };
-    pool.truncate(search.k);
+    results.truncate(search.k);
 
-    let mut hits: Vec<SearchHit> = pool
+    let mut hits: Vec<SearchHit> = results
         .iter()
-        .map(|c| hit(&c.chunk, c.score, c.parts, &terms, now))
+        .map(|p| {
+            let mut h = hit(&p.lead.chunk, p.lead.score, p.lead.parts, &terms, now);
+            h.sections = p
+                .sections
+                .iter()
+                .map(|s| PageSection {
+                    chunk_id: s.chunk.chunk_id.clone(),
+                    chunk_index: s.chunk.chunk_index,
+                    heading_path: s.chunk.heading_path.clone(),
+                    page: s.chunk.page,
+                    snippet: markdown_snippet(&s.chunk.text, &terms, highlight::SNIPPET_CHARS),
+                    score: s.score,
+                })
+                .collect();
+            h
+        })
         .collect();
     on_stage(Stage::Fused, &hits);
 
@@ -178,12 +210,53 @@ pub async fn run(
     })
 }
 
+/// Lets the second stage rescore the best [`RERANK_DEPTH`] candidates by
+/// fused relevance, then maps every candidate's relevance back into [0, 1]
+/// (dividing by one plus the most the stage can add), so it still blends
+/// with recency and feedback on one scale.
+fn rerank(stage: &dyn SecondStage, query: &str, pool: &mut [Candidate]) {
+    pool.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let depth = pool.len().min(RERANK_DEPTH);
+    stage.rescore(query, &mut pool[..depth]);
+    let scale = 1.0 + stage.max_bonus();
+    for c in pool.iter_mut() {
+        c.score = (c.score + c.parts.rerank.unwrap_or(0.0)) / scale;
+    }
+}
+
 /// A candidate between fusion and the answer.
 #[derive(Debug, Clone)]
-struct Candidate {
-    chunk: StoredChunk,
-    parts: ScoreParts,
-    score: f32,
+pub struct Candidate {
+    pub chunk: StoredChunk,
+    pub parts: ScoreParts,
+    pub score: f32,
+}
+
+impl Candidate {
+    /// Chunk `index` of `path` with relevance `score`, for unit tests.
+    #[cfg(test)]
+    pub(crate) fn for_test(path: &str, index: u32, score: f32) -> Self {
+        Self {
+            chunk: StoredChunk {
+                chunk_id: format!("{path}#{index}"),
+                library: "lib".into(),
+                version: "1".into(),
+                file_path: path.into(),
+                title: None,
+                chunk_index: index,
+                doc_chunks: 20,
+                heading_path: String::new(),
+                context: String::new(),
+                page: None,
+                span_start: 0,
+                span_end: 0,
+                text: String::new(),
+                created_at_micros: 0,
+            },
+            parts: ScoreParts::default(),
+            score,
+        }
+    }
 }
 
 /// Merges the legs' lists by chunk id, with relevance in [0, 1].
@@ -239,6 +312,7 @@ fn fuse(search: &Search, dense: &[Retrieved], keyword: &[Retrieved]) -> Vec<Cand
                     fused: relevance,
                     recency: None,
                     signal: None,
+                    rerank: None,
                 },
                 score: relevance,
             })
@@ -254,33 +328,33 @@ fn normalise_bm25(hits: &[Retrieved]) -> Vec<(&Retrieved, f32)> {
         .collect()
 }
 
-/// When the strong hits among the first `k` come from several libraries,
-/// reorders the pool to take turns between those libraries (each library's
-/// hits keep their order), and returns their names, best first.
-fn group_by_library(pool: &mut Vec<Candidate>, k: usize) -> Vec<String> {
-    let Some(best) = pool.first().map(|c| c.score) else {
+/// When the strong results among the first `k` come from several
+/// libraries, reorders them to take turns between those libraries (each
+/// library's results keep their order), and returns their names, best first.
+fn group_by_library(results: &mut Vec<Page>, k: usize) -> Vec<String> {
+    let Some(best) = results.first().map(Page::score) else {
         return Vec::new();
     };
     let mut libraries: Vec<String> = Vec::new();
-    for c in pool.iter().take(k) {
-        if c.score >= best * STRONG_SHARE && !libraries.contains(&c.chunk.library) {
-            libraries.push(c.chunk.library.clone());
+    for p in results.iter().take(k) {
+        if p.score() >= best * STRONG_SHARE && !libraries.iter().any(|l| l == p.library()) {
+            libraries.push(p.library().to_owned());
         }
     }
     if libraries.len() < 2 {
         return Vec::new();
     }
-    let mut queues: Vec<std::collections::VecDeque<Candidate>> =
+    let mut queues: Vec<std::collections::VecDeque<Page>> =
         vec![Default::default(); libraries.len()];
-    for c in pool.drain(..) {
-        if let Some(i) = libraries.iter().position(|l| *l == c.chunk.library) {
-            queues[i].push_back(c);
+    for p in results.drain(..) {
+        if let Some(i) = libraries.iter().position(|l| l == p.library()) {
+            queues[i].push_back(p);
         }
     }
     while queues.iter().any(|q| !q.is_empty()) {
         for q in &mut queues {
-            if let Some(c) = q.pop_front() {
-                pool.push(c);
+            if let Some(p) = q.pop_front() {
+                results.push(p);
             }
         }
     }
@@ -319,11 +393,12 @@ fn hit(
         heading_path: chunk.heading_path.clone(),
         page: chunk.page,
         text: chunk.text.clone(),
-        snippet: highlight::snippet(&chunk.text, terms, highlight::SNIPPET_CHARS),
+        snippet: markdown_snippet(&chunk.text, terms, highlight::SNIPPET_CHARS),
         score,
         parts,
         days_old: days_old(chunk.created_at_micros, now),
         expanded: None,
+        sections: Vec::new(),
     }
 }
 

@@ -13,10 +13,12 @@
 //! - [`retrieve`]: the dense and keyword retrievers, and the vector index.
 //! - [`catalog`]: libraries, versions and documents; deletes.
 //! - [`feedback`]: votes on chunks, in a table of their own.
+//! - [`legacy`]: reading a store written by an older docshelf, to upgrade it.
 
 pub mod catalog;
 pub mod feedback;
 pub mod filter;
+pub mod legacy;
 pub mod retrieve;
 pub mod schema;
 
@@ -32,11 +34,14 @@ use lancedb::{Connection, Table};
 use tokio::sync::{Mutex, RwLock};
 
 pub use catalog::Target;
-pub use retrieve::{Retrieved, VectorSearchTuning, VECTOR_INDEX_MIN_ROWS};
-pub use schema::{DocumentChunks, StoredChunk};
+pub use retrieve::{Retrieved, VectorSearchTuning, CONTEXT_BOOST, VECTOR_INDEX_MIN_ROWS};
+pub use schema::{ChunkRow, DocumentChunks, StoredChunk};
 
-/// The table every chunk lives in.
-const CHUNKS: &str = "chunks";
+/// The table every chunk lives in. Its name carries the schema's version:
+/// v2 added the `context` column (the title and headings each chunk is
+/// embedded and indexed with). A store that still holds the v1 table is
+/// upgraded when the engine opens it (see [`legacy`] and `crate::upgrade`).
+const CHUNKS: &str = "chunks_v2";
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -52,12 +57,17 @@ pub enum StoreError {
     Shape(String),
     #[error("a document needs at least one chunk")]
     EmptyDocument,
+    #[error("the query could not be built: {0}")]
+    Query(String),
 }
 
 /// The chunk store.
 pub struct Store {
     location: String,
+    db: Connection,
     chunks: Table,
+    /// The v1 chunk table, while the store still holds one.
+    legacy: Option<Table>,
     feedback: Table,
     /// One writer at a time: LanceDB commits are optimistic, and retries on
     /// conflict would only waste the embedding work behind them.
@@ -66,6 +76,8 @@ pub struct Store {
     /// Set once the full-text index is known to exist.
     fts_ready: std::sync::atomic::AtomicBool,
     tuning: VectorSearchTuning,
+    /// The keyword leg's weight of a chunk's context against its text.
+    context_boost: f32,
     /// Rows from which [`Self::refresh_indexes`] builds a vector index.
     vector_index_min_rows: usize,
 }
@@ -107,14 +119,26 @@ impl Store {
         let feedback = open_or_create(feedback::FEEDBACK, feedback::feedback_schema())
             .await
             .map_err(open_err)?;
+        let legacy = match names.iter().any(|n| n == legacy::CHUNKS_V1) {
+            true => Some(
+                db.open_table(legacy::CHUNKS_V1)
+                    .execute()
+                    .await
+                    .map_err(open_err)?,
+            ),
+            false => None,
+        };
         Ok(Self {
             location: location.to_owned(),
+            db,
             chunks,
+            legacy,
             feedback,
             write: Mutex::new(()),
             catalog: RwLock::new(None),
             fts_ready: std::sync::atomic::AtomicBool::new(false),
             tuning: VectorSearchTuning::default(),
+            context_boost: retrieve::CONTEXT_BOOST,
             vector_index_min_rows: VECTOR_INDEX_MIN_ROWS,
         })
     }
@@ -129,6 +153,13 @@ impl Store {
     /// Searches the vector index with these settings.
     pub fn with_tuning(mut self, tuning: VectorSearchTuning) -> Self {
         self.tuning = tuning;
+        self
+    }
+
+    /// Weighs a chunk's context this much against its text in the keyword
+    /// leg (at least 1; the eval's tuning runs set it).
+    pub fn with_context_boost(mut self, boost: f32) -> Self {
+        self.context_boost = boost.max(1.0);
         self
     }
 
@@ -205,11 +236,14 @@ impl Store {
             .collect();
         // Library and version have few distinct values: bitmaps answer their
         // equality filters fastest. File paths are nearly unique: a B-tree.
-        let wanted: [(&str, Index); 4] = [
+        // The keyword leg scores `context` and `text` as two fields of one
+        // BM25F query, which needs a full-text index on each.
+        let wanted: [(&str, Index); 5] = [
             ("library", Index::Bitmap(BitmapIndexBuilder::default())),
             ("version", Index::Bitmap(BitmapIndexBuilder::default())),
             ("file_path", Index::BTree(BTreeIndexBuilder::default())),
             ("text", Index::FTS(FtsIndexBuilder::default())),
+            ("context", Index::FTS(FtsIndexBuilder::default())),
         ];
         for (column, index) in wanted {
             if !existing.contains(&vec![column.to_owned()]) {
@@ -227,6 +261,22 @@ impl Store {
         Ok(())
     }
 
+    /// Rows that a full-text index does not cover yet, at most over the
+    /// `text` and `context` indexes. Ingestion folds new rows in before a
+    /// job ends, but a process killed mid-job (or a refresh that failed,
+    /// say on a full disk) leaves stored rows the keyword leg cannot see.
+    pub async fn unindexed_text_rows(&self) -> Result<usize, StoreError> {
+        let mut most = 0;
+        for index in self.chunks.list_indices().await? {
+            if index.columns == ["text"] || index.columns == ["context"] {
+                if let Some(stats) = self.chunks.index_stats(&index.name).await? {
+                    most = most.max(stats.num_unindexed_rows);
+                }
+            }
+        }
+        Ok(most)
+    }
+
     /// The chunks of one document, in order.
     pub async fn document(
         &self,
@@ -234,18 +284,12 @@ impl Store {
         version: &str,
         file_path: &str,
     ) -> Result<Vec<StoredChunk>, StoreError> {
-        let batches: Vec<RecordBatch> = self
-            .chunks
-            .query()
-            .only_if(filter::document(library, version, file_path))
-            .select(Select::columns(schema::STORED_COLUMNS))
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
-        let mut chunks = schema::from_batches(&batches).map_err(StoreError::Shape)?;
-        chunks.sort_by_key(|c| c.chunk_index);
-        Ok(chunks)
+        chunks_where(
+            &self.chunks,
+            filter::document(library, version, file_path),
+            schema::STORED_COLUMNS,
+        )
+        .await
     }
 
     /// Every stored document as (library, version, file path, chunks
@@ -295,7 +339,31 @@ impl Store {
     }
 }
 
-fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray, StoreError> {
+/// The chunks of `table` matching the SQL `filter`, read with `columns`,
+/// in chunk order.
+async fn chunks_where(
+    table: &Table,
+    filter: String,
+    columns: &[&str],
+) -> Result<Vec<StoredChunk>, StoreError> {
+    let batches: Vec<RecordBatch> = table
+        .query()
+        .only_if(filter)
+        .select(Select::columns(columns))
+        .execute()
+        .await?
+        .try_collect()
+        .await?;
+    let mut chunks = schema::from_batches(&batches).map_err(StoreError::Shape)?;
+    chunks.sort_by_key(|c| c.chunk_index);
+    Ok(chunks)
+}
+
+/// A column of `batch` that must hold strings.
+pub(crate) fn string_column<'a>(
+    batch: &'a RecordBatch,
+    name: &str,
+) -> Result<&'a StringArray, StoreError> {
     batch
         .column_by_name(name)
         .and_then(|c| c.as_any().downcast_ref::<StringArray>())

@@ -7,7 +7,7 @@
 
 use arrow_array::{Array, Float32Array, RecordBatch};
 use futures::TryStreamExt;
-use lancedb::index::scalar::FullTextSearchQuery;
+use lancedb::index::scalar::{CombinedFieldsQuery, FtsQuery, FullTextSearchQuery};
 use lancedb::index::vector::IvfPqIndexBuilder;
 use lancedb::index::Index;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
@@ -19,6 +19,13 @@ use super::{filter, Store, StoreError};
 /// Rows before a vector index pays for itself; below this, exact search
 /// over every vector is both exact and fast (a few ms for 50k×384 floats).
 pub const VECTOR_INDEX_MIN_ROWS: usize = 50_000;
+
+/// How much a query term in a chunk's context (its page title and
+/// headings) counts against the same term in its text, in the keyword leg's
+/// BM25F score. Titles and headings are few words chosen to name what
+/// follows, so one occurrence there says more than one in the body.
+/// Chosen on the tuning sets (`make eval`).
+pub const CONTEXT_BOOST: f32 = 3.0;
 
 /// Search settings for the vector index, tuned with `cargo bench --bench
 /// vector_index` for recall@10 ≥ 0.95 against exact search.
@@ -91,7 +98,9 @@ impl Store {
         with_scores(&batches, "_distance", |d| 1.0 - d)
     }
 
-    /// The `limit` chunks best matching `query` by BM25, within `scope`.
+    /// The `limit` chunks best matching `query` by BM25F over two fields,
+    /// the chunk's context (boosted by [`CONTEXT_BOOST`]) and its text,
+    /// within `scope`.
     #[tracing::instrument(skip_all, fields(limit))]
     pub async fn keyword(
         &self,
@@ -103,10 +112,18 @@ impl Store {
             // Nothing was ever indexed: an empty store.
             return Ok(Vec::new());
         }
+        let fields = CombinedFieldsQuery::try_new(
+            query.to_owned(),
+            vec!["context".to_owned(), "text".to_owned()],
+        )
+        .and_then(|q| q.try_with_boosts(vec![self.context_boost, 1.0]))
+        .map_err(|e| StoreError::Query(e.to_string()))?;
         let mut q = self
             .chunks
             .query()
-            .full_text_search(FullTextSearchQuery::new(query.to_owned()))
+            .full_text_search(FullTextSearchQuery::new_query(FtsQuery::CombinedFields(
+                fields,
+            )))
             .select(Select::columns(schema::STORED_COLUMNS))
             .limit(limit);
         if let Some(scope) = scope {
@@ -116,19 +133,18 @@ impl Store {
         with_scores(&batches, "_score", |s| s)
     }
 
-    /// Whether the full-text index exists. Indexes are never dropped, so
-    /// once seen it is remembered and searches skip the metadata read.
+    /// Whether the full-text indexes (text and context) exist. Indexes are
+    /// never dropped, so once seen they are remembered and searches skip the
+    /// metadata read.
     async fn has_fts_index(&self) -> Result<bool, StoreError> {
         use std::sync::atomic::Ordering;
         if self.fts_ready.load(Ordering::Relaxed) {
             return Ok(true);
         }
-        let found = self
-            .chunks
-            .list_indices()
-            .await?
+        let indices = self.chunks.list_indices().await?;
+        let found = ["text", "context"]
             .iter()
-            .any(|i| i.columns == ["text"]);
+            .all(|column| indices.iter().any(|i| i.columns == [*column]));
         self.fts_ready.store(found, Ordering::Relaxed);
         Ok(found)
     }
@@ -142,21 +158,15 @@ impl Store {
         from: u32,
         to: u32,
     ) -> Result<Vec<StoredChunk>, StoreError> {
-        let batches: Vec<RecordBatch> = self
-            .chunks
-            .query()
-            .only_if(format!(
+        super::chunks_where(
+            &self.chunks,
+            format!(
                 "{} AND chunk_index >= {from} AND chunk_index <= {to}",
                 filter::document(library, version, file_path)
-            ))
-            .select(Select::columns(schema::STORED_COLUMNS))
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
-        let mut chunks = schema::from_batches(&batches).map_err(StoreError::Shape)?;
-        chunks.sort_by_key(|c| c.chunk_index);
-        Ok(chunks)
+            ),
+            schema::STORED_COLUMNS,
+        )
+        .await
     }
 
     /// Whether a chunk with this id is stored.

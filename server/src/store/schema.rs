@@ -22,6 +22,7 @@ pub const STORED_COLUMNS: &[&str] = &[
     "chunk_index",
     "doc_chunks",
     "heading_path",
+    "context",
     "page",
     "span_start",
     "span_end",
@@ -42,6 +43,10 @@ pub fn chunk_schema() -> SchemaRef {
         // that a document is whole.
         Field::new("doc_chunks", DataType::UInt32, false),
         Field::new("heading_path", DataType::Utf8, false),
+        // The title, headings and (first chunk) description the chunk was
+        // embedded with and that the keyword index sees as a field of its
+        // own (see `index_core::context`). `text` stays the bare text.
+        Field::new("context", DataType::Utf8, false),
         Field::new("page", DataType::UInt32, true),
         Field::new("span_start", DataType::UInt32, false),
         Field::new("span_end", DataType::UInt32, false),
@@ -71,7 +76,18 @@ pub struct DocumentChunks {
     pub title: Option<String>,
     /// When the document was stored, in microseconds since the Unix epoch.
     pub created_at_micros: i64,
-    pub chunks: Vec<(String, Chunk, Vec<f32>)>,
+    pub chunks: Vec<ChunkRow>,
+}
+
+/// One chunk ready to store.
+#[derive(Debug, Clone)]
+pub struct ChunkRow {
+    pub id: String,
+    pub chunk: Chunk,
+    /// Its context line ([`index_core::context::chunk_context`]).
+    pub context: String,
+    /// The embedding of the context and text together.
+    pub vector: Vec<f32>,
 }
 
 /// A chunk as read back from the store.
@@ -85,6 +101,7 @@ pub struct StoredChunk {
     pub chunk_index: u32,
     pub doc_chunks: u32,
     pub heading_path: String,
+    pub context: String,
     pub page: Option<u32>,
     pub span_start: u32,
     pub span_end: u32,
@@ -111,13 +128,13 @@ pub fn to_batch(doc: &DocumentChunks) -> Result<RecordBatch, ArrowError> {
     let repeat = |s: &str| Arc::new(StringArray::from(vec![s; n])) as ArrayRef;
     let u32s = |f: &dyn Fn(&Chunk) -> u32| {
         Arc::new(UInt32Array::from_iter_values(
-            doc.chunks.iter().map(|(_, c, _)| f(c)),
+            doc.chunks.iter().map(|r| f(&r.chunk)),
         )) as ArrayRef
     };
     let vectors = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(
         doc.chunks
             .iter()
-            .map(|(_, _, v)| Some(v.iter().copied().map(Some).collect::<Vec<_>>())),
+            .map(|r| Some(r.vector.iter().copied().map(Some).collect::<Vec<_>>())),
         DIM as i32,
     );
     let doc_chunks = u32::try_from(n).unwrap_or(u32::MAX);
@@ -125,7 +142,7 @@ pub fn to_batch(doc: &DocumentChunks) -> Result<RecordBatch, ArrowError> {
         chunk_schema(),
         vec![
             Arc::new(StringArray::from_iter_values(
-                doc.chunks.iter().map(|(id, _, _)| id.as_str()),
+                doc.chunks.iter().map(|r| r.id.as_str()),
             )),
             repeat(&doc.library),
             repeat(&doc.version),
@@ -134,15 +151,18 @@ pub fn to_batch(doc: &DocumentChunks) -> Result<RecordBatch, ArrowError> {
             u32s(&|c| c.index as u32),
             Arc::new(UInt32Array::from(vec![doc_chunks; n])),
             Arc::new(StringArray::from_iter_values(
-                doc.chunks.iter().map(|(_, c, _)| c.heading_path_display()),
+                doc.chunks.iter().map(|r| r.chunk.heading_path_display()),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                doc.chunks.iter().map(|r| r.context.as_str()),
             )),
             Arc::new(UInt32Array::from_iter(
-                doc.chunks.iter().map(|(_, c, _)| c.page),
+                doc.chunks.iter().map(|r| r.chunk.page),
             )),
             u32s(&|c| c.start as u32),
             u32s(&|c| c.end as u32),
             Arc::new(StringArray::from_iter_values(
-                doc.chunks.iter().map(|(_, c, _)| c.text.as_str()),
+                doc.chunks.iter().map(|r| r.chunk.text.as_str()),
             )),
             Arc::new(
                 TimestampMicrosecondArray::from(vec![doc.created_at_micros; n])
@@ -177,6 +197,8 @@ pub fn from_batches(batches: &[RecordBatch]) -> Result<Vec<StoredChunk>, String>
             s("title")?,
         );
         let (heading, text) = (s("heading_path")?, s("text")?);
+        // A v1 table (read only to upgrade it) has no context column.
+        let context = s("context").ok();
         let created = batch
             .column_by_name("created_at")
             .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>())
@@ -198,6 +220,7 @@ pub fn from_batches(batches: &[RecordBatch]) -> Result<Vec<StoredChunk>, String>
                 chunk_index: index.value(row),
                 doc_chunks: doc_chunks.value(row),
                 heading_path: heading.value(row).to_owned(),
+                context: context.map_or_else(String::new, |c| c.value(row).to_owned()),
                 page: (!page.is_null(row)).then(|| page.value(row)),
                 span_start: start.value(row),
                 span_end: end.value(row),

@@ -10,6 +10,7 @@ use crate::common;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
+use docshelf_server::engine::Engine;
 use docshelf_server::store::Store;
 
 const FILES: usize = 20;
@@ -107,4 +108,36 @@ async fn killing_an_upload_leaves_every_document_whole_old_or_new() {
         "the documents stored before the kill are new ({new})"
     );
     assert!(old >= 1, "the kill came before the end ({old} old)");
+    drop(store);
+
+    // The killed job never folded its rows into the full-text index; the
+    // engine catches up when it opens, so keyword search sees them.
+    let engine = Engine::open(&common::engine_config(store_dir.path()))
+        .await
+        .expect("engine opens");
+    assert_eq!(
+        engine.store().unindexed_text_rows().await.expect("stats"),
+        0
+    );
+    let hits = engine
+        .search(index_core::search::SearchParams {
+            query: "NEW release notes".into(),
+            mode: Some("keyword".into()),
+            k: Some(50),
+            duplicates: Some(true),
+            ..Default::default()
+        })
+        .await
+        .expect("keyword search");
+    let found_new = hits
+        .results
+        .iter()
+        .filter(|h| h.text.contains("NEW"))
+        .map(|h| h.file_path.clone())
+        .collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(
+        found_new.len(),
+        new,
+        "keyword search finds every new document"
+    );
 }

@@ -201,3 +201,53 @@ async fn invalid_names_and_empty_uploads_are_refused() {
         .expect("refused");
     assert!(err.to_string().contains("at least one file"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_html_nesting_fails_or_flattens_alone_and_the_engine_keeps_serving() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = Engine::open(&common::engine_config(dir.path()))
+        .await
+        .expect("engine");
+    // 750 nested <div>s (8 KB) used to overflow a worker's stack and abort
+    // the process; 100,000 took minutes to parse.
+    let deep = format!(
+        "<html><body>{}buried treasure{}</body></html>",
+        "<div>".repeat(750),
+        "</div>".repeat(750)
+    );
+    let absurd = format!("<html><body>{}x</body></html>", "<div>".repeat(100_000));
+    let started = std::time::Instant::now();
+    let status = run(
+        &engine,
+        "hostile",
+        "1",
+        vec![
+            upload("deep.html", deep),
+            upload("absurd.html", absurd),
+            upload("fine.md", "# Fine\n\nStill here.\n"),
+        ],
+    )
+    .await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(120));
+    assert!(
+        matches!(state_of(&status, "deep.html"), FileState::Stored { .. }),
+        "{status:#?}"
+    );
+    assert!(
+        matches!(state_of(&status, "absurd.html"), FileState::Failed { reason } if reason.contains("nests elements")),
+        "{status:#?}"
+    );
+    assert!(matches!(
+        state_of(&status, "fine.md"),
+        FileState::Stored { .. }
+    ));
+    let r = engine
+        .search(index_core::search::SearchParams {
+            query: "buried treasure".into(),
+            library: Some("hostile".into()),
+            ..Default::default()
+        })
+        .await
+        .expect("search still works");
+    assert_eq!(r.results[0].file_path, "deep.html");
+}

@@ -11,8 +11,10 @@ mod synthetic;
 
 mod crash;
 mod embed;
+mod hardening;
 mod http;
 mod ingest;
+mod ranking;
 mod rest_api;
 mod search;
 mod upload_api;

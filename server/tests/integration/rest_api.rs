@@ -19,6 +19,7 @@ async fn start(store: &std::path::Path, access: Access, cors: &[&str]) -> String
             max_body_bytes: 1024 * 1024,
             access,
             cors_origins: cors.iter().map(|s| (*s).to_owned()).collect(),
+            allowed_hosts: Vec::new(),
         },
     )
     .await

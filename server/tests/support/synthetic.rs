@@ -5,7 +5,7 @@
 //! modules.
 
 use docshelf_server::embed::DIM;
-use docshelf_server::store::DocumentChunks;
+use docshelf_server::store::{ChunkRow, DocumentChunks};
 use index_core::chunk::Chunk;
 
 /// xorshift64*: deterministic, fast, and enough for test data.
@@ -61,7 +61,12 @@ pub fn document(
                 heading_path: Vec::new(),
                 page: None,
             };
-            (format!("{id_prefix}{i}"), chunk, v)
+            ChunkRow {
+                id: format!("{id_prefix}{i}"),
+                chunk,
+                context: String::new(),
+                vector: v,
+            }
         })
         .collect();
     DocumentChunks {

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# `make eval`: retrieval quality on every evaluation set, in one table, with
+# the plain Python pipeline beside it on the same sets.
+#
+# Sets (eval/README.md): git-docs (../shared, tuning), npm-docs (tuning) and
+# hatch-docs (held out: reported, never tuned on). Each is uploaded through
+# the real pipeline as a library of its own into one store: a temporary one,
+# or DOCSHELF_EVAL_STORE, which is kept and reused on the next run.
+#
+# The plain pipeline (scripts/peers/plain_pipeline.py: 1500/200 character
+# chunks, sentence-transformers MiniLM, rank_bm25, RRF, a page ranked by its
+# best chunk) runs in the peers' venv (scripts/peers-venv.sh, PyPI only,
+# several GB on first use). PLAIN=0 skips it.
+#
+# Extra arguments go to `docshelf eval` (e.g. --lead-prior 0.3,2 to tune).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+bin=${DOCSHELF_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/docshelf}
+model=${DOCSHELF_MODEL_DIR:-models/all-MiniLM-L6-v2}
+cache=${DOCSHELF_EVAL_DIR:-$HOME/.cache/docshelf/eval}
+shared=$root/../shared/data/eval
+[ -x "$bin" ] || { echo "eval: $bin is missing; run make build-server" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# name and set folder (queries.jsonl, qrels.jsonl, corpus/) of each set.
+names=(git-docs)
+dirs=("$shared/git-docs")
+for name in npm-docs hatch-docs; do
+  scripts/fetch-eval.sh "$name" "$cache/$name"
+  names+=("$name")
+  dirs+=("$cache/$name")
+done
+
+args=()
+for i in "${!names[@]}"; do
+  args+=(--set "${names[$i]}=${dirs[$i]}")
+done
+store=()
+[ -n "${DOCSHELF_EVAL_STORE:-}" ] && store=(--store "$DOCSHELF_EVAL_STORE")
+
+echo "==> docshelf on ${names[*]}"
+"$bin" eval "${args[@]}" "${store[@]}" --model-dir "$model" --json "$@" >"$work/docshelf.json"
+
+peers=()
+if [ "${PLAIN:-1}" != 0 ]; then
+  python=$(scripts/peers-venv.sh | tail -n 1)
+  for i in "${!names[@]}"; do
+    echo "==> plain Python pipeline on ${names[$i]}"
+    HF_HUB_OFFLINE=1 "$python" scripts/peers/plain_pipeline.py --corpus "${dirs[$i]}/corpus" \
+      --queries "${dirs[$i]}/queries.jsonl" --qrels "${dirs[$i]}/qrels.jsonl" \
+      --model "$model" --json >"$work/plain-${names[$i]}.json"
+    peers+=("${names[$i]}=$work/plain-${names[$i]}.json")
+  done
+fi
+
+python3 scripts/eval_table.py "$work/docshelf.json" "${peers[@]}"

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Installs the documents of an evaluation set into DEST_DIR/corpus.
+#
+# The judgements (queries.jsonl, qrels.jsonl) live in the repository under
+# eval/NAME; the documents they judge are Markdown pages that ship inside a
+# published package, so they are fetched from its registry rather than
+# committed. Each package is pinned by version and archive hash, and the
+# extracted pages by a digest of the whole corpus, so a changed upload cannot
+# slip in and a fetch that is already in place is skipped.
+#
+# Usage: scripts/fetch-eval.sh NAME [DEST_DIR]
+#   NAME      npm-docs or hatch-docs (see eval/README.md)
+#   DEST_DIR  default: ${DOCSHELF_EVAL_DIR:-~/.cache/docshelf/eval}/NAME
+#
+# DEST_DIR then has the shape of ../shared/data/eval/git-docs: corpus/ plus a
+# copy of eval/NAME/{queries,qrels}.jsonl (refreshed on every run; the files
+# under eval/ are the ones to edit). Evaluate with, from the repository root:
+#   docshelf eval --set NAME=DEST_DIR
+set -euo pipefail
+
+usage() {
+  sed -n 's/^# \{0,1\}//;/^Usage:/,/^$/p' "$0" | sed '/^$/d'
+}
+
+die() {
+  echo "fetch-eval: $*" >&2
+  exit 1
+}
+
+name=${1:-}
+case "$name" in
+  npm-docs)
+    # The npm CLI's own manual: docs/content/{commands,configuring-npm,using-npm}.
+    client=npm
+    registry='the npm registry'
+    package=npm
+    version=12.2.0
+    archive_sha256=6666b48816b39b86c3febac7b51a4ee4de6c5ca589c382ad8004b6b113f86677
+    prefix=package/docs/content/
+    pages=87
+    corpus_sha256=f578a9aabaab4c144ea4371ac53238d60ea0595c2f2397bbb94837c7b738b0d9
+    ;;
+  hatch-docs)
+    # Hatch's MkDocs site (Material theme): docs/**/*.md of the PyPI sdist.
+    client=pip
+    registry=PyPI
+    package=hatch
+    version=1.18.2
+    archive_sha256=7f365f1a5b8f1a8162813daed9bf9fce83f15dc933fc99c6d04cbb942e64f4d0
+    prefix=hatch-1.18.2/docs/
+    pages=82
+    corpus_sha256=df1051db165ea06b0dac0f7694ee9c9d5a545b2ba82f912a977fa46a45b7e1a5
+    ;;
+  -h | --help)
+    usage
+    exit 0
+    ;;
+  "")
+    usage >&2
+    exit 2
+    ;;
+  *)
+    echo "fetch-eval: unknown set '$name' (known: npm-docs, hatch-docs)" >&2
+    exit 2
+    ;;
+esac
+
+dest=${2:-${DOCSHELF_EVAL_DIR:-$HOME/.cache/docshelf/eval}/$name}
+corpus="$dest/corpus"
+judgements="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/eval/$name"
+if [ ! -f "$judgements/queries.jsonl" ] || [ ! -f "$judgements/qrels.jsonl" ]; then
+  die "$judgements/queries.jsonl or qrels.jsonl is missing"
+fi
+
+# Copies the set's queries and judgements next to the corpus (unless DEST_DIR
+# is eval/NAME itself).
+install_judgements() {
+  [ "$dest" -ef "$judgements" ] || cp "$judgements/queries.jsonl" "$judgements/qrels.jsonl" "$dest/"
+}
+
+# The corpus digest: sha256 of `sha256sum` over every file, in byte order of
+# their paths relative to the corpus folder. Any added, removed, renamed or
+# changed file changes it.
+corpus_digest() {
+  (
+    cd "$1"
+    find . -type f -print0 | sed -z 's|^\./||' | LC_ALL=C sort -z |
+      xargs -0 -r sha256sum | sha256sum | cut -d' ' -f1
+  )
+}
+
+if [ -d "$corpus" ] && [ "$(corpus_digest "$corpus")" = "$corpus_sha256" ]; then
+  install_judgements
+  echo "==> $name: corpus present in $corpus ($pages pages)"
+  exit 0
+fi
+
+command -v python3 >/dev/null || die "python3 is needed to unpack the archive"
+command -v sha256sum >/dev/null || die "sha256sum (coreutils) is needed to check the archive"
+
+echo "==> $name: fetching $package $version from $registry into $dest"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+case "$client" in
+  npm)
+    command -v npm >/dev/null || die "npm is needed to fetch $package $version (apt-get install npm)"
+    npm pack --ignore-scripts --loglevel=error --pack-destination "$work" "$package@$version" >/dev/null ||
+      die "npm pack $package@$version failed (is the npm registry reachable?)"
+    ;;
+  pip)
+    python3 -m pip --version >/dev/null 2>&1 ||
+      die "pip is needed to fetch $package $version (apt-get install python3-pip)"
+    # An sdist, never a wheel: only the sdist carries the docs folder. pip
+    # prepares its metadata in an isolated build environment, which pulls the
+    # package's build requirements from PyPI too.
+    python3 -m pip download --quiet --no-deps --no-binary=:all: -d "$work" "$package==$version" ||
+      die "pip download $package==$version failed (is PyPI reachable?)"
+    ;;
+esac
+
+shopt -s nullglob
+archives=("$work"/*.tgz "$work"/*.tar.gz)
+shopt -u nullglob
+[ "${#archives[@]}" -eq 1 ] || die "expected one archive from $client, found ${#archives[@]}"
+archive=${archives[0]}
+echo "$archive_sha256  $archive" | sha256sum --check --quiet ||
+  die "$(basename "$archive") does not match the pinned sha256 $archive_sha256"
+
+# Unpack only the Markdown pages under the docs prefix, keeping their paths
+# below it; hidden folders (MkDocs hooks, snippets) are skipped. Files are
+# written by hand rather than extracted, so no link, device or path outside
+# the folder can come out of the archive.
+partial="$dest/corpus.partial"
+rm -rf "$partial"
+mkdir -p "$partial"
+python3 - "$archive" "$prefix" "$partial" <<'PY'
+import os
+import sys
+import tarfile
+
+archive, prefix, out = sys.argv[1:4]
+count = 0
+with tarfile.open(archive, "r:gz") as tar:
+    for member in tar:
+        if not member.isfile() or not member.name.startswith(prefix):
+            continue
+        rel = member.name[len(prefix):]
+        parts = rel.split("/")
+        if not rel.endswith(".md") or any(p in ("", ".", "..") or p.startswith(".") for p in parts):
+            continue
+        path = os.path.join(out, *parts)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with tar.extractfile(member) as src, open(path, "wb") as dst:
+            dst.write(src.read())
+        count += 1
+if count == 0:
+    sys.exit(f"no Markdown pages under {prefix} in {archive}")
+PY
+found=$(find "$partial" -type f | wc -l)
+[ "$found" -eq "$pages" ] || die "extracted $found pages, expected $pages"
+got=$(corpus_digest "$partial")
+[ "$got" = "$corpus_sha256" ] || die "extracted corpus digest $got does not match the pinned $corpus_sha256"
+
+# Swap the new corpus in whole: an interrupted fetch never leaves a
+# half-written corpus behind (the next run starts over).
+rm -rf "$corpus"
+mv "$partial" "$corpus"
+echo "$name: $package $version from $registry, sha256 $archive_sha256, $pages pages under $prefix" >"$dest/SOURCE"
+install_judgements
+echo "==> $name: $pages pages installed in $corpus"

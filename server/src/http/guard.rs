@@ -1,0 +1,200 @@
+//! Where a request comes from: writes from other sites and requests naming
+//! a foreign host are refused, on every route.
+//!
+//! Why: docshelf listens on loopback without a token, and a web page the
+//! user visits can still talk to loopback. Probed: a cross-site `<form>`
+//! POST to `/rpc/delete` deleted a library, a cross-site multipart form to
+//! `/api/upload` was accepted, and any `Host` was answered, so a
+//! DNS-rebinding page could read everything. A token does not help a
+//! browser-borne request that the user's own browser sends.
+//!
+//! - **Writes** (every method but GET, HEAD and OPTIONS: uploads, deletes,
+//!   feedback, the dashboard's server functions, MCP, searches by POST)
+//!   from a browser must come from this server's own origin or one named in
+//!   `--cors-origins`. Browsers say where a request comes from in
+//!   `Sec-Fetch-Site` and `Origin`, and a page cannot forge either; clients
+//!   that are not browsers send neither and are governed by the token alone.
+//! - **Host**: the `Host` header must name loopback (`localhost`), an IP
+//!   address, or a name given in `--allowed-hosts`. A rebinding attack needs
+//!   a DNS name of the attacker's, so IP literals are safe to accept.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, Method};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::error::ApiError;
+
+/// What the guard lets through.
+#[derive(Debug, Clone, Default)]
+pub struct Guard {
+    /// Host names accepted besides loopback names and IP literals, lower case.
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed to write (the CORS list), without a trailing `/`.
+    pub cors_origins: Vec<String>,
+}
+
+impl Guard {
+    pub fn new(allowed_hosts: &[String], cors_origins: &[String]) -> Self {
+        Self {
+            allowed_hosts: allowed_hosts
+                .iter()
+                .map(|h| h.trim().to_ascii_lowercase())
+                .filter(|h| !h.is_empty())
+                .collect(),
+            cors_origins: cors_origins
+                .iter()
+                .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
+                .collect(),
+        }
+    }
+
+    /// Whether a `Host` header value (`name[:port]`) names this server.
+    fn host_allowed(&self, host: &str) -> bool {
+        let name = host_name(host).to_ascii_lowercase();
+        name == "localhost"
+            || name.ends_with(".localhost")
+            || name.parse::<IpAddr>().is_ok()
+            || self.allowed_hosts.iter().any(|h| *h == name || *h == host)
+    }
+
+    /// Why a state-changing request must be refused, if it must.
+    fn cross_site(&self, request: &Request, host: Option<&str>) -> Option<String> {
+        let headers = request.headers();
+        let origin = headers
+            .get(header::ORIGIN)
+            .and_then(|v| v.to_str().ok())
+            .map(|o| o.trim_end_matches('/').to_ascii_lowercase());
+        let allowed_origin = origin.as_deref().is_some_and(|o| {
+            self.cors_origins.iter().any(|c| c == o)
+                || host.is_some_and(|h| {
+                    let h = h.to_ascii_lowercase();
+                    o == format!("http://{h}") || o == format!("https://{h}")
+                })
+        });
+        let site = headers
+            .get("sec-fetch-site")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        if matches!(site, "cross-site" | "same-site") && !allowed_origin {
+            return Some(format!(
+                "a page from another site ({}) cannot change or query this server",
+                origin.as_deref().unwrap_or("unknown origin")
+            ));
+        }
+        match origin.as_deref() {
+            Some(o) if !allowed_origin => Some(format!(
+                "requests from the origin {o} are not accepted (allow it with --cors-origins)"
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The part of a `Host` value before its port (`[::1]:8080` → `::1`).
+fn host_name(host: &str) -> &str {
+    if let Some(rest) = host.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    host.rsplit_once(':')
+        .filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit()))
+        .map_or(host, |(name, _)| name)
+}
+
+/// The middleware.
+pub async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| request.uri().authority().map(|a| a.as_str().to_owned()));
+    if let Some(h) = host.as_deref() {
+        if !guard.host_allowed(h) {
+            return ApiError::forbidden(format!(
+                "this server does not answer to the host {h:?} (add it with --allowed-hosts)"
+            ))
+            .into_response();
+        }
+    }
+    let safe = matches!(
+        *request.method(),
+        Method::GET | Method::HEAD | Method::OPTIONS
+    );
+    if !safe {
+        if let Some(why) = guard.cross_site(&request, host.as_deref()) {
+            tracing::warn!(method = %request.method(), path = request.uri().path(), %why, "refused a cross-site request");
+            return ApiError::forbidden(why).into_response();
+        }
+    }
+    next.run(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(method: Method, headers: &[(&str, &str)]) -> Request {
+        let mut b = axum::http::Request::builder()
+            .method(method)
+            .uri("/api/upload");
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        b.body(axum::body::Body::empty()).expect("request")
+    }
+
+    #[test]
+    fn hosts_are_loopback_ip_literals_or_configured_names() {
+        let g = Guard::new(&["docs.example.com".into()], &[]);
+        for ok in [
+            "localhost:8080",
+            "127.0.0.1:8080",
+            "[::1]:8080",
+            "192.168.1.5",
+            "docs.example.com",
+            "Docs.Example.com:443",
+            "app.localhost",
+        ] {
+            assert!(g.host_allowed(ok), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:8080",
+            "localhost.evil.example",
+        ] {
+            assert!(!g.host_allowed(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn browser_writes_must_be_same_origin_or_allowed() {
+        let g = Guard::new(&[], &["https://ui.example.com".into()]);
+        let host = Some("127.0.0.1:8080");
+        let refused = |h: &[(&str, &str)]| g.cross_site(&request(Method::POST, h), host).is_some();
+        assert!(refused(&[
+            ("origin", "http://evil.example"),
+            ("sec-fetch-site", "cross-site")
+        ]));
+        // Another port on localhost is same-site, but not this origin.
+        assert!(refused(&[
+            ("origin", "http://127.0.0.1:9999"),
+            ("sec-fetch-site", "same-site")
+        ]));
+        assert!(refused(&[("sec-fetch-site", "cross-site")]));
+        assert!(refused(&[("origin", "null")]));
+        assert!(!refused(&[
+            ("origin", "http://127.0.0.1:8080"),
+            ("sec-fetch-site", "same-origin")
+        ]));
+        assert!(!refused(&[
+            ("origin", "https://ui.example.com"),
+            ("sec-fetch-site", "cross-site")
+        ]));
+        // Not a browser: neither header.
+        assert!(!refused(&[]));
+    }
+}

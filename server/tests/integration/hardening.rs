@@ -1,0 +1,227 @@
+//! Hostile clients over real HTTP: cross-site writes and foreign hosts are
+//! refused, long queries are refused, and a busy or slow search answers
+//! 503 with `Retry-After` instead of queueing without bound.
+
+use crate::common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use docshelf_server::engine::Engine;
+use docshelf_server::http::{router, RouterConfig};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+/// Serves `engine` on a free loopback port; returns the base URL.
+async fn serve(engine: Engine, config: RouterConfig) -> String {
+    let app = router(Arc::new(engine), &config);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+async fn engine(dir: &std::path::Path) -> Engine {
+    Engine::open(&common::engine_config(dir))
+        .await
+        .expect("engine")
+}
+
+fn config(dir: &std::path::Path) -> RouterConfig {
+    RouterConfig {
+        site_dir: dir.join("site"),
+        max_body_bytes: 1024 * 1024,
+        ..RouterConfig::default()
+    }
+}
+
+async fn libraries(client: &reqwest::Client, base: &str) -> Vec<Value> {
+    client
+        .get(format!("{base}/api/libraries"))
+        .send()
+        .await
+        .expect("libraries")
+        .json::<Vec<Value>>()
+        .await
+        .expect("json")
+}
+
+fn form(name: &str) -> reqwest::multipart::Form {
+    reqwest::multipart::Form::new()
+        .text("library", "planted")
+        .text("version", "1")
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(b"# Planted\n\nA page from another site.\n".to_vec())
+                .file_name(name.to_owned()),
+        )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_from_other_sites_and_requests_for_other_hosts_are_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let base = serve(engine(dir.path()).await, config(dir.path())).await;
+    let client = reqwest::Client::new();
+    let port = base.rsplit(':').next().expect("port");
+
+    // A cross-site multipart form, as a page elsewhere would post it.
+    let res = client
+        .post(format!("{base}/api/upload"))
+        .header("origin", "http://evil.example")
+        .header("sec-fetch-site", "cross-site")
+        .multipart(form("a.md"))
+        .send()
+        .await
+        .expect("upload");
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    let body: Value = res.json().await.expect("json error");
+    assert!(
+        body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("another site")),
+        "{body}"
+    );
+
+    // Another port on localhost is the same site, but not this origin.
+    for (method, path) in [
+        (reqwest::Method::DELETE, "/api/libraries/anything"),
+        (reqwest::Method::POST, "/rpc/delete"),
+        (reqwest::Method::POST, "/api/feedback"),
+    ] {
+        let res = client
+            .request(method.clone(), format!("{base}{path}"))
+            .header("origin", "http://127.0.0.1:1")
+            .header("sec-fetch-site", "same-site")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("library=anything")
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(res.status(), StatusCode::FORBIDDEN, "{method} {path}");
+    }
+
+    // DNS rebinding: a name that is not this server's.
+    let res = client
+        .get(format!("{base}/api/libraries"))
+        .header("host", format!("rebind.evil.example:{port}"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    assert!(res.text().await.expect("body").contains("--allowed-hosts"));
+    let res = client
+        .get(format!("{base}/api/libraries"))
+        .header("host", format!("localhost:{port}"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), StatusCode::OK);
+
+    assert!(
+        libraries(&client, &base).await.is_empty(),
+        "nothing was stored"
+    );
+
+    // The dashboard's own origin, and clients that are not browsers, write.
+    let res = client
+        .post(format!("{base}/api/upload"))
+        .header("origin", base.clone())
+        .header("sec-fetch-site", "same-origin")
+        .multipart(form("b.md"))
+        .send()
+        .await
+        .expect("upload");
+    assert_eq!(res.status(), StatusCode::ACCEPTED);
+    let job = common::post_upload(&client, &base, form("c.md"), None).await;
+    assert!(job.starts_with("job-"), "{job}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configured_host_names_are_answered() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let base = serve(
+        engine(dir.path()).await,
+        RouterConfig {
+            allowed_hosts: vec!["docs.example.com".into()],
+            ..config(dir.path())
+        },
+    )
+    .await;
+    let res = reqwest::Client::new()
+        .get(format!("{base}/api/libraries"))
+        .header("host", "docs.example.com")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_queries_are_refused_and_busy_or_slow_searches_say_when_to_retry() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let client = reqwest::Client::new();
+    let search = |base: String, query: String| {
+        let client = client.clone();
+        async move {
+            client
+                .post(format!("{base}/api/search"))
+                .json(&json!({ "query": query }))
+                .send()
+                .await
+                .expect("search")
+        }
+    };
+
+    // One search at a time: a burst gets immediate 503s, not a queue.
+    let base = serve(
+        engine(dir.path())
+            .await
+            .with_search_limits(1, Duration::from_secs(10)),
+        config(dir.path()),
+    )
+    .await;
+    let res = search(base.clone(), "x".repeat(1001)).await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let body: Value = res.json().await.expect("json");
+    assert_eq!(
+        body["error"],
+        "query is too long: 1001 characters (at most 1000)"
+    );
+
+    let burst = futures::future::join_all(
+        (0..24).map(|i| search(base.clone(), format!("how to configure option {i}"))),
+    )
+    .await;
+    let busy: Vec<&reqwest::Response> = burst
+        .iter()
+        .filter(|r| r.status() == StatusCode::SERVICE_UNAVAILABLE)
+        .collect();
+    assert!(!busy.is_empty(), "a burst over the limit is refused");
+    assert!(burst.iter().any(|r| r.status() == StatusCode::OK));
+    assert!(burst
+        .iter()
+        .all(|r| r.status() == StatusCode::OK || r.status() == StatusCode::SERVICE_UNAVAILABLE));
+    assert_eq!(busy[0].headers()["retry-after"], "1");
+
+    // A budget no search can meet: stopped, 503, told to retry.
+    let dir2 = tempfile::tempdir().expect("temp dir");
+    let base = serve(
+        engine(dir2.path())
+            .await
+            .with_search_limits(8, Duration::from_micros(1)),
+        config(dir2.path()),
+    )
+    .await;
+    let res = search(base, "anything at all".into()).await;
+    assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(res.headers()["retry-after"], "1");
+    let body: Value = res.json().await.expect("json");
+    assert!(
+        body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("took longer")),
+        "{body}"
+    );
+}

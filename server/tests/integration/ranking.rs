@@ -1,0 +1,374 @@
+//! Ranking on the real model and the real store: titles and headings reach
+//! search, results are pages, the second stage is deterministic, and a
+//! store written by the previous schema is upgraded without losing a
+//! document.
+
+use crate::common;
+
+use arrow_array::RecordBatch;
+use futures::TryStreamExt;
+use lancedb::query::ExecutableQuery;
+use std::collections::BTreeSet;
+
+use docshelf_server::engine::Engine;
+use docshelf_server::ingest::{JobHandle, Upload};
+use index_core::feedback::{FeedbackRequest, Vote};
+use index_core::search::{SearchParams, SearchResponse};
+
+fn upload(name: &str, text: &str) -> Upload {
+    Upload {
+        name: name.to_owned(),
+        bytes: text.as_bytes().to_vec(),
+    }
+}
+
+async fn ingest(engine: &Engine, library: &str, uploads: Vec<Upload>) {
+    let job = JobHandle::detached(library, "1");
+    engine.ingest(&job, uploads).await;
+    let status = job.status();
+    assert_eq!(status.tally().1, 0, "{status:#?}");
+    assert_eq!(status.error, None);
+}
+
+async fn search(engine: &Engine, params: SearchParams) -> SearchResponse {
+    engine.search(params).await.expect("search")
+}
+
+fn query(q: &str) -> SearchParams {
+    SearchParams {
+        query: q.to_owned(),
+        library: Some("site".into()),
+        ..SearchParams::default()
+    }
+}
+
+fn paths(r: &SearchResponse) -> Vec<&str> {
+    r.results.iter().map(|h| h.file_path.as_str()).collect()
+}
+
+/// Pages about web-app topics, none of whose bodies name its title.
+fn pages() -> Vec<Upload> {
+    vec![
+        upload(
+            "isr.mdx",
+            "---\ntitle: Incremental Static Regeneration\ndescription: Refresh pre-built pages after deploying.\n---\n\nimport { Callout } from 'components'\n\n<Callout>\nPages built ahead of time can be rebuilt in the background once they are older than a chosen number of seconds, while visitors keep receiving the cached copy.\n</Callout>\n",
+        ),
+        upload(
+            "middleware.md",
+            "---\ntitle: Middleware\n---\n\nCode here runs before a request completes, so it can rewrite, redirect or add headers based on the incoming request.\n",
+        ),
+        upload(
+            "images.md",
+            "---\ntitle: Image Optimization\n---\n\nPictures are resized and served in modern formats, with lazy loading by default.\n",
+        ),
+        upload(
+            "fonts.md",
+            "---\ntitle: Font Optimization\n---\n\nTypefaces are downloaded at build time and self-hosted with the other static assets.\n",
+        ),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_titled_only_in_front_matter_is_found_by_its_title() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = Engine::open(&common::engine_config(dir.path()))
+        .await
+        .expect("engine");
+    ingest(&engine, "site", pages()).await;
+
+    for mode in ["keyword", "dense", "hybrid"] {
+        let r = search(
+            &engine,
+            SearchParams {
+                mode: Some(mode.into()),
+                ..query("incremental static regeneration")
+            },
+        )
+        .await;
+        assert_eq!(
+            paths(&r).first(),
+            Some(&"isr.mdx"),
+            "{mode}: {:?}",
+            paths(&r)
+        );
+        let top = &r.results[0];
+        assert_eq!(
+            top.title.as_deref(),
+            Some("Incremental Static Regeneration")
+        );
+        // The stored text is the page's text: no title, no MDX syntax.
+        assert!(!top.text.contains("Regeneration") && !top.text.contains("<Callout"));
+        assert!(!top.text.contains("import "), "{}", top.text);
+    }
+}
+
+/// A long page with sections, each several chunks long; the words of a
+/// section's heading appear only in the heading.
+fn handbook() -> String {
+    let topics = [
+        ("Garbage collection tuning", "heap"),
+        ("Thread pools", "worker"),
+        ("Connection limits", "socket"),
+    ];
+    let mut text = String::from("# Operations handbook\n\n");
+    for (heading, word) in topics {
+        text.push_str(&format!("## {heading}\n\n"));
+        for i in 1..=12 {
+            text.push_str(&format!(
+                "Paragraph {i}: adjust the {word} setting carefully, measure the effect of each change on latency over a full day, and write down the value you chose so the next person knows why it is set that way.\n\n"
+            ));
+        }
+    }
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chunk_deep_in_a_section_is_found_by_the_section_name() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = Engine::open(&common::engine_config(dir.path()))
+        .await
+        .expect("engine");
+    ingest(&engine, "site", vec![upload("handbook.md", &handbook())]).await;
+
+    for mode in ["keyword", "hybrid"] {
+        let r = search(
+            &engine,
+            SearchParams {
+                mode: Some(mode.into()),
+                duplicates: Some(true),
+                ..query("garbage collection tuning")
+            },
+        )
+        .await;
+        // Related: in the section, or holding its heading line.
+        let related = |h: &index_core::search::SearchHit| {
+            h.heading_path.ends_with("Garbage collection tuning")
+                || h.text.contains("Garbage collection tuning")
+        };
+        let first_unrelated = r
+            .results
+            .iter()
+            .position(|h| !related(h))
+            .unwrap_or(r.results.len());
+        assert!(
+            r.results[first_unrelated..].iter().all(|h| !related(h)),
+            "{mode}: the section's chunks lead: {:?}",
+            r.results
+                .iter()
+                .map(|h| &h.heading_path)
+                .collect::<Vec<_>>()
+        );
+        // A chunk deep in the section, whose own text never names it, is
+        // found by the section's name.
+        let deep = r.results[..first_unrelated].iter().find(|h| {
+            h.heading_path.ends_with("Garbage collection tuning")
+                && !h.text.to_lowercase().contains("garbage")
+        });
+        assert!(
+            deep.is_some_and(|h| h.chunk_index > 0),
+            "{mode}: no deep chunk found"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_results_are_ten_pages_unless_duplicates_is_set() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = Engine::open(&common::engine_config(dir.path()))
+        .await
+        .expect("engine");
+    let mut uploads = vec![upload("handbook.md", &handbook())];
+    for i in 0..12 {
+        uploads.push(upload(
+            &format!("notes/day-{i}.md"),
+            &format!(
+                "# Day {i}\n\nOn day {i} we adjusted a setting and measured latency for a day.\n"
+            ),
+        ));
+    }
+    ingest(&engine, "site", uploads).await;
+
+    let pages = search(&engine, query("adjust the setting and measure latency")).await;
+    let distinct: BTreeSet<&str> = paths(&pages).into_iter().collect();
+    assert_eq!(pages.results.len(), 10);
+    assert_eq!(distinct.len(), 10, "{:?}", paths(&pages));
+    let handbook = pages
+        .results
+        .iter()
+        .find(|h| h.file_path == "handbook.md")
+        .expect("the handbook is one of the pages");
+    assert!(
+        !handbook.sections.is_empty(),
+        "its other matches are listed"
+    );
+    assert!(handbook
+        .sections
+        .iter()
+        .all(|s| s.chunk_id != handbook.chunk_id && s.score <= handbook.score));
+
+    let chunks = search(
+        &engine,
+        SearchParams {
+            duplicates: Some(true),
+            ..query("adjust the setting and measure latency")
+        },
+    )
+    .await;
+    let distinct: BTreeSet<&str> = paths(&chunks).into_iter().collect();
+    assert_eq!(chunks.results.len(), 10);
+    assert!(
+        distinct.len() < 10,
+        "raw chunks repeat pages: {:?}",
+        paths(&chunks)
+    );
+    assert!(chunks.results.iter().all(|h| h.sections.is_empty()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_second_stage_is_deterministic_and_reported() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = Engine::open(&common::engine_config(dir.path()))
+        .await
+        .expect("engine");
+    let mut uploads = pages();
+    uploads.push(upload("handbook.md", &handbook()));
+    ingest(&engine, "site", uploads).await;
+
+    let order = |r: &SearchResponse| -> Vec<(String, u32, u32)> {
+        r.results
+            .iter()
+            .map(|h| (h.chunk_id.clone(), h.score.to_bits(), h.chunk_index))
+            .collect()
+    };
+    let first = search(&engine, query("optimize images and fonts")).await;
+    for _ in 0..3 {
+        let again = search(&engine, query("optimize images and fonts")).await;
+        assert_eq!(order(&first), order(&again));
+    }
+    assert!(first.results.iter().all(|h| h.parts.rerank.is_some()));
+    assert!(first
+        .results
+        .iter()
+        .all(|h| h.score > 0.0 && h.score <= 1.0));
+
+    let plain = search(
+        &engine,
+        SearchParams {
+            rerank: Some(false),
+            ..query("optimize images and fonts")
+        },
+    )
+    .await;
+    assert!(plain.results.iter().all(|h| h.parts.rerank.is_none()));
+}
+
+/// Rewrites a v2 store as the previous schema wrote it: a `chunks` table
+/// without the context column.
+async fn downgrade_to_v1(dir: &std::path::Path) {
+    let db = lancedb::connect(&dir.display().to_string())
+        .execute()
+        .await
+        .expect("connect");
+    let v2 = db
+        .open_table("chunks_v2")
+        .execute()
+        .await
+        .expect("v2 table");
+    let batches: Vec<RecordBatch> = v2
+        .query()
+        .execute()
+        .await
+        .expect("scan")
+        .try_collect()
+        .await
+        .expect("rows");
+    let v1: Vec<RecordBatch> = batches
+        .iter()
+        .map(|b| {
+            let keep: Vec<usize> = (0..b.num_columns())
+                .filter(|&i| b.schema().field(i).name() != "context")
+                .collect();
+            b.project(&keep).expect("project")
+        })
+        .collect();
+    db.create_table("chunks", v1)
+        .execute()
+        .await
+        .expect("create v1 table");
+    db.drop_table("chunks_v2", &[]).await.expect("drop v2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v1_store_is_upgraded_on_open_and_keeps_every_document() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (before, liked) = {
+        let engine = Engine::open(&common::engine_config(dir.path()))
+            .await
+            .expect("engine");
+        let mut uploads = pages();
+        uploads.push(upload("handbook.md", &handbook()));
+        ingest(&engine, "site", uploads).await;
+        ingest(&engine, "other", vec![upload("a.md", "# A\n\nAlpha.\n")]).await;
+        let liked = search(&engine, query("image formats")).await.results[0]
+            .chunk_id
+            .clone();
+        engine
+            .feedback(&FeedbackRequest {
+                chunk_id: liked.clone(),
+                vote: Vote::Like,
+            })
+            .await
+            .expect("vote");
+        let mut before = Vec::new();
+        for library in ["site", "other"] {
+            for d in engine.documents(library, Some("1")).await.expect("docs") {
+                let doc = engine
+                    .document(library, "1", &d.file_path)
+                    .await
+                    .expect("doc");
+                before.push((library, d.file_path, d.chunks, doc.text));
+            }
+        }
+        (before, liked)
+    };
+    downgrade_to_v1(dir.path()).await;
+
+    let engine = Engine::open(&common::engine_config(dir.path()))
+        .await
+        .expect("the engine upgrades the store on open");
+    let db = lancedb::connect(&dir.path().display().to_string())
+        .execute()
+        .await
+        .expect("connect");
+    let tables = db.table_names().execute().await.expect("tables");
+    assert!(!tables.contains(&"chunks".to_owned()), "{tables:?}");
+    assert_eq!(before.len(), 6);
+    for (library, path, chunks, text) in &before {
+        let docs = engine.documents(library, Some("1")).await.expect("docs");
+        let now = docs
+            .iter()
+            .find(|d| &d.file_path == path)
+            .unwrap_or_else(|| panic!("{library} {path} is missing after the upgrade"));
+        assert_eq!(&now.chunks, chunks, "{path}");
+        let doc = engine.document(library, "1", path).await.expect("doc");
+        assert_eq!(&doc.text, text, "{path}");
+    }
+    // Ids are kept, so votes still apply; titles reach search again.
+    let liked_again = engine
+        .feedback(&FeedbackRequest {
+            chunk_id: liked,
+            vote: Vote::Like,
+        })
+        .await
+        .expect("the liked chunk still exists");
+    assert_eq!(liked_again.likes, 2);
+    let r = search(
+        &engine,
+        SearchParams {
+            mode: Some("keyword".into()),
+            ..query("incremental static regeneration")
+        },
+    )
+    .await;
+    assert_eq!(paths(&r).first(), Some(&"isr.mdx"));
+}
