@@ -19,14 +19,14 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-kernels bench-ingest bench-search bench-vector eval lint fmt
+.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
 	@echo "make test   run the whole test suite"
 	@echo "make lint   cargo fmt --check and clippy -D warnings"
 	@echo "make eval   nDCG@10 / Recall@10 per search mode on every eval set, beside the plain Python pipeline"
-	@echo "make bench-embed | bench-kernels | bench-ingest | bench-search | bench-vector   benchmarks (print figures)"
+	@echo "make bench-embed | bench-kernels | bench-ingest | bench-search | bench-vector | bench-load   benchmarks (print figures)"
 
 setup:
 	@scripts/setup.sh
@@ -79,6 +79,11 @@ bench-search: setup
 
 bench-vector:
 	cargo bench --locked --profile dev -p docshelf-server --bench vector_index
+
+# Search under load over HTTP: idle, during an upload, a 200-request burst,
+# 16 clients sustained (loopback only; bounded in count and time).
+bench-load: setup build-server
+	python3 scripts/bench-load.py $(ARGS)
 
 # Every evaluation set (eval/README.md) in one table, with the plain Python
 # pipeline beside it (PLAIN=0 skips that; its venv is several GB).

@@ -102,27 +102,60 @@ impl JobHandle {
     }
 }
 
-/// Every job since the server started.
+/// Finished jobs kept for their status, at most: past it the oldest
+/// finished ones are forgotten, so memory does not grow with every upload.
+pub const KEPT_JOBS: usize = 1024;
+
+/// The server's jobs: every running one, and the latest finished ones.
 #[derive(Default)]
 pub struct Jobs {
     next: AtomicU64,
-    jobs: RwLock<HashMap<String, Arc<JobHandle>>>,
+    jobs: RwLock<JobTable>,
+}
+
+#[derive(Default)]
+struct JobTable {
+    by_id: HashMap<String, Arc<JobHandle>>,
+    /// Ids in creation order, for eviction.
+    order: std::collections::VecDeque<String>,
 }
 
 impl Jobs {
-    /// Registers a new job.
+    /// Registers a new job. Its id is unique across restarts (a random
+    /// part, then a counter), so an id from before a restart never names a
+    /// new job.
     pub fn create(&self, library: &str, version: &str) -> Arc<JobHandle> {
         let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let id = format!("job-{n}");
+        let run = uuid::Uuid::new_v4().simple().to_string();
+        let id = format!("job-{}-{n}", &run[..12]);
         let handle = Arc::new(JobHandle::new(
             id.clone(),
             library.to_owned(),
             version.to_owned(),
         ));
-        self.jobs
+        let mut table = self
+            .jobs
             .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id, handle.clone());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Forget the oldest jobs once they are done; a running one stops
+        // the sweep, which resumes at the next upload.
+        while table.order.len() >= KEPT_JOBS {
+            let Some(oldest) = table.order.front() else {
+                break;
+            };
+            let done = table
+                .by_id
+                .get(oldest)
+                .is_none_or(|j| j.status().state == index_core::job::JobState::Done);
+            if !done {
+                break;
+            }
+            if let Some(id) = table.order.pop_front() {
+                table.by_id.remove(&id);
+            }
+        }
+        table.order.push_back(id.clone());
+        table.by_id.insert(id, handle.clone());
         handle
     }
 
@@ -131,6 +164,7 @@ impl Jobs {
         self.jobs
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .by_id
             .get(id)
             .cloned()
     }

@@ -123,16 +123,22 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
     }
 
     job.set_state(JobState::Indexing, None);
-    let error = pipeline
-        .store
-        .refresh_indexes()
-        .await
-        .err()
-        .map(|e| format!("the search index could not be updated: {e}"));
-    if let Some(e) = &error {
-        tracing::error!(error = %e, "index refresh failed");
-    }
+    let error = pipeline.store.refresh_indexes().await.err().map(|e| {
+        reported(
+            &e,
+            "the search index could not be updated; the documents are stored and the next upload or restart retries",
+        )
+    });
     job.set_state(JobState::Done, error);
+}
+
+/// What a user is told about a storage failure: what happened and an id
+/// to quote. The error itself, which names the store's paths and the
+/// storage library's source files, goes to the log under that id.
+fn reported(err: &dyn std::fmt::Display, what: &str) -> String {
+    let id = uuid::Uuid::new_v4();
+    tracing::error!(correlation_id = %id, error = %err, "{what}");
+    format!("{what} (correlation id {id})")
 }
 
 /// Chunks, embeds and stores one document.
@@ -198,7 +204,7 @@ async fn store_document(
         .store
         .replace_document(&stored)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| reported(&e, "the document could not be stored"))?;
     Ok(FileState::Stored {
         chunks: count,
         new_chunks: result.inserted,

@@ -174,12 +174,40 @@ async fn concurrent_queries_coalesce_into_shared_batches() {
     let stats = queue.stats();
     assert_eq!(stats.requests, 17);
     assert!(
-        stats.passes <= 3,
+        stats.query_passes <= 2,
         "16 concurrent queries took {} passes: they were not coalesced",
-        stats.passes - 1
+        stats.query_passes
     );
     let expected = direct.embed(&queries).expect("embeds");
     for (got, want) in answers.iter().zip(&expected) {
         assert!(cosine(got, want) > 0.99999);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_is_answered_before_the_upload_it_arrived_behind() {
+    let queue = EmbedQueue::start(load(DeviceChoice::Cpu)).expect("worker starts");
+    // A long document: many slices of work.
+    let upload = {
+        let queue = queue.clone();
+        let texts = vec!["A long paragraph of documentation to embed for a while. ".repeat(20); 96];
+        tokio::spawn(async move { queue.embed_many(texts).await })
+    };
+    while queue.stats().passes == 0 {
+        tokio::task::yield_now().await;
+    }
+    let vector = queue
+        .embed_one("a search arriving mid-upload")
+        .await
+        .expect("embeds");
+    assert_eq!(vector.len(), docshelf_server::embed::DIM);
+    assert!(
+        !upload.is_finished(),
+        "the query waited for the whole upload instead of one slice of it"
+    );
+    let vectors = upload
+        .await
+        .expect("task")
+        .expect("the upload still completes");
+    assert_eq!(vectors.len(), 96);
 }

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""`make bench-load`: docshelf under load, over real HTTP on loopback.
+
+Starts `docshelf serve` (DOCSHELF_BIN, or the dev build) on a fresh store,
+uploads a few pages to search, and prints:
+  - search latency with the server idle (p50/p99);
+  - the same while a whole corpus is being uploaded, and the upload's time
+    (how far ingestion slows search, and search slows ingestion);
+  - a burst of 200 concurrent searches: how many answered, how many were
+    refused at once with 503 + Retry-After, and their latency;
+  - sustained searches/s from 16 clients for a fixed time, with p99 and
+    errors.
+Every loop is bounded in count and time; traffic goes to 127.0.0.1 only.
+Standard library only. Figures are printed, never asserted.
+
+Usage: bench-load.py [--corpus DIR] [--seconds N] [--bin PATH]
+"""
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QUERIES = [
+    "undo the last commit", "show the history of a file", "rename a branch",
+    "stash uncommitted changes", "apply a patch from email", "find which commit broke a test",
+    "list remote repositories", "merge two branches", "rewrite commit messages",
+    "ignore files in a repository", "tag a release", "compare two commits",
+    "clean untracked files", "move a file", "configure the user name",
+    "fetch from another repository",
+]
+
+
+def request(base, path, body=None, timeout=120):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(base + path, data=data,
+                                 headers={"content-type": "application/json"} if data else {})
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as res:
+            res.read()
+            status = res.status
+    except urllib.error.HTTPError as err:
+        err.read()
+        status = err.code
+    except (urllib.error.URLError, TimeoutError, ConnectionError):
+        status = 0
+    return status, (time.perf_counter() - started) * 1000
+
+
+def search(base, i):
+    return request(base, "/api/search", {"query": QUERIES[i % len(QUERIES)], "library": "bench"})
+
+
+def upload(base, library, files):
+    boundary = uuid.uuid4().hex
+    parts = []
+    for name, value in (("library", library), ("version", "1")):
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
+    for path in files:
+        with open(path, "rb") as f:
+            data = f.read()
+        head = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+                f'filename="{os.path.basename(path)}"\r\nContent-Type: application/octet-stream\r\n\r\n')
+        parts.append(head.encode() + data + b"\r\n")
+    parts.append(f"--{boundary}--\r\n".encode())
+    req = urllib.request.Request(base + "/api/upload", data=b"".join(parts),
+                                 headers={"content-type": f"multipart/form-data; boundary={boundary}"})
+    with urllib.request.urlopen(req, timeout=120) as res:
+        return json.load(res)["job_id"]
+
+
+def wait_job(base, job, limit_s):
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{base}/api/jobs/{job}", timeout=30) as res:
+            if json.load(res)["state"] == "done":
+                return True
+        time.sleep(0.5)
+    return False
+
+
+def summary(ms):
+    if not ms:
+        return "n/a"
+    ms = sorted(ms)
+    p99 = ms[min(len(ms) - 1, int(len(ms) * 0.99))]
+    return f"p50 {statistics.median(ms):7.1f} ms  p99 {p99:7.1f} ms  max {ms[-1]:7.1f} ms  n={len(ms)}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "data", "eval", "git-docs", "corpus"))
+    ap.add_argument("--seconds", type=int, default=30, help="length of the sustained run")
+    ap.add_argument("--bin", default=os.environ.get("DOCSHELF_BIN") or os.path.join(
+        os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "debug", "docshelf"))
+    args = ap.parse_args()
+    files = sorted(os.path.join(args.corpus, f) for f in os.listdir(args.corpus))
+    model = os.environ.get("DOCSHELF_MODEL_DIR", os.path.join(ROOT, "models", "all-MiniLM-L6-v2"))
+
+    with tempfile.TemporaryDirectory(prefix="docshelf-load-") as store:
+        server = subprocess.Popen(
+            [args.bin, "serve", "--addr", "127.0.0.1:0", "--data", store, "--model-dir", model,
+             "--device", "cpu"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        log = []
+        base = None
+        deadline = time.monotonic() + 120
+        while base is None and time.monotonic() < deadline:
+            line = server.stdout.readline()
+            log.append(line)
+            m = re.search(r"listening on (http://\S+)", line)
+            if m:
+                base = m.group(1)
+        if base is None:
+            server.kill()
+            sys.exit("docshelf did not start:\n" + "".join(log))
+        threading.Thread(target=lambda: [None for _ in server.stdout], daemon=True).start()
+        try:
+            print(f"docshelf {args.bin}\ncorpus {args.corpus} ({len(files)} files)")
+            assert wait_job(base, upload(base, "bench", files[:20]), 600), "the first upload did not finish"
+            for i in range(5):
+                search(base, i)
+
+            idle = [search(base, i)[1] for i in range(100)]
+            print(f"idle search            {summary(idle)}")
+
+            started = time.perf_counter()
+            job = upload(base, "ingest", files)
+            during, done = [], threading.Event()
+
+            def searcher():
+                i = 0
+                while not done.is_set() and i < 10_000:
+                    status, ms = search(base, i)
+                    if status == 200:
+                        during.append(ms)
+                    i += 1
+                    time.sleep(0.2)
+
+            t = threading.Thread(target=searcher)
+            t.start()
+            finished = wait_job(base, job, 1800)
+            ingest_s = time.perf_counter() - started
+            done.set()
+            t.join()
+            print(f"search during ingest   {summary(during)}")
+            print(f"ingest of {len(files)} files  {ingest_s:.1f} s{'' if finished else ' (did not finish)'}")
+
+            with cf.ThreadPoolExecutor(max_workers=200) as pool:
+                burst = list(pool.map(lambda i: search(base, i), range(200)))
+            ok = [ms for s, ms in burst if s == 200]
+            busy = [ms for s, ms in burst if s == 503]
+            other = [s for s, _ in burst if s not in (200, 503)]
+            print(f"burst of 200           answered {len(ok)}, refused 503 {len(busy)}, other {len(other)}")
+            print(f"  answered             {summary(ok)}")
+            print(f"  refused              {summary(busy)}")
+
+            stop = time.monotonic() + args.seconds
+            results, lock = [], threading.Lock()
+
+            def client(c):
+                i = c
+                while time.monotonic() < stop:
+                    r = search(base, i)
+                    with lock:
+                        results.append(r)
+                    i += 16
+
+            with cf.ThreadPoolExecutor(max_workers=16) as pool:
+                list(pool.map(client, range(16)))
+            good = [ms for s, ms in results if s == 200]
+            errors = len(results) - len(good)
+            print(f"16 clients, {args.seconds} s      {len(good) / args.seconds:.1f} searches/s, errors {errors}; {summary(good)}")
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+
+if __name__ == "__main__":
+    main()
