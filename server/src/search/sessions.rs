@@ -5,34 +5,49 @@
 //! restart costs a user one re-typed filter, and keeping them out of the
 //! store keeps searches read-only.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use index_core::search::Sticky;
+use moka::policy::EvictionPolicy;
+use moka::sync::Cache;
 
 /// Sessions idle this long are forgotten.
 const IDLE_LIMIT: Duration = Duration::from_secs(24 * 3600);
 
 /// At most this many sessions are kept; the least recently used go first.
-const MAX_SESSIONS: usize = 10_000;
+const MAX_SESSIONS: u64 = 10_000;
 
 /// Longest session id a client may bring.
 const MAX_ID_LEN: usize = 128;
 
-#[derive(Debug)]
-struct Session {
-    sticky: Option<Sticky>,
-    seen: Instant,
+/// Every live session: its sticky library, if any.
+///
+/// A bounded cache (moka) with least-recently-used eviction and an idle
+/// limit: each call is O(1), where the map this replaced scanned every
+/// session when full. LRU rather than moka's default admission policy,
+/// which may refuse a new entry when full: a new session must always be
+/// able to stick.
+pub struct Sessions {
+    inner: Cache<String, Option<Sticky>>,
 }
 
-/// Every live session.
-#[derive(Debug, Default)]
-pub struct Sessions {
-    inner: Mutex<HashMap<String, Session>>,
+impl Default for Sessions {
+    fn default() -> Self {
+        Self::with_capacity(MAX_SESSIONS)
+    }
 }
 
 impl Sessions {
+    fn with_capacity(capacity: u64) -> Self {
+        Self {
+            inner: Cache::builder()
+                .max_capacity(capacity)
+                .time_to_idle(IDLE_LIMIT)
+                .eviction_policy(EvictionPolicy::lru())
+                .build(),
+        }
+    }
+
     /// A usable session id: the client's, when it is sensible, else a new one.
     pub fn id_for(&self, given: Option<&str>) -> String {
         match given.map(str::trim) {
@@ -49,45 +64,14 @@ impl Sessions {
         }
     }
 
-    /// The session's sticky library, if any.
+    /// The session's sticky library, if any (reading it keeps the session).
     pub fn sticky(&self, id: &str) -> Option<Sticky> {
-        let mut map = self.lock();
-        let session = map.get_mut(id)?;
-        if session.seen.elapsed() > IDLE_LIMIT {
-            map.remove(id);
-            return None;
-        }
-        session.seen = Instant::now();
-        session.sticky.clone()
+        self.inner.get(id).flatten()
     }
 
     /// Sets (or with `None`, clears) the session's sticky library.
     pub fn set_sticky(&self, id: &str, sticky: Option<Sticky>) {
-        let mut map = self.lock();
-        if map.len() >= MAX_SESSIONS && !map.contains_key(id) {
-            map.retain(|_, s| s.seen.elapsed() <= IDLE_LIMIT);
-            if map.len() >= MAX_SESSIONS {
-                if let Some(oldest) = map
-                    .iter()
-                    .min_by_key(|(_, s)| s.seen)
-                    .map(|(k, _)| k.clone())
-                {
-                    map.remove(&oldest);
-                }
-            }
-        }
-        map.insert(
-            id.to_owned(),
-            Session {
-                sticky,
-                seen: Instant::now(),
-            },
-        );
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
-        // A panic while holding the lock leaves a map that is still valid.
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner.insert(id.to_owned(), sticky);
     }
 }
 
@@ -116,5 +100,24 @@ mod tests {
         assert_eq!(s.sticky("b"), None);
         s.set_sticky("a", None);
         assert_eq!(s.sticky("a"), None);
+    }
+
+    #[test]
+    fn a_full_table_forgets_the_least_recently_used_and_keeps_new_ones() {
+        let s = Sessions::with_capacity(100);
+        let sticky = |n: usize| {
+            Some(Sticky {
+                library: format!("lib{n}"),
+                version: None,
+            })
+        };
+        for n in 0..1000 {
+            s.set_sticky(&format!("s{n}"), sticky(n));
+            // The newest session always sticks.
+            assert_eq!(s.sticky(&format!("s{n}")), sticky(n));
+        }
+        s.inner.run_pending_tasks();
+        assert!(s.inner.entry_count() <= 100, "{}", s.inner.entry_count());
+        assert_eq!(s.sticky("s0"), None);
     }
 }
