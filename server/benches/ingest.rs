@@ -78,6 +78,8 @@ fn main() {
         },
         max_files: 10_000,
         max_expanded_mib: 1024,
+        max_job_text_mib: 256,
+        max_job_chunks: 200_000,
     };
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {

@@ -48,6 +48,8 @@ async fn main() {
         },
         max_files: 1000,
         max_expanded_mib: 64,
+        max_job_text_mib: 256,
+        max_job_chunks: 200_000,
     })
     .await
     .expect("engine");

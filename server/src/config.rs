@@ -55,9 +55,34 @@ pub struct EngineConfig {
         default_value_t = 1024
     )]
     pub max_expanded_mib: u64,
+
+    /// Most extracted text one upload job may hold over all its files, in
+    /// MiB (about 700 chunks a MiB).
+    #[arg(
+        long = "max-job-text-mib",
+        env = "DOCSHELF_MAX_JOB_TEXT_MIB",
+        default_value_t = 256
+    )]
+    pub max_job_text_mib: u64,
+
+    /// Most chunks one upload job may hold over all its files.
+    #[arg(
+        long = "max-job-chunks",
+        env = "DOCSHELF_MAX_JOB_CHUNKS",
+        default_value_t = 200_000
+    )]
+    pub max_job_chunks: usize,
 }
 
 impl EngineConfig {
+    /// What one upload job may cost in all.
+    pub fn job_limits(&self) -> crate::ingest::JobLimits {
+        crate::ingest::JobLimits {
+            max_text_bytes: self.max_job_text_mib.saturating_mul(1024 * 1024),
+            max_chunks: self.max_job_chunks,
+        }
+    }
+
     /// Archive limits from the settings (ratio and depth keep safe defaults).
     pub fn archive_limits(&self) -> ArchiveLimits {
         ArchiveLimits {

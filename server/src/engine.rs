@@ -110,6 +110,7 @@ pub struct Engine {
     metrics: Metrics,
     chunking: ChunkConfig,
     archive_limits: ArchiveLimits,
+    job_limits: crate::ingest::JobLimits,
     started: Instant,
 }
 
@@ -175,6 +176,7 @@ impl Engine {
             metrics: Metrics::default(),
             chunking: ChunkConfig::default(),
             archive_limits: config.archive_limits(),
+            job_limits: config.job_limits(),
             started: Instant::now(),
         })
     }
@@ -256,6 +258,7 @@ impl Engine {
             embedder,
             chunking: self.chunking,
             archive_limits: self.archive_limits,
+            job_limits: self.job_limits,
         };
         run_job(&pipeline, job, uploads).await;
         for file in job.status().files {

@@ -84,6 +84,8 @@ pub async fn eval(args: EvalArgs) -> anyhow::Result<()> {
         model: args.model.clone(),
         max_files: 100_000,
         max_expanded_mib: 4096,
+        max_job_text_mib: 256,
+        max_job_chunks: 200_000,
     };
     let mut engine = Engine::open(&config).await?;
     if let Some(boost) = args.context_boost {

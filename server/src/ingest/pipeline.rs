@@ -14,6 +14,7 @@ use index_core::extract::{self, ArchiveLimits, Extracted};
 use index_core::ids::chunk_id;
 use index_core::job::{FileProgress, FileState, JobState};
 
+use super::budget::{Budget, JobLimits};
 use super::JobHandle;
 use crate::embed::EmbedQueue;
 use crate::store::{ChunkRow, DocumentChunks, Store};
@@ -31,6 +32,7 @@ pub struct Pipeline<'a> {
     pub embedder: &'a EmbedQueue,
     pub chunking: ChunkConfig,
     pub archive_limits: ArchiveLimits,
+    pub job_limits: JobLimits,
 }
 
 /// Runs a whole job. Never fails as a whole for one file's sake; the
@@ -43,6 +45,7 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
         .iter()
         .map(|u| job.add_file(&u.name, FileState::Queued))
         .collect();
+    let mut budget = Budget::new(pipeline.job_limits);
     // Archives expand into many entries, shifting later positions.
     let mut shift: isize = 0;
     for (upload, slot) in uploads.into_iter().zip(slots) {
@@ -75,6 +78,17 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
                 continue;
             }
         };
+        // The job's budget is spent before anything is chunked or embedded:
+        // an upload that would exceed it fails whole, and its text is freed.
+        let text_bytes: u64 = extraction
+            .documents
+            .iter()
+            .map(|d| d.text.len() as u64)
+            .sum();
+        if let Err(reason) = budget.take_text(text_bytes) {
+            job.set_file(slot, FileState::Failed { reason });
+            continue;
+        }
 
         // One upload may hold many documents (a ZIP): list them all first.
         let is_archive = extract::Format::from_path(&name) == Some(extract::Format::Zip);
@@ -114,10 +128,13 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
 
         for (doc, slot) in extraction.documents.iter().zip(doc_slots) {
             job.warn_file(slot, doc.warnings.clone());
-            let state = match store_document(pipeline, job, slot, &library, &version, doc).await {
-                Ok(state) => state,
-                Err(reason) => FileState::Failed { reason },
-            };
+            let state =
+                match store_document(pipeline, job, slot, &library, &version, doc, &mut budget)
+                    .await
+                {
+                    Ok(state) => state,
+                    Err(reason) => FileState::Failed { reason },
+                };
             job.set_file(slot, state);
         }
     }
@@ -149,11 +166,13 @@ async fn store_document(
     library: &str,
     version: &str,
     doc: &Extracted,
+    budget: &mut Budget,
 ) -> Result<FileState, String> {
     let chunks = chunk_document(doc, &pipeline.chunking);
     if chunks.is_empty() {
         return Err("the file holds no text".into());
     }
+    budget.take_chunks(chunks.len())?;
     job.set_file(
         slot,
         FileState::Embedding {

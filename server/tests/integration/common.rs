@@ -30,6 +30,8 @@ pub fn engine_config(store: &std::path::Path) -> EngineConfig {
         },
         max_files: 1000,
         max_expanded_mib: 64,
+        max_job_text_mib: 256,
+        max_job_chunks: 200_000,
     }
 }
 

@@ -23,6 +23,8 @@ async fn start(max_body_bytes: usize) -> TestServer {
         },
         max_files: 100,
         max_expanded_mib: 10,
+        max_job_text_mib: 256,
+        max_job_chunks: 200_000,
     };
     let base = common::serve(
         &config,

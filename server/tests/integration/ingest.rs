@@ -251,3 +251,56 @@ async fn hostile_html_nesting_fails_or_flattens_alone_and_the_engine_keeps_servi
         .expect("search still works");
     assert_eq!(r.results[0].file_path, "deep.html");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_over_its_budget_fails_with_a_reason_and_nothing_of_it_is_embedded() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = docshelf_server::config::EngineConfig {
+        max_job_text_mib: 1,
+        max_job_chunks: 6,
+        ..common::engine_config(dir.path())
+    };
+    let engine = Engine::open(&config).await.expect("engine");
+    // Within every per-archive limit (few entries, ordinary ratios), but
+    // 1.8 MiB of text against a job budget of 1 MiB.
+    let page = "Plain documentation text, line after line. ".repeat(14_000);
+    let archive = zip(&[
+        ("a.md", page.as_bytes()),
+        ("b.md", page.as_bytes()),
+        ("c.md", page.as_bytes()),
+    ]);
+    let para = "A sentence about configuration that fills a chunk. ".repeat(20);
+    let four_chunks =
+        format!("# One\n\n{para}\n\n# Two\n\n{para}\n\n# Three\n\n{para}\n\n# Four\n\n{para}\n");
+    let status = run(
+        &engine,
+        "budget",
+        "1",
+        vec![
+            upload("big.zip", archive),
+            upload("first.md", four_chunks.clone()),
+            upload("second.md", four_chunks),
+        ],
+    )
+    .await;
+    assert!(
+        matches!(state_of(&status, "big.zip"), FileState::Failed { reason } if reason.contains("MiB of text")),
+        "{status:#?}"
+    );
+    assert!(
+        matches!(
+            state_of(&status, "first.md"),
+            FileState::Stored { chunks: 4, .. }
+        ),
+        "{status:#?}"
+    );
+    assert!(
+        matches!(state_of(&status, "second.md"), FileState::Failed { reason } if reason.contains("6 chunks")),
+        "{status:#?}"
+    );
+    let docs = engine
+        .documents("budget", Some("1"))
+        .await
+        .expect("documents");
+    assert_eq!(docs.len(), 1, "{docs:?}");
+}
