@@ -9,7 +9,8 @@
 //! 2. Fusion ([`index_core::fusion`]) merges the legs by chunk id; the fused
 //!    score is mapped to [0, 1] so it blends with recency and the feedback
 //!    signal ([`index_core::scoring`]).
-//! 3. The second stage ([`rerank`]) rescores the best fused candidates.
+//! 3. The second stage ([`rerank`]) rescores the best fused candidates;
+//!    the result is blended with recency and feedback when asked.
 //! 4. Candidates become pages ([`pages`]): one result per document, its best
 //!    chunk leading and its other strong chunks as sections (unless
 //!    `duplicates` asks for raw chunks). Interleaving libraries works on pages.
