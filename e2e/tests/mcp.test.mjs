@@ -108,8 +108,10 @@ for (const [name, makeTransport] of Object.entries(transports)) {
 
       // Tomatoes live in both libraries: the answer names both.
       const mixed = ok(await client.callTool({ name: 'search_docs', arguments: { query: 'tomato' } }));
-      assert.deepEqual(mixed.libraries_found, ['gardening', 'nextjs']);
-      assert.match(mixed.notice, /Found in gardening and nextjs/);
+      // Best first: either library's page may lead, both are about tomatoes.
+      assert.deepEqual([...mixed.libraries_found].sort(), ['gardening', 'nextjs']);
+      assert.match(mixed.notice, new RegExp(`Found in ${mixed.libraries_found[0]} and ${mixed.libraries_found[1]}`));
+      assert.deepEqual(mixed.results.slice(0, 2).map((r) => r.library), mixed.libraries_found);
 
       // Naming a library (loosely) makes it sticky for this session.
       const named = ok(await client.callTool({ name: 'search_docs', arguments: { query: 'tomato', library: 'NextJS' } }));

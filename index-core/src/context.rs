@@ -14,7 +14,7 @@
 //! The stored `text` stays exactly the document's text, for display and
 //! reassembly; the context is a column of its own. The embedder sees
 //! [`embedding_input`]; the keyword index sees the context as a field of its
-//! own (boosted, BM25F) beside the text.
+//! own (BM25F) beside the text.
 
 /// The context line of one chunk.
 ///

@@ -35,9 +35,10 @@ pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
 
 /// Searches running at once, at most. Past it a search is refused at once
 /// (503 with `Retry-After`) rather than queued: 200 concurrent searches
-/// once queued without bound and were answered at a p50 of 9 s. A search
-/// costs ~50 ms of a 2-core machine, so 64 in flight is already a second
-/// of work; a client told "busy" can retry or go elsewhere.
+/// were reported to queue without bound and be answered at a p50 of 9 s.
+/// A search costs 35–50 ms of a 2-core machine (`make bench-search`), so 64
+/// in flight is already a couple of seconds of work; a client told "busy"
+/// can retry or go elsewhere.
 pub const MAX_CONCURRENT_SEARCHES: usize = 64;
 
 /// The longest one search may run before it is stopped (503).

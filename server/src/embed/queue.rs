@@ -7,8 +7,8 @@
 //!
 //! Two lanes, because a search must not wait for an upload: a document's
 //! chunks were embedded in one pass, and while 190 pages were ingested
-//! searches waited behind them (p50 4.4 s, p99 19.7 s, against ~0.1 s
-//! idle). Queries ([`EmbedQueue::embed_one`]) now always go first, and bulk
+//! searches waited behind them (`make bench-load`: p50 1.0 s, p99 3.4 s,
+//! against 38 / 45 ms idle). Queries ([`EmbedQueue::embed_one`]) now always go first, and bulk
 //! work ([`EmbedQueue::embed_many`]) is embedded [`BULK_SLICE`] texts per
 //! pass, so a query waits for at most one slice.
 

@@ -2,9 +2,9 @@
 //!
 //! Archives are bounded one by one (entries, expanded bytes, ratio, depth),
 //! but a job of many files, or one archive of many ordinary entries, was
-//! not: a 3.7 MB ZIP of 1,000 × 1 MiB entries passed every per-archive limit
-//! and started an ~800,000-chunk job (hours of embedding) that grew the
-//! server to 1.7 GB in two minutes. The budget is checked as each upload is
+//! not: a 3.7 MB ZIP of 1,000 × 1 MiB entries was reported to pass every
+//! per-archive limit and start an ~800,000-chunk job (hours of embedding)
+//! that grew the server to 1.7 GB in two minutes. The budget is checked as each upload is
 //! extracted, before anything of it is chunked or embedded, and as each
 //! document is chunked; what would exceed it fails with a reason that says
 //! how to proceed.

@@ -83,7 +83,6 @@ pub struct Outcome {
 /// library when strong hits come from several (only for queries that named
 /// no library). `on_stage` sees the hits of every stage as it completes.
 #[tracing::instrument(skip_all, fields(query = %search.query, mode = ?search.mode, k = search.k))]
-#[allow(clippy::too_many_arguments)]
 pub async fn run(
     store: &Store,
     embedder: Result<&EmbedQueue, String>,

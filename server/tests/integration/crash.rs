@@ -108,6 +108,8 @@ async fn killing_an_upload_leaves_every_document_whole_old_or_new() {
         "the documents stored before the kill are new ({new})"
     );
     assert!(old >= 1, "the kill came before the end ({old} old)");
+    // What the killed job stored is not in the full-text index yet.
+    assert!(store.unindexed_text_rows().await.expect("stats") > 0);
     drop(store);
 
     // The killed job never folded its rows into the full-text index; the
