@@ -30,6 +30,15 @@ async fn ingest(engine: &Engine, library: &str, uploads: Vec<Upload>) {
     assert_eq!(status.error, None);
 }
 
+/// A fresh store with `uploads` in library `site`.
+async fn site(dir: &std::path::Path, uploads: Vec<Upload>) -> Engine {
+    let engine = Engine::open(&common::engine_config(dir))
+        .await
+        .expect("engine");
+    ingest(&engine, "site", uploads).await;
+    engine
+}
+
 async fn search(engine: &Engine, params: SearchParams) -> SearchResponse {
     engine.search(params).await.expect("search")
 }
@@ -71,10 +80,7 @@ fn pages() -> Vec<Upload> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_titled_only_in_front_matter_is_found_by_its_title() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let engine = Engine::open(&common::engine_config(dir.path()))
-        .await
-        .expect("engine");
-    ingest(&engine, "site", pages()).await;
+    let engine = site(dir.path(), pages()).await;
 
     for mode in ["keyword", "dense", "hybrid"] {
         let r = search(
@@ -125,10 +131,7 @@ fn handbook() -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chunk_deep_in_a_section_is_found_by_the_section_name() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let engine = Engine::open(&common::engine_config(dir.path()))
-        .await
-        .expect("engine");
-    ingest(&engine, "site", vec![upload("handbook.md", &handbook())]).await;
+    let engine = site(dir.path(), vec![upload("handbook.md", &handbook())]).await;
 
     for mode in ["keyword", "hybrid"] {
         let r = search(
@@ -174,9 +177,6 @@ async fn a_chunk_deep_in_a_section_is_found_by_the_section_name() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_results_are_ten_pages_unless_duplicates_is_set() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let engine = Engine::open(&common::engine_config(dir.path()))
-        .await
-        .expect("engine");
     let mut uploads = vec![upload("handbook.md", &handbook())];
     for i in 0..12 {
         uploads.push(upload(
@@ -186,7 +186,7 @@ async fn ten_results_are_ten_pages_unless_duplicates_is_set() {
             ),
         ));
     }
-    ingest(&engine, "site", uploads).await;
+    let engine = site(dir.path(), uploads).await;
 
     let pages = search(&engine, query("adjust the setting and measure latency")).await;
     let distinct: BTreeSet<&str> = paths(&pages).into_iter().collect();
@@ -227,12 +227,9 @@ async fn ten_results_are_ten_pages_unless_duplicates_is_set() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_second_stage_is_deterministic_and_reported() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let engine = Engine::open(&common::engine_config(dir.path()))
-        .await
-        .expect("engine");
     let mut uploads = pages();
     uploads.push(upload("handbook.md", &handbook()));
-    ingest(&engine, "site", uploads).await;
+    let engine = site(dir.path(), uploads).await;
 
     let order = |r: &SearchResponse| -> Vec<(String, u32, u32)> {
         r.results
@@ -302,12 +299,9 @@ async fn downgrade_to_v1(dir: &std::path::Path) {
 async fn a_v1_store_is_upgraded_on_open_and_keeps_every_document() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (before, liked) = {
-        let engine = Engine::open(&common::engine_config(dir.path()))
-            .await
-            .expect("engine");
         let mut uploads = pages();
         uploads.push(upload("handbook.md", &handbook()));
-        ingest(&engine, "site", uploads).await;
+        let engine = site(dir.path(), uploads).await;
         ingest(&engine, "other", vec![upload("a.md", "# A\n\nAlpha.\n")]).await;
         let liked = search(&engine, query("image formats")).await.results[0]
             .chunk_id
