@@ -19,14 +19,15 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load eval lint fmt
+.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load bench-peers eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
 	@echo "make test   run the whole test suite"
 	@echo "make lint   cargo fmt --check and clippy -D warnings"
 	@echo "make eval   nDCG@10 / Recall@10 per search mode on every eval set, beside the plain Python pipeline"
-	@echo "make bench-embed | bench-kernels | bench-ingest | bench-search | bench-vector | bench-load   benchmarks (print figures)"
+	@echo "make bench-embed | bench-kernels | bench-ingest | bench-search | bench-vector | bench-load | bench-peers   benchmarks (print figures)"
+	@echo "make bench-search ROWS=100000 CONCURRENCY=16   search at scale, in-process and over HTTP"
 
 setup:
 	@scripts/setup.sh
@@ -74,8 +75,20 @@ bench-kernels:
 bench-ingest: setup
 	cargo bench --locked --profile dev -p docshelf-server --bench ingest
 
-bench-search: setup
-	cargo bench --locked --profile dev -p docshelf-server --bench search
+# ROWS=100000 (or 1000000) searches a corpus of that many chunks grown from
+# the git manual's (cached in ~/.cache/docshelf/bench); CONCURRENCY=16 also
+# loads the `docshelf` binary over HTTP with that many clients. Without ROWS:
+# the git manual's pages themselves.
+ROWS ?=
+CONCURRENCY ?=
+bench-search: setup build-server
+	DOCSHELF_BENCH_ROWS=$(ROWS) DOCSHELF_BENCH_CONCURRENCY=$(CONCURRENCY) \
+	  cargo bench --locked --profile dev -p docshelf-server --bench search
+
+# docshelf beside Chroma + sentence-transformers and LanceDB-Python on the
+# same chunks, one run (ROWS as above, default 100000).
+bench-peers: setup build-server
+	@scripts/bench-search-peers.sh $(or $(ROWS),100000)
 
 bench-vector:
 	cargo bench --locked --profile dev -p docshelf-server --bench vector_index

@@ -2,30 +2,76 @@
 //! both legs, fusion, snippets), per mode.
 //!
 //! `make bench-search` (or `cargo bench --profile dev -p docshelf-server
-//! --bench search`). Uploads the first `DOCSHELF_BENCH_FILES` pages of the
-//! git manual (default 40; all 190 take minutes on a CPU) into a temporary
-//! store, or reuses the store at `DOCSHELF_BENCH_STORE` if it already holds
-//! them, then runs the eval set's 190 queries in each mode, and measures
-//! what the second stage (rerank over the best 50 candidates) adds: each
-//! query runs with and without it back to back, and the per-query
-//! differences are summarised, so machine noise between runs cancels.
+//! --bench search`) has two forms:
+//! - **The git manual** (default): uploads the first `DOCSHELF_BENCH_FILES`
+//!   pages (default 40; all 190 take minutes on a CPU) into a temporary
+//!   store, or reuses the store at `DOCSHELF_BENCH_STORE` if it already
+//!   holds them, then runs the eval set's 190 queries in each mode, and
+//!   measures what the second stage (rerank over the best 50 candidates)
+//!   adds: each query runs with and without it back to back, and the
+//!   per-query differences are summarised, so machine noise between runs
+//!   cancels.
+//! - **At scale** (`make bench-search ROWS=100000 CONCURRENCY=16`, env
+//!   `DOCSHELF_BENCH_ROWS`, `DOCSHELF_BENCH_CONCURRENCY`): a corpus of that
+//!   many chunks grown from the git manual's real ones ([`corpus`]),
+//!   searched in-process and over HTTP ([`scale`], [`http`]).
 
-use std::path::PathBuf;
+#[path = "search/corpus.rs"]
+mod corpus;
+#[path = "search/http.rs"]
+mod http;
+#[path = "search/scale.rs"]
+mod scale;
+
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use docshelf_server::config::{EngineConfig, ModelConfig};
-use docshelf_server::embed::DeviceChoice;
 use docshelf_server::engine::Engine;
 use docshelf_server::ingest::{JobHandle, Upload};
 use index_core::search::SearchParams;
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// The git-docs eval set's 190 queries.
+fn queries(root: &Path) -> Vec<String> {
+    std::fs::read_to_string(root.join("../shared/data/eval/git-docs/queries.jsonl"))
+        .expect("queries")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn env_usize(name: &str) -> Option<usize> {
+    std::env::var(name).ok().filter(|v| !v.is_empty()).map(|v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{name} must be a number"))
+    })
 }
 
 #[tokio::main]
 async fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    match env_usize("DOCSHELF_BENCH_ROWS") {
+        // The side-by-side script only needs the corpus made and its path.
+        Some(rows) if std::env::var_os("DOCSHELF_BENCH_PREPARE_ONLY").is_some() => {
+            let dir = corpus::ensure(&root, rows).await;
+            println!("corpus-dir: {}", dir.display());
+        }
+        Some(rows) => {
+            let concurrency = env_usize("DOCSHELF_BENCH_CONCURRENCY").unwrap_or(0);
+            scale::run(&root, rows, concurrency).await;
+        }
+        None => git_pages(&root).await,
+    }
+}
+
+async fn git_pages(root: &Path) {
     let eval = root.join("../shared/data/eval/git-docs");
     let files: usize = std::env::var("DOCSHELF_BENCH_FILES")
         .ok()
@@ -35,24 +81,9 @@ async fn main() {
     let store = std::env::var("DOCSHELF_BENCH_STORE")
         .map(PathBuf::from)
         .unwrap_or_else(|_| temp.path().to_owned());
-    let device = match std::env::var("DOCSHELF_DEVICE").as_deref() {
-        Ok("gpu") => DeviceChoice::Gpu,
-        Ok("auto") => DeviceChoice::Auto,
-        _ => DeviceChoice::Cpu,
-    };
-    let engine = Engine::open(&EngineConfig {
-        data: store.display().to_string(),
-        model: ModelConfig {
-            model_dir: root.join("models/all-MiniLM-L6-v2"),
-            device,
-        },
-        max_files: 1000,
-        max_expanded_mib: 64,
-        max_job_text_mib: 256,
-        max_job_chunks: 200_000,
-    })
-    .await
-    .expect("engine");
+    let engine = Engine::open(&corpus::engine_config(root, &store))
+        .await
+        .expect("engine");
 
     let present = engine
         .libraries()
@@ -92,12 +123,7 @@ async fn main() {
         counts.documents, counts.chunks
     );
 
-    let queries: Vec<String> = std::fs::read_to_string(eval.join("queries.jsonl"))
-        .expect("queries")
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter_map(|v| v["text"].as_str().map(str::to_owned))
-        .collect();
+    let queries = queries(root);
     // Warm up: first queries pay for opening index files.
     for q in queries.iter().take(5) {
         engine

@@ -485,15 +485,15 @@ impl Engine {
             .store
             .libraries()
             .await?
-            .into_iter()
-            .map(|l| l.name)
+            .iter()
+            .map(|l| l.name.clone())
             .collect();
         Ok(library::resolve(name, &names))
     }
 
     /// Every library with its versions and counts.
     pub async fn libraries(&self) -> Result<Vec<LibraryInfo>, EngineError> {
-        Ok(self.store.libraries().await?)
+        Ok(self.store.libraries().await?.as_ref().clone())
     }
 
     /// The documents of a library (optionally one version of it).

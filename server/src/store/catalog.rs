@@ -15,11 +15,15 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
 use super::{filter, string_column, Store, StoreError};
 
-/// Every document, as of one table version.
+/// Every document, and the libraries they make up, as of one table
+/// version. Every search resolves its library against the list, so it is
+/// summed up once per version, not once per query (at 1M chunks that is
+/// ~80k documents to walk).
 #[derive(Debug)]
 pub(super) struct Catalog {
     version: u64,
     documents: Arc<Vec<DocumentInfo>>,
+    libraries: Arc<Vec<LibraryInfo>>,
 }
 
 /// What to delete.
@@ -55,18 +59,30 @@ impl Target<'_> {
 impl Store {
     /// Every stored document, sorted by library, version and path.
     pub async fn documents(&self) -> Result<Arc<Vec<DocumentInfo>>, StoreError> {
+        Ok(self.catalog().await?.0)
+    }
+
+    /// Every library with its versions (newest first) and counts.
+    pub async fn libraries(&self) -> Result<Arc<Vec<LibraryInfo>>, StoreError> {
+        Ok(self.catalog().await?.1)
+    }
+
+    /// The documents and libraries as of the table's current version.
+    async fn catalog(&self) -> Result<(Arc<Vec<DocumentInfo>>, Arc<Vec<LibraryInfo>>), StoreError> {
         let version = self.chunks.version().await?;
         if let Some(c) = self.catalog.read().await.as_ref() {
             if c.version == version {
-                return Ok(c.documents.clone());
+                return Ok((c.documents.clone(), c.libraries.clone()));
             }
         }
         let documents = Arc::new(self.scan_documents().await?);
+        let libraries = Arc::new(summarise(&documents));
         *self.catalog.write().await = Some(Catalog {
             version,
             documents: documents.clone(),
+            libraries: libraries.clone(),
         });
-        Ok(documents)
+        Ok((documents, libraries))
     }
 
     async fn scan_documents(&self) -> Result<Vec<DocumentInfo>, StoreError> {
@@ -120,47 +136,6 @@ impl Store {
         Ok(docs.into_values().collect())
     }
 
-    /// Every library with its versions (newest first) and counts.
-    pub async fn libraries(&self) -> Result<Vec<LibraryInfo>, StoreError> {
-        let documents = self.documents().await?;
-        let mut libraries: Vec<LibraryInfo> = Vec::new();
-        for doc in documents.iter() {
-            if libraries.last().is_none_or(|l| l.name != doc.library) {
-                libraries.push(LibraryInfo {
-                    name: doc.library.clone(),
-                    versions: Vec::new(),
-                    documents: 0,
-                    chunks: 0,
-                    updated_at: 0,
-                });
-            }
-            let Some(lib) = libraries.last_mut() else {
-                continue;
-            };
-            if lib.versions.last().is_none_or(|v| v.version != doc.version) {
-                lib.versions.push(VersionInfo {
-                    version: doc.version.clone(),
-                    documents: 0,
-                    chunks: 0,
-                    updated_at: 0,
-                });
-            }
-            if let Some(v) = lib.versions.last_mut() {
-                v.documents += 1;
-                v.chunks += doc.chunks;
-                v.updated_at = v.updated_at.max(doc.updated_at);
-            }
-            lib.documents += 1;
-            lib.chunks += doc.chunks;
-            lib.updated_at = lib.updated_at.max(doc.updated_at);
-        }
-        for lib in &mut libraries {
-            lib.versions
-                .sort_by(|a, b| index_core::version::compare(&b.version, &a.version));
-        }
-        Ok(libraries)
-    }
-
     /// How many libraries, documents and chunks are stored.
     pub async fn counts(&self) -> Result<StoreCounts, StoreError> {
         let libraries = self.libraries().await?;
@@ -196,4 +171,45 @@ impl Store {
             chunks,
         })
     }
+}
+
+/// Every library with its versions (newest first) and counts, from the
+/// documents sorted by library, version and path.
+fn summarise(documents: &[DocumentInfo]) -> Vec<LibraryInfo> {
+    let mut libraries: Vec<LibraryInfo> = Vec::new();
+    for doc in documents {
+        if libraries.last().is_none_or(|l| l.name != doc.library) {
+            libraries.push(LibraryInfo {
+                name: doc.library.clone(),
+                versions: Vec::new(),
+                documents: 0,
+                chunks: 0,
+                updated_at: 0,
+            });
+        }
+        let Some(lib) = libraries.last_mut() else {
+            continue;
+        };
+        if lib.versions.last().is_none_or(|v| v.version != doc.version) {
+            lib.versions.push(VersionInfo {
+                version: doc.version.clone(),
+                documents: 0,
+                chunks: 0,
+                updated_at: 0,
+            });
+        }
+        if let Some(v) = lib.versions.last_mut() {
+            v.documents += 1;
+            v.chunks += doc.chunks;
+            v.updated_at = v.updated_at.max(doc.updated_at);
+        }
+        lib.documents += 1;
+        lib.chunks += doc.chunks;
+        lib.updated_at = lib.updated_at.max(doc.updated_at);
+    }
+    for lib in &mut libraries {
+        lib.versions
+            .sort_by(|a, b| index_core::version::compare(&b.version, &a.version));
+    }
+    libraries
 }

@@ -197,6 +197,31 @@ impl Store {
         })
     }
 
+    /// Appends documents the store does not hold yet, all in one commit.
+    ///
+    /// A bulk load without [`Self::replace_document`]'s per-document merge
+    /// (which reads the table to find the rows a document replaces): the
+    /// caller guarantees the documents are new. The search bench loads its
+    /// 100k and 1M chunk corpora this way, a few commits instead of one per
+    /// document. Call [`Self::refresh_indexes`] after.
+    #[tracing::instrument(skip_all, fields(documents = docs.len()))]
+    pub async fn append_documents(&self, docs: &[DocumentChunks]) -> Result<u64, StoreError> {
+        let mut batches = Vec::with_capacity(docs.len());
+        for doc in docs {
+            if doc.chunks.is_empty() {
+                return Err(StoreError::EmptyDocument);
+            }
+            batches.push(schema::to_batch(doc).map_err(|e| StoreError::Shape(e.to_string()))?);
+        }
+        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        let reader: Box<dyn arrow_array::RecordBatchReader + Send> = Box::new(
+            RecordBatchIterator::new(batches.into_iter().map(Ok), schema::chunk_schema()),
+        );
+        let _writer = self.write.lock().await;
+        self.chunks.add(reader).execute().await?;
+        Ok(rows as u64)
+    }
+
     /// Compacts the table, builds any missing index and folds new rows into
     /// the existing ones, so full-text search covers everything stored so
     /// far and reads stay fast.
@@ -290,6 +315,24 @@ impl Store {
             schema::STORED_COLUMNS,
         )
         .await
+    }
+
+    /// Every stored chunk with its vector, in no particular order: a real
+    /// corpus to build the search bench's large ones from.
+    pub async fn chunks_with_vectors(&self) -> Result<Vec<(StoredChunk, Vec<f32>)>, StoreError> {
+        let mut columns = schema::STORED_COLUMNS.to_vec();
+        columns.push("vector");
+        let batches: Vec<RecordBatch> = self
+            .chunks
+            .query()
+            .select(Select::columns(&columns))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        let chunks = schema::from_batches(&batches).map_err(StoreError::Shape)?;
+        let vectors = schema::vectors_from_batches(&batches).map_err(StoreError::Shape)?;
+        Ok(chunks.into_iter().zip(vectors).collect())
     }
 
     /// Every stored document as (library, version, file path, chunks

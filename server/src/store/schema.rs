@@ -173,6 +173,28 @@ pub fn to_batch(doc: &DocumentChunks) -> Result<RecordBatch, ArrowError> {
     )
 }
 
+/// The `vector` column of query results that selected it, one `Vec` a row.
+pub fn vectors_from_batches(batches: &[RecordBatch]) -> Result<Vec<Vec<f32>>, String> {
+    let mut out = Vec::new();
+    for batch in batches {
+        let lists = batch
+            .column_by_name("vector")
+            .and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>())
+            .ok_or("vector is not a fixed-size list")?;
+        let values = lists
+            .values()
+            .as_any()
+            .downcast_ref::<arrow_array::Float32Array>()
+            .ok_or("vector items are not f32")?;
+        let width = lists.value_length() as usize;
+        for row in 0..lists.len() {
+            let start = lists.value_offset(row) as usize;
+            out.push(values.values()[start..start + width].to_vec());
+        }
+    }
+    Ok(out)
+}
+
 /// Stored chunks from query results selecting [`STORED_COLUMNS`].
 pub fn from_batches(batches: &[RecordBatch]) -> Result<Vec<StoredChunk>, String> {
     let mut out = Vec::new();

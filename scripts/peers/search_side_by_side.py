@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""docshelf's search beside the stacks a user would otherwise pick, one run.
+
+The same chunks (the bench corpus docshelf's `make bench-search ROWS=…`
+grows and caches), the same 190 queries, k=10, filtered to one library,
+query embedding included in every figure:
+
+  docshelf          the `docshelf` binary serving the corpus; hybrid search
+                    over HTTP (so it also pays for HTTP and JSON, which the
+                    peers, called in-process, do not).
+  chroma dense      Chroma (HNSW, cosine) + sentence-transformers.
+  lancedb-py hybrid LanceDB's Python release (the engine docshelf embeds):
+                    IVF-PQ with the same settings as docshelf, its own BM25
+                    index, RRF; + sentence-transformers.
+
+Queries run in rounds; within a round each system answers the same query in
+turn, rotating who goes first, so machine noise lands on all of them alike.
+Prints p50/p99 per system and docshelf's ratio against each peer. The peers'
+stores are built in a temporary directory on every run (their build times
+are printed too). Figures are printed, never asserted.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.request
+import warnings
+
+# LanceDB deprecates the create_index arguments used below; they still work.
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+
+def percentile(values, p):
+    s = sorted(values)
+    return s[round((len(s) - 1) * p)]
+
+
+def start_docshelf(binary, store, model):
+    server = subprocess.Popen(
+        [binary, "serve", "--addr", "127.0.0.1:0", "--device", "cpu", "--data", store,
+         "--model-dir", model],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 300
+    log = []
+    while time.monotonic() < deadline:
+        line = server.stdout.readline()
+        if not line:
+            break
+        log.append(line)
+        m = re.search(r"listening on (http://\S+)", line)
+        if m:
+            threading.Thread(target=lambda: [None for _ in server.stdout], daemon=True).start()
+            return server, m.group(1)
+    server.kill()
+    raise SystemExit("docshelf did not start:\n" + "".join(log))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--store", required=True, help="docshelf's bench corpus store")
+    ap.add_argument("--model", required=True, help="all-MiniLM-L6-v2 folder")
+    ap.add_argument("--bin", required=True, help="the docshelf binary")
+    ap.add_argument("--queries", required=True, help="queries.jsonl")
+    ap.add_argument("--library", default="lib03")
+    ap.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args()
+
+    import chromadb
+    import lancedb
+    import pyarrow as pa
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    queries = [json.loads(line)["text"] for line in open(args.queries) if line.strip()]
+    model = SentenceTransformer(args.model, device="cpu")
+
+    # The same rows docshelf serves, read from its own table.
+    table = lancedb.connect(args.store).open_table("chunks_v2").to_arrow()
+    table = table.select(["chunk_id", "library", "file_path", "text", "vector"])
+    rows = table.num_rows
+    print(f"corpus: {rows} chunks from {args.store}; {len(queries)} queries x {args.rounds} rounds; "
+          f"filter library={args.library}; k=10")
+
+    work = tempfile.mkdtemp(prefix="docshelf-peers-")
+    # LanceDB-Python: the same index settings docshelf uses (IVF-PQ, about
+    # sqrt(n) partitions, 48 sub-vectors, cosine; nprobes 20, refine 5).
+    t = time.perf_counter()
+    ldb = lancedb.connect(os.path.join(work, "lancedb"))
+    ltbl = ldb.create_table("chunks", table)
+    ltbl.create_scalar_index("library", index_type="BITMAP")
+    ltbl.create_fts_index("text", use_tantivy=False)
+    if rows >= 50_000:
+        ltbl.create_index(metric="cosine", vector_column_name="vector",
+                          num_partitions=max(1, min(4096, int(rows ** 0.5))), num_sub_vectors=48)
+    print(f"lancedb-py: table and indexes built in {time.perf_counter() - t:.0f} s")
+
+    # Chroma: HNSW over cosine, the library as metadata.
+    t = time.perf_counter()
+    client = chromadb.PersistentClient(path=os.path.join(work, "chroma"))
+    col = client.create_collection("chunks", metadata={"hnsw:space": "cosine"})
+    ids = table.column("chunk_id").to_pylist()
+    libs = table.column("library").to_pylist()
+    texts = table.column("text").to_pylist()
+    vectors = table.column("vector").combine_chunks().flatten().to_numpy().reshape(rows, -1)
+    step = 5000
+    for i in range(0, rows, step):
+        col.add(ids=ids[i:i + step], embeddings=vectors[i:i + step],
+                metadatas=[{"library": lib} for lib in libs[i:i + step]],
+                documents=texts[i:i + step])
+    print(f"chroma: {rows} chunks added in {time.perf_counter() - t:.0f} s")
+    del table, ids, libs, texts, vectors
+
+    server, base = start_docshelf(args.bin, args.store, args.model)
+    where = f"library = '{args.library}'"
+
+    def docshelf(q):
+        body = json.dumps({"query": q, "library": args.library, "k": 10}).encode()
+        req = urllib.request.Request(base + "/api/search", data=body,
+                                     headers={"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=60) as res:
+            hits = json.loads(res.read())["results"]
+        assert len(hits) == 10, f"docshelf returned {len(hits)} hits"
+
+    def chroma(q):
+        v = model.encode(q, normalize_embeddings=True)
+        res = col.query(query_embeddings=[v], n_results=10, where={"library": args.library})
+        assert len(res["ids"][0]) == 10
+
+    def lancedb_hybrid(q):
+        v = model.encode(q, normalize_embeddings=True)
+        hits = (ltbl.search(query_type="hybrid").vector(v).text(q)
+                .where(where, prefilter=True).nprobes(20).refine_factor(5).limit(10).to_list())
+        assert len(hits) == 10, f"lancedb-py returned {len(hits)} hits"
+
+    systems = [("docshelf hybrid (HTTP)", docshelf), ("chroma + s-t dense", chroma),
+               ("lancedb-py + s-t hybrid", lancedb_hybrid)]
+    try:
+        for q in queries[:10]:  # warm up
+            for _, run in systems:
+                run(q)
+        times = {name: [] for name, _ in systems}
+        n = 0
+        for _ in range(args.rounds):
+            for q in queries:
+                order = systems[n % 3:] + systems[:n % 3]
+                n += 1
+                for name, run in order:
+                    t = time.perf_counter()
+                    run(q)
+                    times[name].append((time.perf_counter() - t) * 1e3)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    ours = statistics.median(times[systems[0][0]])
+    print(f"{'system (end to end, k=10, one library)':<40} {'p50 ms':>8} {'p99 ms':>8} {'docshelf p50 / this':>20}")
+    for name, _ in systems:
+        p50 = statistics.median(times[name])
+        print(f"{name:<40} {p50:>8.1f} {percentile(times[name], 0.99):>8.1f} {ours / p50:>20.2f}")
+
+
+if __name__ == "__main__":
+    main()

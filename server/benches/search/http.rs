@@ -1,0 +1,133 @@
+//! Concurrent searches over HTTP against the `docshelf` binary exactly as
+//! `make run` builds it: `DOCSHELF_BIN`, else the dev build in the target
+//! directory. Clients send `POST /api/search` back to back for
+//! `DOCSHELF_BENCH_SECONDS` (default 30).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::corpus::FILTER_LIBRARY;
+use super::percentile;
+use super::scale::memory;
+
+/// Stops the server when the bench ends, however it ends.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub async fn load(root: &Path, store: &Path, queries: &[String], clients: usize) {
+    let seconds: u64 = std::env::var("DOCSHELF_BENCH_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    let bin = std::env::var_os("DOCSHELF_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let target = std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| root.join("target"));
+            target.join("debug/docshelf")
+        });
+    let mut child = Command::new(&bin)
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--device",
+            "cpu",
+            "--data",
+        ])
+        .arg(store)
+        .arg("--model-dir")
+        .arg(root.join("models/all-MiniLM-L6-v2"))
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+    // The server logs (its address among them) to stderr.
+    let log = child.stderr.take().expect("stderr");
+    let server = Server(child);
+    let base = tokio::task::spawn_blocking(move || {
+        let mut lines = BufReader::new(log).lines();
+        let base = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .find_map(|l| {
+                l.split("listening on ")
+                    .nth(1)
+                    .map(|rest| rest.split_whitespace().next().unwrap_or("").to_owned())
+            })
+            .expect("the server's address in its log");
+        // Keep draining the log so the server never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        base
+    })
+    .await
+    .expect("log reader");
+    let pid = server.0.id().to_string();
+
+    let client = reqwest::Client::new();
+    let url = format!("{base}/api/search");
+    let search = |i: usize| {
+        let (client, url) = (client.clone(), url.clone());
+        let body = serde_json::json!({
+            "query": queries[i % queries.len()],
+            "library": FILTER_LIBRARY,
+            "k": 10,
+        });
+        async move {
+            let t = Instant::now();
+            let ok = match client.post(&url).json(&body).send().await {
+                Ok(res) => res.status().is_success() && res.bytes().await.is_ok(),
+                Err(_) => false,
+            };
+            (ok, t.elapsed().as_secs_f64() * 1e3)
+        }
+    };
+    // Warm up, one client.
+    for i in 0..20 {
+        search(i).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let search = Arc::new(search);
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..clients)
+        .map(|c| {
+            let search = search.clone();
+            async move {
+                let (mut ms, mut errors, mut i) = (Vec::new(), 0usize, c * 7);
+                while Instant::now() < deadline {
+                    let (ok, t) = search(i).await;
+                    ms.push(t);
+                    errors += usize::from(!ok);
+                    i += 1;
+                }
+                (ms, errors)
+            }
+        })
+        .collect();
+    let results = futures::future::join_all(tasks).await;
+    let elapsed = started.elapsed().as_secs_f64();
+    let mut ms: Vec<f64> = results.iter().flat_map(|(m, _)| m.clone()).collect();
+    let errors: usize = results.iter().map(|(_, e)| e).sum();
+    ms.sort_by(f64::total_cmp);
+    let (rss, peak) = memory(&pid);
+    println!(
+        "HTTP, {clients} clients for {seconds} s ({}): {:.1} searches/s, p50 {:.1} ms, p99 {:.1} ms, {errors} errors of {}; server RSS {rss} MiB, peak {peak} MiB",
+        bin.display(),
+        ms.len() as f64 / elapsed,
+        percentile(&ms, 0.5),
+        percentile(&ms, 0.99),
+        ms.len()
+    );
+    drop(server);
+}

@@ -1,0 +1,173 @@
+//! Search at scale: 100k or 1M chunks ([`super::corpus`]), k=10, filtered
+//! to one library, query embedding included.
+//!
+//! Prints, in order:
+//! - sequential latency per mode through the engine (p50 / p99 over every
+//!   query, twice), and the query embedding alone for reference;
+//! - the dense leg's recall@10 against exact search, same filter;
+//! - the process's resident memory (now, and its peak);
+//! - with a concurrency, the `docshelf` binary itself serving the store
+//!   over HTTP to that many clients for a fixed time: searches/s, p50 /
+//!   p99, errors, and the server's resident memory.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use docshelf_server::engine::Engine;
+use docshelf_server::store::filter::Scope;
+use docshelf_server::store::VectorSearchTuning;
+use index_core::search::SearchParams;
+
+use super::corpus::{self, FILTER_LIBRARY};
+use super::{percentile, queries};
+
+pub async fn run(root: &Path, rows: usize, concurrency: usize) {
+    let dir = corpus::ensure(root, rows).await;
+    let queries = queries(root);
+    {
+        let engine = Engine::open(&corpus::engine_config(root, &dir))
+            .await
+            .expect("engine");
+        let counts = engine.store().counts().await.expect("counts");
+        println!(
+            "store: {} chunks in {} documents, {} libraries; filter library={FILTER_LIBRARY}; {} queries",
+            counts.chunks,
+            counts.documents,
+            counts.libraries,
+            queries.len()
+        );
+        sequential(&engine, &queries).await;
+        recall(&engine, &queries).await;
+        let (rss, peak) = memory("self");
+        println!("bench process memory: RSS {rss} MiB, peak {peak} MiB");
+    }
+    if concurrency > 0 {
+        super::http::load(root, &dir, &queries, concurrency).await;
+    }
+}
+
+async fn sequential(engine: &Engine, queries: &[String]) {
+    // Warm up: the first searches open index files and fill caches.
+    for q in queries.iter().take(10) {
+        for mode in ["keyword", "dense", "hybrid"] {
+            engine
+                .search(params(q, mode, Some(FILTER_LIBRARY)))
+                .await
+                .expect("search");
+        }
+    }
+    println!(
+        "{:<28} {:>8} {:>8} {:>8}",
+        "sequential (k=10)", "p50 ms", "p99 ms", "qps"
+    );
+    let embedder = engine.embedder().expect("model");
+    let mut ms = Vec::new();
+    for q in queries {
+        let t = Instant::now();
+        embedder.embed_one(q.clone()).await.expect("embed");
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    report("query embedding alone", &mut ms, Duration::ZERO);
+    for (name, mode, library) in [
+        ("keyword, one library", "keyword", Some(FILTER_LIBRARY)),
+        ("dense, one library", "dense", Some(FILTER_LIBRARY)),
+        ("hybrid, one library", "hybrid", Some(FILTER_LIBRARY)),
+        ("hybrid, every library", "hybrid", None),
+    ] {
+        let mut ms = Vec::new();
+        let started = Instant::now();
+        for _ in 0..2 {
+            for q in queries {
+                let t = Instant::now();
+                engine
+                    .search(params(q, mode, library))
+                    .await
+                    .expect("search");
+                ms.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        report(name, &mut ms, started.elapsed());
+    }
+}
+
+/// The dense leg as search runs it (50 fetched, the first 10 compared)
+/// against exact search, both within the filtered library.
+async fn recall(engine: &Engine, queries: &[String]) {
+    let store = engine.store();
+    if !store.has_vector_index().await.expect("indices") {
+        println!("dense recall@10: exact search (no vector index below this size)");
+        return;
+    }
+    let scope = Scope {
+        targets: vec![(FILTER_LIBRARY.to_owned(), None)],
+        ..Scope::default()
+    }
+    .to_sql();
+    let embedder = engine.embedder().expect("model");
+    let (mut found, mut exact_ms) = (0usize, Vec::new());
+    for q in queries {
+        let v = embedder.embed_one(q.clone()).await.expect("embed");
+        let t = Instant::now();
+        let truth = store
+            .dense_with(
+                &v,
+                scope.as_deref(),
+                10,
+                VectorSearchTuning::default(),
+                true,
+            )
+            .await
+            .expect("exact");
+        exact_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let approx = store.dense(&v, scope.as_deref(), 50).await.expect("dense");
+        found += approx
+            .iter()
+            .take(10)
+            .filter(|a| truth.iter().any(|t| t.chunk.chunk_id == a.chunk.chunk_id))
+            .count();
+    }
+    exact_ms.sort_by(f64::total_cmp);
+    println!(
+        "dense recall@10 vs exact, one library: {:.3} (exact search alone p50 {:.1} ms)",
+        found as f64 / (queries.len() * 10) as f64,
+        percentile(&exact_ms, 0.5)
+    );
+}
+
+pub fn params(query: &str, mode: &str, library: Option<&str>) -> SearchParams {
+    SearchParams {
+        query: query.to_owned(),
+        k: Some(10),
+        mode: Some(mode.into()),
+        library: library.map(str::to_owned),
+        ..SearchParams::default()
+    }
+}
+
+fn report(name: &str, ms: &mut [f64], elapsed: Duration) {
+    ms.sort_by(f64::total_cmp);
+    let qps = if elapsed.is_zero() {
+        String::from("-")
+    } else {
+        format!("{:.1}", ms.len() as f64 / elapsed.as_secs_f64())
+    };
+    println!(
+        "{name:<28} {:>8.1} {:>8.1} {qps:>8}",
+        percentile(ms, 0.5),
+        percentile(ms, 0.99)
+    );
+}
+
+/// Resident and peak resident memory of a process (`self` or a pid), MiB.
+pub fn memory(pid: &str) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map_or(0, |kb| kb / 1024)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
