@@ -6,7 +6,8 @@
 //!   once (real extraction, chunking and embeddings: ~2,200 chunks, a few
 //!   minutes) and kept in the cache.
 //! - **Rows**: each synthetic chunk copies a seed chunk. Its vector is the
-//!   seed's plus noise, renormalised (cosine ≈ 0.9 to the seed), so vectors
+//!   seed's plus noise, renormalised (about 0.9 cosine to the seed, computed
+//!   from the noise level, not measured), so vectors
 //!   cluster by topic as real ones do and the vector index has real work.
 //!   Its text keeps the seed's words but swaps about a third of them for
 //!   words drawn from a Zipf law over the seeds' vocabulary, ranked by
