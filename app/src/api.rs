@@ -10,23 +10,23 @@ use index_core::search::{SearchParams, SearchResponse, Sticky};
 use index_core::ServerStatus;
 use leptos::prelude::*;
 
+use crate::error::AppError;
+
 #[cfg(feature = "ssr")]
-use crate::backend::{use_backend, DeleteTarget, SharedBackend};
+use crate::backend::{use_backend, SharedBackend};
 
 /// The backend, after checking the token for a read or a write.
 #[cfg(feature = "ssr")]
-fn backend_for(token: Option<&str>, write: bool) -> Result<SharedBackend, ServerFnError> {
+fn backend_for(token: Option<&str>, write: bool) -> Result<SharedBackend, AppError> {
     let backend = use_backend()?;
-    backend
-        .authorize(token, write)
-        .map_err(ServerFnError::new)?;
+    backend.authorize(token, write).map_err(AppError)?;
     Ok(backend)
 }
 
 /// The running server's status: version, store, embedding backend, counts.
 /// A read like any other: with `--auth-reads` it needs the token.
 #[server(prefix = "/rpc", endpoint = "status")]
-pub async fn get_status(token: Option<String>) -> Result<ServerStatus, ServerFnError> {
+pub async fn get_status(token: Option<String>) -> Result<ServerStatus, AppError> {
     Ok(backend_for(token.as_deref(), false)?.status().await)
 }
 
@@ -35,11 +35,11 @@ pub async fn get_status(token: Option<String>) -> Result<ServerStatus, ServerFnE
 pub async fn search(
     params: SearchParams,
     token: Option<String>,
-) -> Result<SearchResponse, ServerFnError> {
+) -> Result<SearchResponse, AppError> {
     backend_for(token.as_deref(), false)?
         .search(params)
         .await
-        .map_err(ServerFnError::new)
+        .map_err(AppError)
 }
 
 /// The session's sticky library, if any.
@@ -47,24 +47,24 @@ pub async fn search(
 pub async fn get_sticky(
     session_id: String,
     token: Option<String>,
-) -> Result<Option<Sticky>, ServerFnError> {
+) -> Result<Option<Sticky>, AppError> {
     Ok(backend_for(token.as_deref(), false)?.sticky(&session_id))
 }
 
 /// Forgets the session's sticky library.
 #[server(prefix = "/rpc", endpoint = "clear_sticky")]
-pub async fn clear_sticky(session_id: String, token: Option<String>) -> Result<(), ServerFnError> {
+pub async fn clear_sticky(session_id: String, token: Option<String>) -> Result<(), AppError> {
     backend_for(token.as_deref(), false)?.clear_sticky(&session_id);
     Ok(())
 }
 
 /// Every library with versions and counts.
 #[server(prefix = "/rpc", endpoint = "libraries")]
-pub async fn list_libraries(token: Option<String>) -> Result<Vec<LibraryInfo>, ServerFnError> {
+pub async fn list_libraries(token: Option<String>) -> Result<Vec<LibraryInfo>, AppError> {
     backend_for(token.as_deref(), false)?
         .libraries()
         .await
-        .map_err(ServerFnError::new)
+        .map_err(AppError)
 }
 
 /// The documents of one library version.
@@ -73,11 +73,11 @@ pub async fn list_documents(
     library: String,
     version: String,
     token: Option<String>,
-) -> Result<Vec<DocumentInfo>, ServerFnError> {
+) -> Result<Vec<DocumentInfo>, AppError> {
     backend_for(token.as_deref(), false)?
         .documents(&library, &version)
         .await
-        .map_err(ServerFnError::new)
+        .map_err(AppError)
 }
 
 /// A whole document.
@@ -87,11 +87,11 @@ pub async fn get_document(
     version: String,
     file_path: String,
     token: Option<String>,
-) -> Result<Document, ServerFnError> {
+) -> Result<Document, AppError> {
     backend_for(token.as_deref(), false)?
         .document(&library, &version, &file_path)
         .await
-        .map_err(ServerFnError::new)
+        .map_err(AppError)
 }
 
 /// Deletes a library (no version), a version (no path) or a document.
@@ -101,16 +101,13 @@ pub async fn delete(
     version: Option<String>,
     file_path: Option<String>,
     token: Option<String>,
-) -> Result<Deleted, ServerFnError> {
-    let target = match (version, file_path) {
-        (None, _) => DeleteTarget::Library(library),
-        (Some(v), None) => DeleteTarget::Version(library, v),
-        (Some(v), Some(p)) => DeleteTarget::Document(library, v, p),
-    };
+) -> Result<Deleted, AppError> {
+    let target =
+        index_core::catalog::Target::from_parts(&library, version.as_deref(), file_path.as_deref());
     backend_for(token.as_deref(), true)?
         .delete(target)
         .await
-        .map_err(ServerFnError::new)
+        .map_err(AppError)
 }
 
 /// Likes or dislikes a result.
@@ -119,9 +116,9 @@ pub async fn send_feedback(
     chunk_id: String,
     vote: Vote,
     token: Option<String>,
-) -> Result<Votes, ServerFnError> {
+) -> Result<Votes, AppError> {
     backend_for(token.as_deref(), true)?
         .feedback(index_core::feedback::FeedbackRequest { chunk_id, vote })
         .await
-        .map_err(ServerFnError::new)
+        .map_err(AppError)
 }

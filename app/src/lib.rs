@@ -13,6 +13,8 @@ pub mod api;
 #[cfg(feature = "ssr")]
 pub mod backend;
 mod client;
+mod components;
+pub mod error;
 mod pages;
 
 use leptos::prelude::*;

@@ -85,6 +85,13 @@ for (const [name, makeTransport] of Object.entries(transports)) {
       const search = tools.find((t) => t.name === 'search_docs');
       assert.deepEqual(search.inputSchema.required, ['query']);
       assert.ok(search.inputSchema.properties.library);
+      // The REST API's parameters, every one, from the same type.
+      const openapi = await (await fetch(`${server.url}/api/openapi.json`)).json();
+      const restParams = Object.keys(openapi.components.schemas.SearchParams.properties).sort();
+      assert.deepEqual(Object.keys(search.inputSchema.properties).sort(), restParams);
+      for (const name of ['w_rec', 'w_sig', 'fusion', 'file_path']) {
+        assert.ok(search.inputSchema.properties[name].description, `${name} is described`);
+      }
     });
 
     test('list_libraries and resolve_library answer from the store', async () => {
@@ -165,7 +172,17 @@ for (const [name, makeTransport] of Object.entries(transports)) {
         body: JSON.stringify({ query: 'x', k: 99 }),
       });
       assert.equal(rest.status, 400);
-      assert.equal((await rest.json()).error, 'k must be 1..50');
+      const restBody = await rest.json();
+      assert.equal(restBody.error, 'k must be 1..50');
+      // One error table for both faces: the same kind, by the same name.
+      const tooMany = await client.callTool({ name: 'search_docs', arguments: { query: 'x', k: 99 } });
+      assert.deepEqual(tooMany.structuredContent, { code: 'bad_input', error: 'k must be 1..50' });
+      assert.equal(restBody.code, 'bad_input');
+      const missing = await client.callTool({
+        name: 'get_document',
+        arguments: { library: 'gardening', version: '9.9', file_path: 'roses.md' },
+      });
+      assert.equal(missing.structuredContent.code, 'not_found');
       assert.match(
         errorText(await client.callTool({ name: 'search_docs', arguments: { query: 'x', library: 'kubernetes' } })),
         /no library matches "kubernetes"; stored libraries: .*gardening/,

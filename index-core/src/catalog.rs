@@ -63,3 +63,49 @@ pub struct Deleted {
     pub documents: u64,
     pub chunks: u64,
 }
+
+/// What a delete removes: a library (every version), a version, or one
+/// document. Names are exact: deletes never resolve loosely.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target<'a> {
+    Library(&'a str),
+    Version(&'a str, &'a str),
+    Document(&'a str, &'a str, &'a str),
+}
+
+impl<'a> Target<'a> {
+    /// A library without a version, a version without a path, else a document.
+    pub fn from_parts(
+        library: &'a str,
+        version: Option<&'a str>,
+        file_path: Option<&'a str>,
+    ) -> Self {
+        match (version, file_path) {
+            (None, _) => Self::Library(library),
+            (Some(v), None) => Self::Version(library, v),
+            (Some(v), Some(p)) => Self::Document(library, v, p),
+        }
+    }
+
+    /// Whether `document` is one of those the target covers.
+    pub fn matches(&self, document: &DocumentInfo) -> bool {
+        match *self {
+            Self::Library(l) => document.library == l,
+            Self::Version(l, v) => document.library == l && document.version == v,
+            Self::Document(l, v, p) => {
+                document.library == l && document.version == v && document.file_path == p
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Target<'_> {
+    /// As a person reads it: "library X (every version)", "X 1.0", "a.md from X 1.0".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Library(l) => write!(f, "library {l} (every version)"),
+            Self::Version(l, v) => write!(f, "{l} {v}"),
+            Self::Document(l, v, p) => write!(f, "{p} from {l} {v}"),
+        }
+    }
+}

@@ -67,6 +67,17 @@ pub fn dbsf<Id: Clone + Eq + Hash>(lists: &[Vec<Scored<Id>>]) -> Vec<Fused<Id>> 
     })
 }
 
+/// The highest score [`rrf`] can give an id over `lists` lists with
+/// constant `k`: first in every one.
+pub fn rrf_ceiling(lists: usize, k: f32) -> f32 {
+    lists as f32 / (k + 1.0)
+}
+
+/// The highest score [`dbsf`] can give an id over `lists` lists: 1.0 in each.
+pub fn dbsf_ceiling(lists: usize) -> f32 {
+    lists as f32
+}
+
 /// Sums per-id contributions (computed per list by `contribution`) and
 /// sorts best first.
 fn fuse<Id: Clone + Eq + Hash>(
@@ -144,6 +155,21 @@ mod tests {
         for f in &fused {
             assert!((0.0..=2.0).contains(&f.score));
         }
+    }
+
+    #[test]
+    fn ceilings_bound_every_fused_score() {
+        let a = list(&[("x", 0.9), ("y", 0.1)]);
+        let b = list(&[("x", 7.0), ("z", 1.0)]);
+        let lists = [a, b];
+        // First in every list is exactly RRF's ceiling.
+        assert!((rrf(&lists, 60.0)[0].score - rrf_ceiling(2, 60.0)).abs() < 1e-6);
+        // DBSF reaches its ceiling only for a hit far above its list's spread.
+        assert!(dbsf(&lists)
+            .iter()
+            .all(|f| f.score <= dbsf_ceiling(2) + 1e-6));
+        let flat = [list(&[("x", 1.0)]), list(&[("x", 3.0)])];
+        assert!((dbsf(&flat)[0].score - dbsf_ceiling(2)).abs() < 1e-6);
     }
 
     #[test]

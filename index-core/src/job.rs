@@ -109,3 +109,16 @@ mod tests {
         assert_eq!(json["file_path"], "a.md");
     }
 }
+
+/// What an accepted upload answers (202): the job to follow.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct UploadAccepted {
+    pub job_id: String,
+    /// Lets whoever holds it follow this one job's events
+    /// (`GET /api/jobs/{id}/events?token=…`) without the access token: a
+    /// browser's `EventSource` cannot send an `Authorization` header, so
+    /// under `--auth-reads` the dashboard's progress would otherwise stop.
+    /// Random per job, and good for nothing else.
+    pub watch_token: String,
+}

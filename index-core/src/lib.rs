@@ -1,10 +1,13 @@
 //! docshelf's domain model.
 //!
 //! Everything here is plain data and pure functions, so the same code runs in
-//! the native server and in the browser (wasm32). There is deliberately no
+//! the native server and in the browser (wasm32). What only ingestion needs
+//! (extraction, chunking, chunk context, ids) is behind the default feature
+//! `ingest`, which the dashboard turns off. There is deliberately no
 //! async runtime, no storage engine and no model runtime in this crate: those
 //! live in `server`, which depends on this crate, never the other way round.
 //!
+//! - [`format`]: the kinds of file docshelf reads, and their extensions.
 //! - [`extract`]: uploaded files (Markdown, text, HTML, PDF, ZIP) to clean text.
 //! - [`chunk`]: text to overlapping chunks that never split a code block.
 //! - [`context`]: the title and headings embedded and indexed with each chunk.
@@ -23,16 +26,23 @@
 //! - [`job`]: upload jobs and per-file progress.
 //! - [`status`]: what the server reports about itself.
 //! - [`validate`]: library and version names.
+//! - [`error`]: the kinds of failure and the error body every face answers with.
 
 pub mod catalog;
+#[cfg(feature = "ingest")]
 pub mod chunk;
+#[cfg(feature = "ingest")]
 pub mod context;
 pub mod document;
+pub mod error;
 pub mod eval;
+#[cfg(feature = "ingest")]
 pub mod extract;
 pub mod feedback;
+pub mod format;
 pub mod fusion;
 pub mod highlight;
+#[cfg(feature = "ingest")]
 pub mod ids;
 pub mod job;
 pub mod library;
@@ -43,4 +53,5 @@ pub mod status;
 pub mod validate;
 pub mod version;
 
+pub use error::{ErrorBody, ErrorKind};
 pub use status::{EmbeddingStatus, ServerStatus, StoreCounts, StoreStatus};

@@ -25,6 +25,68 @@ pub enum Mode {
     Keyword,
 }
 
+impl Mode {
+    /// Every mode, the default first: what every face offers and parses.
+    pub const ALL: [Self; 3] = [Self::Hybrid, Self::Dense, Self::Keyword];
+
+    /// The name clients use for it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Hybrid => "hybrid",
+            Self::Dense => "dense",
+            Self::Keyword => "keyword",
+        }
+    }
+
+    /// What it searches by, for people choosing one.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Self::Hybrid => "meaning and exact words, fused",
+            Self::Dense => "meaning (embeddings)",
+            Self::Keyword => "exact words (BM25)",
+        }
+    }
+
+    /// The mode a name stands for, in any case.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// How many ranked lists it fuses (dense, keyword or both).
+    pub const fn legs(self) -> usize {
+        match self {
+            Self::Hybrid => 2,
+            Self::Dense | Self::Keyword => 1,
+        }
+    }
+}
+
+/// A point in a search at which results are ready; the streaming API sends
+/// one event per stage, named as [`Stage::name`] says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// The keyword leg's best hits (before the dense leg is in).
+    Keyword,
+    /// Both legs fused and blended: the answer, unless expanded.
+    Fused,
+    /// The answer with neighbouring chunks merged in.
+    Expanded,
+}
+
+impl Stage {
+    /// The event name it is streamed under.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Keyword => "keyword",
+            Self::Fused => "fused",
+            Self::Expanded => "expanded",
+        }
+    }
+}
+
 /// How hybrid results are merged.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "method")]
@@ -34,6 +96,9 @@ pub enum Fusion {
 }
 
 impl Fusion {
+    /// Every method's name.
+    pub const NAMES: [&'static str; 2] = ["rrf", "dbsf"];
+
     /// The name clients use for it.
     pub fn name(&self) -> &'static str {
         match self {
@@ -41,6 +106,32 @@ impl Fusion {
             Self::Dbsf => "dbsf",
         }
     }
+
+    /// The highest fused score `legs` lists can give one id: first in
+    /// every list. Dividing by it puts fused scores in [0, 1].
+    pub fn ceiling(&self, legs: usize) -> f32 {
+        match *self {
+            Self::Rrf { k } => crate::fusion::rrf_ceiling(legs, k),
+            Self::Dbsf => crate::fusion::dbsf_ceiling(legs),
+        }
+    }
+}
+
+/// Names joined for a message: "a, b or c".
+fn one_of(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+fn mode_names() -> String {
+    one_of(&Mode::ALL.map(Mode::name))
+}
+
+fn fusion_names() -> String {
+    one_of(&Fusion::NAMES)
 }
 
 impl Default for Fusion {
@@ -55,27 +146,49 @@ impl Default for Fusion {
 }
 
 /// A search request as a client sends it: every field optional but the query.
+///
+/// Every face takes exactly this: the REST API's body, the dashboard's
+/// server function, MCP's `search_docs` arguments (whose schema is derived
+/// from it, field docs included) and the CLI's flags.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SearchParams {
+    /// What to look for, in words: a question or keywords.
     pub query: String,
+    /// Number of results, 1..50 (default 10).
     pub k: Option<i64>,
+    /// Only this library. Loose names resolve ("NextJS" finds "nextjs").
+    /// Once given, later searches in the session stay in it until another
+    /// is named or the sticky library is cleared.
     pub library: Option<String>,
+    /// Only this version of the library, or "latest".
     pub version: Option<String>,
+    /// Only documents whose path starts with this.
     pub file_path: Option<String>,
+    /// "hybrid" (default: meaning and exact words), "dense" (meaning) or
+    /// "keyword" (exact words).
     pub mode: Option<String>,
+    /// How hybrid search merges its rankings: "dbsf" (default) or "rrf".
     pub fusion: Option<String>,
+    /// RRF's constant (default 60); giving it alone asks for RRF.
     pub rrf_k: Option<f32>,
+    /// Weight of recency in the final score, 0..1 (default 0).
     pub w_rec: Option<f32>,
+    /// Weight of likes and dislikes in the final score, 0..1 (default 0).
     pub w_sig: Option<f32>,
+    /// Neighbouring chunks to merge into each result for more context, 0..5.
     pub expand: Option<u32>,
     /// Return raw chunks, several of which may come from one page. By
     /// default each result is one page: its best chunk leads and its other
     /// matching chunks come under it as `sections`.
     pub duplicates: Option<bool>,
-    /// The session whose sticky library applies; a new one is made if absent.
+    /// The session whose sticky library applies; a new one is made if
+    /// absent, and every answer names it.
     pub session_id: Option<String>,
-    /// Forget the session's sticky library before searching.
+    /// Forget the session's sticky library before searching, and search
+    /// every library again.
+    #[serde(alias = "clear_library")]
     pub clear_sticky: Option<bool>,
     /// Rescore the best fused candidates with the second stage (default
     /// true); false returns the first stage's order.
@@ -100,6 +213,10 @@ pub struct Search {
     pub duplicates: bool,
     /// Whether the second stage rescores the fused candidates.
     pub rerank: bool,
+    /// The session whose sticky library applies; a new one if `None`.
+    pub session_id: Option<String>,
+    /// Forget the session's sticky library before searching.
+    pub clear_sticky: bool,
 }
 
 /// Why a search request was refused.
@@ -111,9 +228,9 @@ pub enum SearchError {
     QueryTooLong(usize),
     #[error("k must be 1..{MAX_K}")]
     KOutOfRange,
-    #[error("unknown mode {0:?} (use hybrid, dense or keyword)")]
+    #[error("unknown mode {0:?} (use {names})", names = mode_names())]
     UnknownMode(String),
-    #[error("unknown fusion {0:?} (use rrf or dbsf)")]
+    #[error("unknown fusion {0:?} (use {names})", names = fusion_names())]
     UnknownFusion(String),
     #[error("rrf_k must be a positive number")]
     BadRrfK,
@@ -145,15 +262,9 @@ impl SearchParams {
             Some(k) if (1..=MAX_K as i64).contains(&k) => k as usize,
             Some(_) => return Err(SearchError::KOutOfRange),
         };
-        let mode = match given(self.mode)
-            .as_deref()
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            None | Some("hybrid") => Mode::Hybrid,
-            Some("dense") => Mode::Dense,
-            Some("keyword") => Mode::Keyword,
-            Some(other) => return Err(SearchError::UnknownMode(other.to_owned())),
+        let mode = match given(self.mode) {
+            None => Mode::default(),
+            Some(name) => Mode::parse(&name).ok_or(SearchError::UnknownMode(name))?,
         };
         let rrf_k = match self.rrf_k {
             None => DEFAULT_RRF_K,
@@ -187,6 +298,8 @@ impl SearchParams {
             expand,
             duplicates: self.duplicates.unwrap_or(false),
             rerank: self.rerank.unwrap_or(true),
+            session_id: given(self.session_id),
+            clear_sticky: self.clear_sticky.unwrap_or(false),
         })
     }
 }

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use index_core::eval::{ndcg_at, recall_at};
-use index_core::search::SearchParams;
+use index_core::search::{Mode, SearchParams};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
@@ -45,7 +45,7 @@ struct Judgement {
 #[derive(Debug, Clone, Copy)]
 pub struct Variant {
     pub name: &'static str,
-    pub mode: &'static str,
+    pub mode: Mode,
     pub fusion: &'static str,
     /// Whether the second stage runs.
     pub rerank: bool,
@@ -56,31 +56,31 @@ pub struct Variant {
 pub const VARIANTS: &[Variant] = &[
     Variant {
         name: "dense",
-        mode: "dense",
+        mode: Mode::Dense,
         fusion: "dbsf",
         rerank: true,
     },
     Variant {
         name: "keyword",
-        mode: "keyword",
+        mode: Mode::Keyword,
         fusion: "dbsf",
         rerank: true,
     },
     Variant {
         name: "hybrid",
-        mode: "hybrid",
+        mode: Mode::Hybrid,
         fusion: "dbsf",
         rerank: true,
     },
     Variant {
         name: "hybrid, rrf",
-        mode: "hybrid",
+        mode: Mode::Hybrid,
         fusion: "rrf",
         rerank: true,
     },
     Variant {
         name: "hybrid, 1st stage",
-        mode: "hybrid",
+        mode: Mode::Hybrid,
         fusion: "dbsf",
         rerank: false,
     },
@@ -181,7 +181,7 @@ pub async fn run(engine: &Engine, spec: &EvalSpec, uploads: Vec<Upload>) -> anyh
                     k: Some(spec.k as i64),
                     library: Some(spec.library.clone()),
                     version: Some(spec.version.clone()),
-                    mode: Some(variant.mode.into()),
+                    mode: Some(variant.mode.name().into()),
                     fusion: Some(variant.fusion.into()),
                     rerank: Some(variant.rerank),
                     ..SearchParams::default()

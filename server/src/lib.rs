@@ -3,6 +3,7 @@
 //! - [`config`]: settings from flags and environment.
 //! - [`embed`]: all-MiniLM-L6-v2 on burn (GPU via wgpu, or CPU).
 //! - [`engine`]: the one object every face (HTTP, dashboard, CLI) calls.
+//! - [`error`]: the engine's errors and the kind each one is.
 //! - [`ingest`]: upload jobs: extract, chunk, embed, store.
 //! - [`store`]: the LanceDB chunk store.
 //! - [`upgrade`]: re-embedding a store written by an older docshelf, on open.
@@ -18,6 +19,7 @@ pub mod cli;
 pub mod config;
 pub mod embed;
 pub mod engine;
+pub mod error;
 pub mod eval;
 pub mod http;
 pub mod ingest;

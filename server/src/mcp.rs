@@ -4,6 +4,9 @@
 //! Four tools, thin over the [`Engine`] so that agents, the REST API and the
 //! dashboard get the same answers and the same error messages:
 //! `search_docs`, `get_document`, `list_libraries`, `resolve_library`.
+//! `search_docs` takes the REST API's [`SearchParams`] as they are, its
+//! schema derived from that type, so a parameter added to search reaches
+//! agents without a copy kept here.
 //!
 //! Sticky library: each MCP connection (a stdio process, or an HTTP session
 //! under protocols that have sessions) carries one docshelf search session.
@@ -22,33 +25,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::engine::{Engine, EngineError};
-use crate::search::RunError;
-
-/// `search_docs` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SearchDocs {
-    /// What to look for, in words (a question or keywords).
-    pub query: String,
-    /// Only this library. Loose names resolve ("NextJS" finds "nextjs"). Once
-    /// given, later searches in this session stay in it until another is named.
-    pub library: Option<String>,
-    /// Only this version of the library, or "latest".
-    pub version: Option<String>,
-    /// Number of results, 1..50 (default 10).
-    pub k: Option<i64>,
-    /// "hybrid" (default), "dense" (meaning) or "keyword" (exact words).
-    pub mode: Option<String>,
-    /// Neighbouring chunks to merge into each result for more context (0..5).
-    pub expand: Option<u32>,
-    /// Return raw passages, several per page, instead of one result per page
-    /// (default false).
-    pub duplicates: Option<bool>,
-    /// Search every library again, forgetting the session's sticky library.
-    pub clear_library: Option<bool>,
-    /// The session id of an earlier result, to keep its sticky library
-    /// (needed only by clients without MCP sessions).
-    pub session_id: Option<String>,
-}
 
 /// `get_document` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -96,19 +72,15 @@ impl DocshelfMcp {
         is given and the best hits come from several libraries, the answer names them and \
         takes results from each."
     )]
-    async fn search_docs(&self, Parameters(args): Parameters<SearchDocs>) -> CallToolResult {
-        let params = SearchParams {
-            query: args.query,
-            k: args.k,
-            library: args.library,
-            version: args.version,
-            mode: args.mode,
-            expand: args.expand,
-            duplicates: args.duplicates,
-            clear_sticky: args.clear_library,
-            session_id: Some(args.session_id.unwrap_or_else(|| self.session_id.clone())),
-            ..SearchParams::default()
-        };
+    async fn search_docs(
+        &self,
+        Parameters(mut params): Parameters<SearchParams>,
+    ) -> CallToolResult {
+        // Clients without MCP sessions keep stickiness by passing back the
+        // session id of an earlier answer; others get the connection's.
+        if params.session_id.is_none() {
+            params.session_id = Some(self.session_id.clone());
+        }
         match self.engine.search(params).await {
             Ok(response) => search_result(&response),
             Err(err) => tool_error(&err),
@@ -237,18 +209,14 @@ fn structured<T: serde::Serialize>(value: &T) -> CallToolResult {
     }
 }
 
-/// Engine errors as tool errors, with the REST API's messages. Internal
-/// failures are logged and reported without their details.
+/// Engine errors as tool errors, with the words every face uses
+/// ([`EngineError::body`]: internal faults are logged and reported by
+/// correlation id only). The text is the message; the structured content is
+/// the error body, whose `code` tells a typo (`bad_input`, `not_found`)
+/// from a reason to retry (`busy`).
 fn tool_error(err: &EngineError) -> CallToolResult {
-    let message = match err {
-        EngineError::Store(_)
-        | EngineError::Search(RunError::Store(_))
-        | EngineError::Search(RunError::Embed(_)) => {
-            let id = uuid::Uuid::new_v4();
-            tracing::error!(%err, correlation_id = %id, "MCP tool failed");
-            format!("internal error (correlation id {id})")
-        }
-        other => other.to_string(),
-    };
-    CallToolResult::error(vec![ContentBlock::text(message)])
+    let body = err.body();
+    let mut result = CallToolResult::error(vec![ContentBlock::text(body.error.clone())]);
+    result.structured_content = serde_json::to_value(&body).ok();
+    result
 }

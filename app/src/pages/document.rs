@@ -7,7 +7,7 @@ use leptos_router::hooks::use_query_map;
 
 use crate::api::get_document;
 use crate::client;
-use crate::pages::search::server_message;
+use crate::components::ErrorNotice;
 
 #[component]
 pub fn DocumentPage() -> impl IntoView {
@@ -27,7 +27,7 @@ pub fn DocumentPage() -> impl IntoView {
             <Suspense fallback=|| view! { <p class="muted" role="status">"Loading the document…"</p> }>
                 {move || match doc.get() {
                     None => view! { <p class="muted" role="status">"Loading the document…"</p> }.into_any(),
-                    Some(Err(err)) => view! { <p class="error" role="alert">{server_message(&err)}</p> }.into_any(),
+                    Some(Err(err)) => view! { <ErrorNotice message=err.to_string()/> }.into_any(),
                     Some(Ok(d)) => view! { <DocumentView doc=d hit=chunk()/> }.into_any(),
                 }}
             </Suspense>

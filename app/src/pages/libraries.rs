@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use crate::api::{delete, list_documents, list_libraries};
 use crate::client;
-use crate::pages::search::server_message;
+use crate::components::ErrorNotice;
 
 #[component]
 pub fn LibrariesPage() -> impl IntoView {
@@ -22,13 +22,13 @@ pub fn LibrariesPage() -> impl IntoView {
             <h1 id="libraries-heading">"Libraries"</h1>
             {move || match message.get() {
                 Some(Ok(m)) => view! { <p class="notice" role="status">{m}</p> }.into_any(),
-                Some(Err(m)) => view! { <p class="error" role="alert">{m}</p> }.into_any(),
+                Some(Err(m)) => view! { <ErrorNotice message=m/> }.into_any(),
                 None => ().into_any(),
             }}
             <Suspense fallback=|| view! { <p class="muted" role="status">"Loading…"</p> }>
                 {move || match libraries.get() {
                     None => view! { <p class="muted" role="status">"Loading…"</p> }.into_any(),
-                    Some(Err(err)) => view! { <p class="error" role="alert">{server_message(&err)}</p> }.into_any(),
+                    Some(Err(err)) => view! { <ErrorNotice message=err.to_string()/> }.into_any(),
                     Some(Ok(libs)) if libs.is_empty() => view! {
                         <p class="muted">"No libraries yet. " <a href="/upload">"Upload some documents"</a> " to start."</p>
                     }
@@ -41,28 +41,6 @@ pub fn LibrariesPage() -> impl IntoView {
                 }}
             </Suspense>
         </section>
-    }
-}
-
-/// The stored library names as a `<datalist>`, so library fields suggest them.
-#[component]
-pub fn LibraryNames(id: &'static str) -> impl IntoView {
-    let libraries = LocalResource::new(|| list_libraries(client::token()));
-    view! {
-        <datalist id=id>
-            <Suspense>
-                {move || {
-                    libraries
-                        .get()
-                        .and_then(Result::ok)
-                        .map(|libs| {
-                            libs.into_iter()
-                                .map(|l| view! { <option value=l.name></option> })
-                                .collect_view()
-                        })
-                }}
-            </Suspense>
-        </datalist>
     }
 }
 
@@ -104,7 +82,7 @@ fn delete_with(
                 "Deleted {what}: {} document(s), {} chunk(s).",
                 d.documents, d.chunks
             )),
-            Err(err) => Err(server_message(&err)),
+            Err(err) => Err(err.to_string()),
         });
     });
 }
@@ -201,7 +179,7 @@ fn Version(
             <Suspense>
                 {move || match documents.get().flatten() {
                     None => ().into_any(),
-                    Some(Err(err)) => view! { <p class="error" role="alert">{server_message(&err)}</p> }.into_any(),
+                    Some(Err(err)) => view! { <ErrorNotice message=err.to_string()/> }.into_any(),
                     Some(Ok(docs)) => view! {
                         <ul class="documents" aria-label=format!("Documents of {} {}", library, v)>
                             {docs

@@ -7,14 +7,14 @@
 //! session that carries the sticky library is the browser's.
 
 use index_core::feedback::Vote;
-use index_core::search::{SearchHit, SearchParams, SearchResponse, Sticky};
+use index_core::search::{Fusion, Mode, SearchHit, SearchParams, SearchResponse, Sticky};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use leptos_router::NavigateOptions;
 
 use crate::api::{clear_sticky, get_sticky, search, send_feedback};
 use crate::client;
-use crate::pages::libraries::LibraryNames;
+use crate::components::{ErrorNotice, LibraryNames};
 
 /// Filters and options, as they appear in the URL.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -210,16 +210,32 @@ pub fn SearchPage() -> impl IntoView {
                         <label>
                             "Mode"
                             <select name="mode" on:change=move |ev| mode.set(event_target_value(&ev))>
-                                <option value="" selected=move || mode.get().is_empty()>"hybrid"</option>
-                                <option value="dense" selected=move || mode.get() == "dense">"dense"</option>
-                                <option value="keyword" selected=move || mode.get() == "keyword">"keyword"</option>
+                                {Mode::ALL
+                                    .into_iter()
+                                    .map(|m| {
+                                        // The default travels as no value, so URLs stay short.
+                                        let value = if m == Mode::default() { "" } else { m.name() };
+                                        view! {
+                                            <option value=value selected=move || mode.get() == value title=m.describe()>
+                                                {m.name()}
+                                            </option>
+                                        }
+                                    })
+                                    .collect_view()}
                             </select>
                         </label>
                         <label>
                             "Fusion"
                             <select name="fusion" on:change=move |ev| fusion.set(event_target_value(&ev))>
-                                <option value="" selected=move || fusion.get().is_empty()>"dbsf"</option>
-                                <option value="rrf" selected=move || fusion.get() == "rrf">"rrf"</option>
+                                {Fusion::NAMES
+                                    .into_iter()
+                                    .map(|name| {
+                                        let value = if name == Fusion::default().name() { "" } else { name };
+                                        view! {
+                                            <option value=value selected=move || fusion.get() == value>{name}</option>
+                                        }
+                                    })
+                                    .collect_view()}
                             </select>
                         </label>
                         <WeightSlider label="Recency weight" name="w_rec" value=w_rec/>
@@ -236,7 +252,7 @@ pub fn SearchPage() -> impl IntoView {
                                 .into_any()
                         }
                         Some(Some(Err(err))) => {
-                            view! { <p class="error" role="alert">{server_message(&err)}</p> }.into_any()
+                            view! { <ErrorNotice message=err.to_string()/> }.into_any()
                         }
                         Some(Some(Ok(response))) => view! { <Results response/> }.into_any(),
                     }}
@@ -261,14 +277,6 @@ fn WeightSlider(label: &'static str, name: &'static str, value: RwSignal<String>
             />
         </label>
     }
-}
-
-/// A server function error as the user should read it.
-pub fn server_message(err: &ServerFnError) -> String {
-    let text = err.to_string();
-    // ServerFnError prefixes its kind; the message after it is the engine's.
-    text.split_once(": ")
-        .map_or(text.clone(), |(_, m)| m.to_owned())
 }
 
 #[component]
@@ -396,7 +404,7 @@ fn Hit(hit: SearchHit) -> impl IntoView {
                     "Thanks! {} like(s), {} dislike(s) so far.",
                     votes.likes, votes.dislikes
                 )),
-                Err(err) => Err(server_message(&err)),
+                Err(err) => Err(err.to_string()),
             }));
         });
     };

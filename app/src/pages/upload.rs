@@ -5,12 +5,13 @@
 //! function cannot carry), and progress comes back over the job's
 //! server-sent events.
 
+use index_core::format::Format;
 use index_core::job::{FileState, JobState, JobStatus};
 use leptos::prelude::*;
 
 #[cfg(feature = "hydrate")]
 use crate::client;
-use crate::pages::libraries::LibraryNames;
+use crate::components::{ErrorNotice, LibraryNames};
 
 /// Where an upload stands, as the page shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,7 +129,7 @@ pub fn UploadPage() -> impl IntoView {
                         name="files"
                         aria-label="Files"
                         multiple
-                        accept=".md,.markdown,.txt,.text,.html,.htm,.pdf,.zip"
+                        accept=Format::accept()
                         on:change=on_change
                     />
                 </label>
@@ -145,7 +146,7 @@ pub fn UploadPage() -> impl IntoView {
                 {move || match progress.get() {
                     Progress::Idle => ().into_any(),
                     Progress::Sending => view! { <p class="muted" role="status">"Sending files…"</p> }.into_any(),
-                    Progress::Failed(message) => view! { <p class="error" role="alert">{message}</p> }.into_any(),
+                    Progress::Failed(message) => view! { <ErrorNotice message=message/> }.into_any(),
                     Progress::Job(job) => view! { <JobView job/> }.into_any(),
                 }}
             </div>
@@ -165,7 +166,7 @@ fn JobView(job: JobStatus) -> impl IntoView {
         <p role="status" class=if job.state == JobState::Done { "summary done" } else { "summary" }>
             {summary}
         </p>
-        {job.error.map(|e| view! { <p class="error" role="alert">{e}</p> })}
+        {job.error.map(|e| view! { <ErrorNotice message=e/> })}
         <table class="files" aria-label="Files">
             <thead>
                 <tr><th scope="col">"File"</th><th scope="col">"State"</th></tr>
@@ -215,6 +216,7 @@ async fn send(
 ) -> Result<(), String> {
     use futures::StreamExt;
     use gloo_net::eventsource::futures::EventSource;
+    use index_core::job::UploadAccepted;
 
     let form =
         web_sys::FormData::new().map_err(|_| "the browser cannot build a form".to_owned())?;
@@ -240,13 +242,16 @@ async fn send(
             .unwrap_or("the server refused the upload");
         return Err(message.to_owned());
     }
-    let id = body["job_id"]
-        .as_str()
-        .ok_or("the server sent no job id")?
-        .to_owned();
+    let accepted: UploadAccepted = serde_json::from_value(body)
+        .map_err(|e| format!("the server's answer names no job: {e}"))?;
 
-    let mut events = EventSource::new(&format!("/api/jobs/{id}/events"))
-        .map_err(|e| format!("cannot follow the job: {e}"))?;
+    // The job's watch token rather than the access token: an EventSource
+    // cannot send headers, and the access token does not belong in a URL.
+    let mut events = EventSource::new(&format!(
+        "/api/jobs/{}/events?token={}",
+        accepted.job_id, accepted.watch_token
+    ))
+    .map_err(|e| format!("cannot follow the job: {e}"))?;
     let mut stream = events.subscribe("progress").map_err(|e| e.to_string())?;
     let mut done = events.subscribe("done").map_err(|e| e.to_string())?;
     loop {

@@ -13,30 +13,7 @@ mod zip;
 
 pub use self::zip::ArchiveLimits;
 
-/// What kind of file an upload is, from its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Markdown,
-    Text,
-    Html,
-    Pdf,
-    Zip,
-}
-
-impl Format {
-    /// The format a file name implies, or `None` for a type docshelf does not read.
-    pub fn from_path(path: &str) -> Option<Self> {
-        let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
-        Some(match ext.as_str() {
-            "md" | "markdown" | "mdx" => Self::Markdown,
-            "txt" | "text" | "rst" | "adoc" => Self::Text,
-            "html" | "htm" | "xhtml" => Self::Html,
-            "pdf" => Self::Pdf,
-            "zip" => Self::Zip,
-            _ => return None,
-        })
-    }
-}
+pub use crate::format::Format;
 
 /// One document's text, ready to chunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,13 +67,15 @@ pub struct Extraction {
     pub documents: Vec<Extracted>,
     /// Archive entries left out (unsupported types, unreadable entries).
     pub skipped: Vec<Skipped>,
+    /// Whether the upload was an archive, whose documents are its entries.
+    pub archive: bool,
 }
 
 /// Why a file could not be extracted. Each message names the file's problem
 /// in words a user can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExtractError {
-    #[error("unsupported file type: {0} (docshelf reads .md, .txt, .html, .pdf and .zip)")]
+    #[error("unsupported file type: {0} (docshelf reads {formats})", formats = Format::summary())]
     Unsupported(String),
     #[error("the text is not UTF-8 and its encoding could not be recognised")]
     UnknownEncoding,
@@ -130,6 +109,7 @@ pub fn extract(
         Some(format) => Ok(Extraction {
             documents: vec![extract_one(path, format, bytes)?],
             skipped: Vec::new(),
+            archive: false,
         }),
         None => Err(ExtractError::Unsupported(path.to_owned())),
     }

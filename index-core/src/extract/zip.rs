@@ -112,7 +112,10 @@ fn expand(
         return Err(too_large(limits));
     }
 
-    let mut out = Extraction::default();
+    let mut out = Extraction {
+        archive: true,
+        ..Extraction::default()
+    };
     for i in 0..archive.len() {
         let mut entry = archive
             .by_index(i)

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
+use index_core::format::Format;
 
 use crate::config::{EngineConfig, ModelConfig};
 use crate::engine::Engine;
@@ -100,8 +101,9 @@ pub async fn eval(args: EvalArgs) -> anyhow::Result<()> {
         let uploads = super::collect_uploads(std::slice::from_ref(&spec.corpus))?;
         anyhow::ensure!(
             !uploads.is_empty(),
-            "{} holds no .md, .txt, .html, .pdf or .zip files",
-            spec.corpus.display()
+            "{} holds no {} files",
+            spec.corpus.display(),
+            Format::summary()
         );
         reports.push(eval::run(&engine, spec, uploads).await?);
     }

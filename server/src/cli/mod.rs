@@ -18,7 +18,7 @@ use clap::{Args, Parser, Subcommand};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use index_core::extract::Format;
+use index_core::format::Format;
 use index_core::job::FileState;
 use index_core::validate;
 
@@ -245,7 +245,7 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
     let version = validate::version(&args.version)?;
     let uploads = collect_uploads(&args.paths)?;
     if uploads.is_empty() {
-        anyhow::bail!("no .md, .txt, .html, .pdf or .zip files found in the given paths");
+        anyhow::bail!("no {} files found in the given paths", Format::summary());
     }
     let engine = Engine::open(&args.engine).await?;
     engine.embedder()?;

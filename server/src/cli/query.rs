@@ -8,12 +8,12 @@ use std::io::{IsTerminal, Write};
 use anyhow::Context;
 use clap::Args;
 use index_core::highlight;
-use index_core::search::{SearchHit, SearchParams};
+use index_core::search::{Fusion, Mode, SearchHit, SearchParams};
 
 use super::Outcome;
 use crate::config::EngineConfig;
 use crate::engine::Engine;
-use crate::store::Target;
+use index_core::catalog::Target;
 
 #[derive(Debug, Args)]
 pub struct SearchArgs {
@@ -36,12 +36,12 @@ pub struct SearchArgs {
     #[arg(short, default_value_t = 10)]
     pub k: i64,
 
-    /// hybrid, dense or keyword.
-    #[arg(long, default_value = "hybrid")]
+    /// What to search by.
+    #[arg(long, default_value = Mode::Hybrid.name(), value_parser = Mode::ALL.map(Mode::name))]
     pub mode: String,
 
-    /// dbsf or rrf.
-    #[arg(long, default_value = "dbsf")]
+    /// How hybrid search merges its two rankings.
+    #[arg(long, default_value = "dbsf", value_parser = Fusion::NAMES)]
     pub fusion: String,
 
     /// Merge this many neighbouring chunks into each hit.
@@ -225,16 +225,12 @@ pub struct DeleteArgs {
 }
 
 pub async fn delete(args: DeleteArgs) -> anyhow::Result<()> {
-    let target = match (&args.version, &args.file_path) {
-        (None, _) => Target::Library(&args.library),
-        (Some(v), None) => Target::Version(&args.library, v),
-        (Some(v), Some(p)) => Target::Document(&args.library, v, p),
-    };
-    let what = match &target {
-        Target::Library(l) => format!("library {l} (every version)"),
-        Target::Version(l, v) => format!("{l} {v}"),
-        Target::Document(l, v, p) => format!("{p} from {l} {v}"),
-    };
+    let target = Target::from_parts(
+        &args.library,
+        args.version.as_deref(),
+        args.file_path.as_deref(),
+    );
+    let what = target.to_string();
     if !args.yes {
         anyhow::ensure!(
             std::io::stdin().is_terminal(),

@@ -1,16 +1,21 @@
-//! Bearer-token access control.
+//! Bearer-token access control, as two guards that the router puts on its
+//! routes with `route_layer`: [`require_write`] on the write router
+//! (uploads, deletes, feedback), [`require_read`] on the read routes (the
+//! REST API's reads, MCP, metrics), which needs the token only when
+//! `auth_reads` is on. A route is a write because it is registered on the
+//! write router, not because its path is on a list: a new write route
+//! cannot be left open by forgetting one.
 //!
-//! With a token configured, writes (uploads, deletes, feedback) need
-//! `Authorization: Bearer <token>`, and so do reads when `auth_reads` is on.
 //! Without a token the server listens on loopback only (see
 //! [`crate::cli::serve`]), so nobody else can reach it at all.
 
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{header, Method};
+use axum::http::{header, HeaderMap};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use subtle::ConstantTimeEq;
 
 use super::error::ApiError;
 
@@ -22,46 +27,51 @@ pub struct Access {
     pub auth_reads: bool,
 }
 
-/// Whether a request changes stored data.
-fn is_write(method: &Method, path: &str) -> bool {
-    *method == Method::DELETE
-        || (*method == Method::POST && matches!(path, "/api/upload" | "/api/feedback"))
-}
-
-/// Whether a request reads data that `auth_reads` protects. Liveness, the
-/// dashboard's pages and static files stay open; the dashboard's server
-/// functions (`/rpc/…`) carry the token as an argument and check it
-/// themselves (see [`allows`]), since a page cannot add headers to them.
-fn is_protected_read(path: &str) -> bool {
-    path.starts_with("/api/") || path == "/mcp" || path.starts_with("/mcp/") || path == "/metrics"
-}
-
-/// The middleware.
-pub async fn require_token(
+/// The guard of routes that change stored data.
+pub async fn require_write(
     State(access): State<Arc<Access>>,
     request: Request,
     next: Next,
 ) -> Response {
-    let Some(token) = access.token.as_deref() else {
-        return next.run(request).await;
-    };
-    let path = request.uri().path();
-    let needed = is_write(request.method(), path) || (access.auth_reads && is_protected_read(path));
-    if !needed {
-        return next.run(request).await;
+    match check(&access, request.headers(), true) {
+        Ok(()) => next.run(request).await,
+        Err(err) => err.into_response(),
     }
-    let given = request
-        .headers()
+}
+
+/// The guard of routes that read stored data: open unless `auth_reads`.
+/// The dashboard's pages and server functions are not behind it: a page
+/// cannot add headers to its server-function calls, so those carry the
+/// token as an argument and check it themselves (see [`allows`]).
+pub async fn require_read(
+    State(access): State<Arc<Access>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match check(&access, request.headers(), false) {
+        Ok(()) => next.run(request).await,
+        Err(err) => err.into_response(),
+    }
+}
+
+/// Whether the request's bearer token grants a read or a write.
+pub fn check(access: &Access, headers: &HeaderMap, write: bool) -> Result<(), ApiError> {
+    let Some(token) = access.token.as_deref() else {
+        return Ok(());
+    };
+    if !write && !access.auth_reads {
+        return Ok(());
+    }
+    let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
     match given {
-        Some(given) if same(given.trim().as_bytes(), token.as_bytes()) => next.run(request).await,
-        Some(_) => ApiError::unauthorized("the bearer token is wrong").into_response(),
-        None => {
-            ApiError::unauthorized("this request needs a token: send Authorization: Bearer <token>")
-                .into_response()
-        }
+        Some(given) if same(given.trim().as_bytes(), token.as_bytes()) => Ok(()),
+        Some(_) => Err(ApiError::unauthorized("the bearer token is wrong")),
+        None => Err(ApiError::unauthorized(
+            "this request needs a token: send Authorization: Bearer <token>",
+        )),
     }
 }
 
@@ -82,22 +92,12 @@ pub fn allows(access: &Access, given: Option<&str>, write: bool) -> Result<(), S
 
 /// Compares in time independent of where the inputs differ.
 fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    bool::from(a.ct_eq(b))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn writes_are_told_from_reads() {
-        assert!(is_write(&Method::POST, "/api/upload"));
-        assert!(is_write(&Method::POST, "/api/feedback"));
-        assert!(is_write(&Method::DELETE, "/api/libraries/x"));
-        assert!(!is_write(&Method::POST, "/api/search"));
-        assert!(!is_write(&Method::GET, "/api/libraries"));
-        assert!(!is_write(&Method::POST, "/rpc/search"));
-    }
 
     #[test]
     fn tokens_compare_exactly() {

@@ -10,7 +10,7 @@ use utoipa::IntoParams;
 use super::error::{ApiError, ApiQuery};
 use super::openapi::ErrorBody;
 use super::AppState;
-use crate::store::Target;
+use index_core::catalog::Target;
 
 /// Every library with its versions (newest first) and counts.
 #[utoipa::path(

@@ -1,25 +1,32 @@
 //! The dashboard: server-side rendering of the Leptos app, its `#[server]`
 //! functions, and the files of the browser bundle.
+//!
+//! A server function's error is the engine's [`ErrorBody`]; server_fn
+//! answers every error with 500, so [`rpc_status`] sets the status its kind
+//! gives, as the REST API would: bad input is 400, an unknown document 404.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use app::backend::{Backend, DeleteTarget, SharedBackend};
+use app::backend::{Backend, SharedBackend};
 use app::{shell, App, OUTPUT_NAME};
+use axum::body::Body;
+use axum::http::StatusCode;
+use axum::response::Response;
 use axum::Router;
 use leptos::config::LeptosOptions;
 use leptos::prelude::provide_context;
+use leptos::server_fn::error::SERVER_FN_ERROR_HEADER;
 use leptos_axum::{file_and_error_handler, generate_route_list, LeptosRoutes};
 
-use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo};
+use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo, Target};
 use index_core::feedback::{FeedbackRequest, Votes};
 use index_core::search::{SearchParams, SearchResponse, Sticky};
-use index_core::ServerStatus;
+use index_core::{ErrorBody, ErrorKind, ServerStatus};
 
 use super::auth::{self, Access};
 use super::AppState;
 use crate::engine::Engine;
-use crate::store::Target;
 
 /// The engine as the dashboard's server functions see it, with the
 /// server's access rules applied.
@@ -34,12 +41,13 @@ impl Backend for DashboardBackend {
         self.engine.status().await
     }
 
-    fn authorize(&self, token: Option<&str>, write: bool) -> Result<(), String> {
+    fn authorize(&self, token: Option<&str>, write: bool) -> Result<(), ErrorBody> {
         auth::allows(&self.access, token, write)
+            .map_err(|why| ErrorBody::new(ErrorKind::Unauthorized, why))
     }
 
-    async fn search(&self, params: SearchParams) -> Result<SearchResponse, String> {
-        self.engine.search(params).await.map_err(|e| e.to_string())
+    async fn search(&self, params: SearchParams) -> Result<SearchResponse, ErrorBody> {
+        self.engine.search(params).await.map_err(|e| e.body())
     }
 
     fn sticky(&self, session_id: &str) -> Option<Sticky> {
@@ -50,15 +58,19 @@ impl Backend for DashboardBackend {
         self.engine.clear_sticky(session_id);
     }
 
-    async fn libraries(&self) -> Result<Vec<LibraryInfo>, String> {
-        self.engine.libraries().await.map_err(|e| e.to_string())
+    async fn libraries(&self) -> Result<Vec<LibraryInfo>, ErrorBody> {
+        self.engine.libraries().await.map_err(|e| e.body())
     }
 
-    async fn documents(&self, library: &str, version: &str) -> Result<Vec<DocumentInfo>, String> {
+    async fn documents(
+        &self,
+        library: &str,
+        version: &str,
+    ) -> Result<Vec<DocumentInfo>, ErrorBody> {
         self.engine
             .documents(library, Some(version))
             .await
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.body())
     }
 
     async fn document(
@@ -66,27 +78,19 @@ impl Backend for DashboardBackend {
         library: &str,
         version: &str,
         file_path: &str,
-    ) -> Result<Document, String> {
+    ) -> Result<Document, ErrorBody> {
         self.engine
             .document(library, version, file_path)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.body())
     }
 
-    async fn delete(&self, target: DeleteTarget) -> Result<Deleted, String> {
-        let target = match &target {
-            DeleteTarget::Library(l) => Target::Library(l),
-            DeleteTarget::Version(l, v) => Target::Version(l, v),
-            DeleteTarget::Document(l, v, p) => Target::Document(l, v, p),
-        };
-        self.engine.delete(target).await.map_err(|e| e.to_string())
+    async fn delete(&self, target: Target<'_>) -> Result<Deleted, ErrorBody> {
+        self.engine.delete(target).await.map_err(|e| e.body())
     }
 
-    async fn feedback(&self, request: FeedbackRequest) -> Result<Votes, String> {
-        self.engine
-            .feedback(&request)
-            .await
-            .map_err(|e| e.to_string())
+    async fn feedback(&self, request: FeedbackRequest) -> Result<Votes, ErrorBody> {
+        self.engine.feedback(&request).await.map_err(|e| e.body())
     }
 }
 
@@ -121,4 +125,26 @@ pub fn routes(state: &AppState, access: &Access) -> Router<AppState> {
             move || shell(options.clone()),
         )
         .fallback(file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::map_response(rpc_status))
+}
+
+/// The largest server-function error body read back to find its kind; ours
+/// are a message and a code.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Gives a failed server function the status of its error's kind.
+async fn rpc_status(response: Response) -> Response {
+    if !response.headers().contains_key(SERVER_FN_ERROR_HEADER) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_ERROR_BODY).await else {
+        tracing::warn!("a server function's error body could not be read");
+        parts.status = StatusCode::INTERNAL_SERVER_ERROR;
+        return Response::from_parts(parts, Body::empty());
+    };
+    if let Ok(error) = serde_json::from_slice::<ErrorBody>(&bytes) {
+        parts.status = super::error::status_of(error.code);
+    }
+    Response::from_parts(parts, Body::from(bytes))
 }

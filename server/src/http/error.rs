@@ -1,10 +1,11 @@
-//! API errors: JSON `{"error": "…"}` with the status that fits.
+//! API errors: JSON [`ErrorBody`] `{"code", "error"}` with the status its
+//! [`ErrorKind`] gives (the table in [`index_core::error`]).
 //!
-//! Bad input is 400, unknown things 404, oversized bodies 413, a missing or
-//! wrong token 401, a request from another site or for another host 403, a
-//! missing model 503, and a busy server or a search out of time 503 with
-//! `Retry-After`. Anything else is a 500 whose body
-//! carries only a correlation id; the details go to the log under that id.
+//! The engine decides its errors' kinds ([`EngineError::kind`]); what is
+//! decided here is only what the HTTP layer itself refuses: a missing or
+//! wrong token, another site or host, a body too large or not JSON. An
+//! internal fault's body carries only a correlation id; the details go to
+//! the log under that id.
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, FromRequestParts, Query, Request};
@@ -12,118 +13,62 @@ use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use index_core::{ErrorBody, ErrorKind};
 use serde::de::DeserializeOwned;
-use serde_json::json;
 
 use crate::engine::EngineError;
 
 /// An error answered to an API client.
 #[derive(Debug)]
-pub struct ApiError {
-    status: StatusCode,
-    message: String,
-    correlation_id: Option<String>,
-    /// Seconds after which a client may try again (`Retry-After`).
-    retry_after: Option<u32>,
-}
+pub struct ApiError(ErrorBody);
 
 impl ApiError {
-    fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self {
-            status,
-            message: message.into(),
-            correlation_id: None,
-            retry_after: None,
-        }
-    }
-
-    /// Busy or out of time: 503, and when to try again.
-    pub fn retry_later(message: impl Into<String>, seconds: u32) -> Self {
-        Self {
-            retry_after: Some(seconds),
-            ..Self::new(StatusCode::SERVICE_UNAVAILABLE, message)
-        }
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self(ErrorBody::new(kind, message))
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, message)
+        Self::new(ErrorKind::BadInput, message)
     }
 
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, message)
+        Self::new(ErrorKind::NotFound, message)
     }
 
     pub fn too_large(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::PAYLOAD_TOO_LARGE, message)
-    }
-
-    pub fn unavailable(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::SERVICE_UNAVAILABLE, message)
+        Self::new(ErrorKind::TooLarge, message)
     }
 
     pub fn forbidden(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::FORBIDDEN, message)
+        Self::new(ErrorKind::Forbidden, message)
     }
 
     pub fn unauthorized(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, message)
-    }
-
-    /// A failure the client cannot fix: logged in full, answered with an id.
-    pub fn internal(err: &dyn std::fmt::Display) -> Self {
-        let id = uuid::Uuid::new_v4().to_string();
-        tracing::error!(correlation_id = %id, error = %err, "request failed");
-        Self {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            message: format!("internal error; quote correlation id {id} when reporting it"),
-            correlation_id: Some(id),
-            retry_after: None,
-        }
-    }
-
-    pub fn status(&self) -> StatusCode {
-        self.status
-    }
-
-    pub fn message(&self) -> &str {
-        &self.message
+        Self::new(ErrorKind::Unauthorized, message)
     }
 }
 
 impl From<EngineError> for ApiError {
     fn from(err: EngineError) -> Self {
-        match &err {
-            EngineError::InvalidName(_) | EngineError::NoFiles | EngineError::BadSearch(_) => {
-                Self::bad_request(err.to_string())
-            }
-            EngineError::UnknownLibrary { .. }
-            | EngineError::UnknownVersion { .. }
-            | EngineError::UnknownDocument { .. }
-            | EngineError::UnknownChunk(_) => Self::not_found(err.to_string()),
-            EngineError::NoModel(_) | EngineError::Search(crate::search::RunError::NoModel(_)) => {
-                Self::unavailable(err.to_string())
-            }
-            EngineError::Busy(_) | EngineError::TimedOut(_) => {
-                Self::retry_later(err.to_string(), 1)
-            }
-            EngineError::Store(_) | EngineError::Search(_) => Self::internal(&err),
-        }
+        Self(err.body())
     }
+}
+
+/// The status an error kind is answered with.
+pub fn status_of(kind: ErrorKind) -> StatusCode {
+    StatusCode::from_u16(kind.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = match &self.correlation_id {
-            Some(id) => json!({ "error": self.message, "correlation_id": id }),
-            None => json!({ "error": self.message }),
-        };
-        let mut response = (self.status, Json(body)).into_response();
-        if let Some(seconds) = self.retry_after {
+        let kind = self.0.code;
+        let mut response = (status_of(kind), Json(self.0)).into_response();
+        if let Some(seconds) = kind.retry_after_secs() {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
         }
-        if self.status == StatusCode::UNAUTHORIZED {
+        if kind == ErrorKind::Unauthorized {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 header::HeaderValue::from_static("Bearer"),
@@ -170,7 +115,7 @@ fn json_rejection(rejection: JsonRejection) -> ApiError {
             "the request body is larger than the server accepts: {text}"
         )),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::new(
-            status,
+            ErrorKind::UnsupportedMedia,
             "send the body as JSON with Content-Type: application/json",
         ),
         _ => ApiError::bad_request(format!("the request body is not valid: {text}")),

@@ -1,23 +1,26 @@
 //! Uploads and their jobs.
 //!
 //! `POST /api/upload` takes a multipart form (`library`, `version`, one or
-//! more `file` parts) and answers `202 {"job_id"}` at once; the job runs in
-//! the background. `GET /api/jobs/{id}` is its latest state and
-//! `GET /api/jobs/{id}/events` streams every change as server-sent events
-//! until the job is done.
+//! more `file` parts) and answers `202 {"job_id", "watch_token"}` at once;
+//! the job runs in the background. `GET /api/jobs/{id}` is its latest state
+//! and `GET /api/jobs/{id}/events` streams every change as server-sent
+//! events until the job is done. The events stream is a read, but it also
+//! admits the job's own watch token as `?token=`, because the dashboard
+//! follows it with an `EventSource`, which cannot send a bearer header.
 
 use std::convert::Infallible;
 
 use axum::extract::multipart::{MultipartError, MultipartRejection};
 use axum::extract::{Multipart, Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Json;
 use futures::Stream;
-use index_core::job::{JobState, JobStatus};
-use serde_json::{json, Value};
+use index_core::job::{JobState, JobStatus, UploadAccepted};
+use serde::Deserialize;
 
-use super::error::ApiError;
+use super::auth;
+use super::error::{ApiError, ApiQuery};
 use super::openapi::ErrorBody;
 use super::AppState;
 use crate::ingest::Upload;
@@ -42,7 +45,7 @@ pub struct UploadForm {
     tag = "uploads",
     request_body(content = UploadForm, content_type = "multipart/form-data"),
     responses(
-        (status = 202, description = "The job started: `{\"job_id\"}`"),
+        (status = 202, description = "The job started", body = UploadAccepted),
         (status = 400, description = "Bad form or names", body = ErrorBody),
         (status = 401, description = "A token is required", body = ErrorBody),
         (status = 413, description = "Larger than the server accepts", body = ErrorBody),
@@ -53,7 +56,7 @@ pub struct UploadForm {
 pub async fn upload(
     State(state): State<AppState>,
     form: Result<Multipart, MultipartRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<UploadAccepted>), ApiError> {
     let mut form = form.map_err(|e| {
         ApiError::bad_request(format!(
             "send the upload as multipart/form-data: {}",
@@ -86,10 +89,7 @@ pub async fn upload(
     let library = library.ok_or_else(|| ApiError::bad_request("the form needs a library field"))?;
     let version = version.ok_or_else(|| ApiError::bad_request("the form needs a version field"))?;
     let job = state.engine.start_upload(&library, &version, files)?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(json!({ "job_id": job.status().id })),
-    ))
+    Ok((StatusCode::ACCEPTED, Json(job.accepted())))
 }
 
 fn multipart_error(err: MultipartError) -> ApiError {
@@ -126,27 +126,47 @@ pub async fn job(
     Ok(Json(job.status()))
 }
 
+/// `?token=` of the events stream.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct WatchQuery {
+    /// The job's watch token, from the upload's answer: needed only when
+    /// reads need the access token and no bearer header is sent.
+    token: Option<String>,
+}
+
 /// The job's status after every change, as server-sent `progress` events,
 /// then one `done` event.
 #[utoipa::path(
     get,
     path = "/jobs/{id}/events",
     tag = "uploads",
-    params(("id" = String, Path, description = "The job id from the upload")),
+    params(("id" = String, Path, description = "The job id from the upload"), WatchQuery),
     responses(
         (status = 200, description = "Server-sent events: progress…, done", content_type = "text/event-stream"),
+        (status = 401, description = "Reads need a token: the bearer token, or this job's watch token", body = ErrorBody),
         (status = 404, body = ErrorBody),
-    )
+    ),
+    security(("bearer" = []), ())
 )]
 pub async fn events(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<WatchQuery>,
+    headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    let job = state
-        .engine
-        .jobs()
-        .get(&id)
-        .ok_or_else(|| ApiError::not_found(format!("no job {id:?}")))?;
+    let job = state.engine.jobs().get(&id);
+    // The bearer token, or this job's own watch token. Checked before
+    // "no such job" so that, without either, ids cannot be probed.
+    if let Err(refused) = auth::check(&state.access, &headers, false) {
+        let watched = matches!(
+            (&job, query.token.as_deref()),
+            (Some(job), Some(token)) if job.admits(token)
+        );
+        if !watched {
+            return Err(refused);
+        }
+    }
+    let job = job.ok_or_else(|| ApiError::not_found(format!("no job {id:?}")))?;
     // First the current state, then one event per change, ending with `done`.
     let stream = futures::stream::unfold(Some((job.subscribe(), true)), |phase| async move {
         let (mut rx, first) = phase?;

@@ -4,7 +4,7 @@
 //!
 //! - [`search`], [`catalog`], [`feedback`], [`jobs`], [`status`]: the REST API.
 //! - [`openapi`]: the API's OpenAPI document.
-//! - [`auth`]: bearer tokens; [`guard`]: cross-site writes and foreign
+//! - [`auth`]: bearer-token guards on the read and write routes; [`guard`]: cross-site writes and foreign
 //!   hosts refused; [`metrics`]: Prometheus metrics.
 //! - [`error`]: JSON errors with the right status.
 
@@ -47,6 +47,8 @@ use crate::mcp::DocshelfMcp;
 #[derive(Clone)]
 pub struct AppState {
     pub engine: Arc<Engine>,
+    /// Tokens and what they guard, for handlers that check for themselves.
+    pub access: Arc<Access>,
     pub leptos: LeptosOptions,
 }
 
@@ -74,35 +76,50 @@ pub struct RouterConfig {
 
 /// The REST API under `/api`, and its OpenAPI document. Registering routes
 /// here is what puts them in the document.
-pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+///
+/// Reads and writes are two routers, each behind its guard
+/// ([`auth::require_read`], [`auth::require_write`]): a new route is a
+/// write because it is added to `writes`.
+pub fn api_routes(access: Arc<Access>) -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    let reads = OpenApiRouter::new()
+        .routes(routes!(status::status))
+        .routes(routes!(search::search))
+        .routes(routes!(search::search_stream))
+        .routes(routes!(catalog::libraries))
+        .routes(routes!(catalog::resolve))
+        .routes(routes!(catalog::documents))
+        .routes(routes!(catalog::document))
+        .routes(routes!(jobs::job))
+        .route_layer(axum::middleware::from_fn_with_state(
+            access.clone(),
+            auth::require_read,
+        ));
+    // A read that also admits the job's own watch token (see `jobs`).
+    let watch = OpenApiRouter::new().routes(routes!(jobs::events));
+    let writes = OpenApiRouter::new()
+        .routes(routes!(feedback::feedback))
+        .routes(routes!(catalog::delete_document))
+        .routes(routes!(catalog::delete_library))
+        .routes(routes!(catalog::delete_version))
+        .routes(routes!(jobs::upload))
+        .route_layer(axum::middleware::from_fn_with_state(
+            access,
+            auth::require_write,
+        ));
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
-        .nest(
-            "/api",
-            OpenApiRouter::new()
-                .routes(routes!(status::status))
-                .routes(routes!(search::search))
-                .routes(routes!(search::search_stream))
-                .routes(routes!(feedback::feedback))
-                .routes(routes!(catalog::libraries))
-                .routes(routes!(catalog::resolve))
-                .routes(routes!(catalog::documents))
-                .routes(routes!(catalog::document, catalog::delete_document))
-                .routes(routes!(catalog::delete_library))
-                .routes(routes!(catalog::delete_version))
-                .routes(routes!(jobs::upload))
-                .routes(routes!(jobs::job))
-                .routes(routes!(jobs::events)),
-        )
+        .nest("/api", reads.merge(watch).merge(writes))
         .split_for_parts()
 }
 
 /// Builds the whole application router.
 pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
+    let access = Arc::new(config.access.clone());
     let state = AppState {
         engine: engine.clone(),
+        access: access.clone(),
         leptos: dashboard::leptos_options(&config.site_dir),
     };
-    let (api, doc) = api_routes();
+    let (api, doc) = api_routes(access.clone());
     let doc = Arc::new(doc);
 
     // The Host header is checked for every route by `guard`, with the
@@ -115,7 +132,6 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
     );
 
     let mut app = Router::new()
-        .route("/healthz", get(status::healthz))
         .route("/metrics", get(metrics::metrics))
         .route(
             "/api/openapi.json",
@@ -124,16 +140,18 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
                 async move { Json(doc.as_ref().clone()) }
             }),
         )
-        .merge(api)
         .nest_service("/mcp", mcp)
+        // Reads, like the API's: open unless `auth_reads`.
+        .route_layer(axum::middleware::from_fn_with_state(
+            access,
+            auth::require_read,
+        ))
+        .route("/healthz", get(status::healthz))
+        .merge(api)
         .merge(dashboard::routes(&state, &config.access))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             metrics::track,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::new(config.access.clone()),
-            auth::require_token,
         ))
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(guard::Guard::new(

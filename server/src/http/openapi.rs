@@ -6,16 +6,11 @@
 //! document in one step: a route cannot exist without being documented.
 
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi, ToSchema};
+use utoipa::{Modify, OpenApi};
 
-/// Every error body.
-#[derive(Debug, serde::Serialize, ToSchema)]
-pub struct ErrorBody {
-    /// What went wrong, for people.
-    pub error: String,
-    /// For internal errors: the id under which the details were logged.
-    pub correlation_id: Option<String>,
-}
+/// Every error body: `{"code", "error", "correlation_id"?}` (see
+/// [`index_core::error`]).
+pub use index_core::ErrorBody;
 
 #[derive(OpenApi)]
 #[openapi(

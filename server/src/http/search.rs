@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::error::{ApiError, ApiJson};
 use super::openapi::ErrorBody;
 use super::AppState;
+use crate::engine::EngineError;
 use crate::search::Stage;
 
 /// Searches the stored documents.
@@ -34,6 +35,14 @@ pub async fn search(
     Ok(Json(state.engine.search(params).await?))
 }
 
+/// The `error` event: what a non-streaming request would have answered.
+#[derive(Serialize)]
+struct StreamError {
+    #[serde(flatten)]
+    body: ErrorBody,
+    status: u16,
+}
+
 /// Hits of one stage, as streamed.
 #[derive(Serialize)]
 struct StageEvent<'a> {
@@ -44,8 +53,8 @@ struct StageEvent<'a> {
 /// Searches, streaming results as server-sent events as each stage has
 /// them: `keyword` (the keyword leg's hits, before the slower dense leg is
 /// in), `fused` (the answer), `expanded` (with neighbours, when `expand` is
-/// set), then `done` with the whole response, or `error` with
-/// `{"error","status"}`.
+/// set), then `done` with the whole response, or `error` with the error
+/// body and its HTTP status (`{"code","error","status"}`).
 #[utoipa::path(
     post,
     path = "/search/stream",
@@ -60,39 +69,30 @@ pub async fn search_stream(
     State(state): State<AppState>,
     ApiJson(params): ApiJson<SearchParams>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    // Refuse bad requests with a status before the stream starts.
-    params
-        .clone()
-        .validate()
-        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    // Refuse bad requests with a status before the stream starts; the
+    // engine takes the checked search as it is.
+    let search = params.validate().map_err(EngineError::from)?;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let engine = state.engine.clone();
     tokio::spawn(async move {
         let stages = tx.clone();
         let mut on_stage = move |stage: Stage, results: &[SearchHit]| {
-            let name = match stage {
-                Stage::Keyword => "keyword",
-                Stage::Fused => "fused",
-                Stage::Expanded => "expanded",
-            };
             if let Ok(event) = Event::default()
-                .event(name)
+                .event(stage.name())
                 .json_data(StageEvent { stage, results })
             {
                 // A client that went away just stops receiving.
                 let _ = stages.send(event);
             }
         };
-        let event = match engine.search_staged(params, &mut on_stage).await {
+        let event = match engine.search_staged(search, &mut on_stage).await {
             Ok(response) => Event::default().event("done").json_data(&response),
             Err(err) => {
-                let err = ApiError::from(err);
-                Event::default()
-                    .event("error")
-                    .json_data(serde_json::json!({
-                        "error": err.message(),
-                        "status": err.status().as_u16(),
-                    }))
+                let body = err.body();
+                Event::default().event("error").json_data(StreamError {
+                    status: body.code.http_status(),
+                    body,
+                })
             }
         };
         if let Ok(event) = event {

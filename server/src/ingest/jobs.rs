@@ -6,32 +6,91 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::{Duration, Instant};
 
-use index_core::job::{FileProgress, FileState, JobState, JobStatus};
+use index_core::job::{FileProgress, FileState, JobState, JobStatus, UploadAccepted};
+use subtle::ConstantTimeEq;
 use tokio::sync::watch;
+
+/// A file's line in a job's status. It stays valid while archives listed
+/// before it expand into their entries, so the pipeline keeps no offsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileSlot(u64);
+
+/// Which position of `JobStatus::files` each slot is at.
+#[derive(Default)]
+struct Lines {
+    order: Vec<FileSlot>,
+    at: HashMap<FileSlot, usize>,
+    next: u64,
+}
+
+impl Lines {
+    fn fresh(&mut self) -> FileSlot {
+        self.next += 1;
+        FileSlot(self.next)
+    }
+}
 
 /// One job's live status.
 pub struct JobHandle {
     status: watch::Sender<JobStatus>,
+    library: String,
+    version: String,
+    lines: Mutex<Lines>,
+    /// Grants following this job's events (see [`UploadAccepted`]).
+    watch_token: String,
+    /// When the job ended, once it has.
+    finished: OnceLock<Instant>,
 }
 
 impl JobHandle {
     fn new(id: String, library: String, version: String) -> Self {
         let (status, _) = watch::channel(JobStatus {
             id,
-            library,
-            version,
+            library: library.clone(),
+            version: version.clone(),
             state: JobState::Running,
             files: Vec::new(),
             error: None,
         });
-        Self { status }
+        Self {
+            status,
+            library,
+            version,
+            lines: Mutex::default(),
+            watch_token: uuid::Uuid::new_v4().simple().to_string(),
+            finished: OnceLock::new(),
+        }
+    }
+
+    /// What the upload answers: the job's id and its watch token.
+    pub fn accepted(&self) -> UploadAccepted {
+        UploadAccepted {
+            job_id: self.status.borrow().id.clone(),
+            watch_token: self.watch_token.clone(),
+        }
+    }
+
+    /// Whether `token` is this job's watch token.
+    pub fn admits(&self, token: &str) -> bool {
+        bool::from(token.as_bytes().ct_eq(self.watch_token.as_bytes()))
     }
 
     /// A standalone job (the CLI's), not listed in any registry.
     pub fn detached(library: &str, version: &str) -> Self {
         Self::new("cli".into(), library.to_owned(), version.to_owned())
+    }
+
+    /// The library the job stores into.
+    pub fn library(&self) -> &str {
+        &self.library
+    }
+
+    /// The version the job stores into.
+    pub fn version(&self) -> &str {
+        &self.version
     }
 
     /// The latest status.
@@ -44,55 +103,81 @@ impl JobHandle {
         self.status.subscribe()
     }
 
-    /// Adds a file to the job; returns its position.
-    pub fn add_file(&self, file_path: &str, state: FileState) -> usize {
-        let mut index = 0;
+    fn lines(&self) -> std::sync::MutexGuard<'_, Lines> {
+        self.lines
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Adds a file to the job.
+    pub fn add_file(&self, file_path: &str, state: FileState) -> FileSlot {
+        let mut lines = self.lines();
+        let slot = lines.fresh();
+        let at = lines.order.len();
+        lines.order.push(slot);
+        lines.at.insert(slot, at);
         self.status.send_modify(|s| {
-            index = s.files.len();
             s.files.push(FileProgress {
                 file_path: file_path.to_owned(),
                 state,
                 warnings: Vec::new(),
             });
         });
-        index
+        slot
     }
 
-    /// Moves file `index` to `state`.
-    pub fn set_file(&self, index: usize, state: FileState) {
+    /// Changes the file at `slot`.
+    fn modify_file(&self, slot: FileSlot, change: impl FnOnce(&mut FileProgress)) {
+        let lines = self.lines();
+        let Some(&at) = lines.at.get(&slot) else {
+            return;
+        };
         self.status.send_modify(|s| {
-            if let Some(f) = s.files.get_mut(index) {
-                f.state = state;
+            if let Some(file) = s.files.get_mut(at) {
+                change(file);
             }
         });
     }
 
-    /// Records warnings for file `index`.
-    pub fn warn_file(&self, index: usize, warnings: Vec<String>) {
-        if warnings.is_empty() {
-            return;
+    /// Moves the file at `slot` to `state`.
+    pub fn set_file(&self, slot: FileSlot, state: FileState) {
+        self.modify_file(slot, |f| f.state = state);
+    }
+
+    /// Records warnings for the file at `slot`.
+    pub fn warn_file(&self, slot: FileSlot, warnings: Vec<String>) {
+        if !warnings.is_empty() {
+            self.modify_file(slot, |f| f.warnings.extend(warnings));
+        }
+    }
+
+    /// Replaces the file at `slot` (an uploaded archive) by the documents
+    /// it held, in its place, and returns their slots.
+    pub fn expand_file(&self, slot: FileSlot, files: Vec<FileProgress>) -> Vec<FileSlot> {
+        let mut lines = self.lines();
+        let Some(&at) = lines.at.get(&slot) else {
+            return Vec::new();
+        };
+        let added: Vec<FileSlot> = files.iter().map(|_| lines.fresh()).collect();
+        lines.order.splice(at..=at, added.iter().copied());
+        lines.at.remove(&slot);
+        // Positions after the archive moved: once per archive, O(files).
+        let Lines {
+            order, at: index, ..
+        } = &mut *lines;
+        for (position, s) in order.iter().enumerate().skip(at) {
+            index.insert(*s, position);
         }
         self.status.send_modify(|s| {
-            if let Some(f) = s.files.get_mut(index) {
-                f.warnings.extend(warnings);
-            }
+            s.files.splice(at..=at, files);
         });
-    }
-
-    /// Replaces file `index` (an uploaded archive) by the documents it held.
-    pub fn expand_file(&self, index: usize, files: Vec<FileProgress>) -> std::ops::Range<usize> {
-        let mut range = 0..0;
-        self.status.send_modify(|s| {
-            if index < s.files.len() {
-                let count = files.len();
-                s.files.splice(index..=index, files);
-                range = index..index + count;
-            }
-        });
-        range
+        added
     }
 
     pub fn set_state(&self, state: JobState, error: Option<String>) {
+        if state == JobState::Done {
+            let _ = self.finished.set(Instant::now());
+        }
         self.status.send_modify(|s| {
             s.state = state;
             if error.is_some() {
@@ -106,11 +191,26 @@ impl JobHandle {
 /// finished ones are forgotten, so memory does not grow with every upload.
 pub const KEPT_JOBS: usize = 1024;
 
+/// How long a finished job's status stays readable: long enough for a
+/// client to read the outcome after its stream ends, short enough that an
+/// idle server does not hold every job of the day.
+pub const KEEP_FINISHED: Duration = Duration::from_secs(3600);
+
 /// The server's jobs: every running one, and the latest finished ones.
-#[derive(Default)]
 pub struct Jobs {
     next: AtomicU64,
     jobs: RwLock<JobTable>,
+    keep_finished: Duration,
+}
+
+impl Default for Jobs {
+    fn default() -> Self {
+        Self {
+            next: AtomicU64::new(0),
+            jobs: RwLock::default(),
+            keep_finished: KEEP_FINISHED,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -137,23 +237,7 @@ impl Jobs {
             .jobs
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // Forget the oldest jobs once they are done; a running one stops
-        // the sweep, which resumes at the next upload.
-        while table.order.len() >= KEPT_JOBS {
-            let Some(oldest) = table.order.front() else {
-                break;
-            };
-            let done = table
-                .by_id
-                .get(oldest)
-                .is_none_or(|j| j.status().state == index_core::job::JobState::Done);
-            if !done {
-                break;
-            }
-            if let Some(id) = table.order.pop_front() {
-                table.by_id.remove(&id);
-            }
-        }
+        table.sweep(self.keep_finished);
         table.order.push_back(id.clone());
         table.by_id.insert(id, handle.clone());
         handle
@@ -167,5 +251,104 @@ impl Jobs {
             .by_id
             .get(id)
             .cloned()
+    }
+
+    /// The same registry, keeping finished jobs for `keep` instead.
+    pub fn keeping_finished(keep: Duration) -> Self {
+        Self {
+            keep_finished: keep,
+            ..Self::default()
+        }
+    }
+}
+
+impl JobTable {
+    /// Forgets the oldest jobs while there are too many or they ended long
+    /// ago. Jobs are swept oldest first and a running one stops the sweep
+    /// (it resumes at the next upload), so each upload does O(1) amortised
+    /// work, where a scan of the whole table would be O(n).
+    fn sweep(&mut self, keep_finished: Duration) {
+        while let Some(oldest) = self.order.front() {
+            let finished = self.by_id.get(oldest).map_or(Some(Duration::MAX), |j| {
+                j.finished.get().map(Instant::elapsed)
+            });
+            let Some(since) = finished else {
+                break;
+            };
+            if self.order.len() < KEPT_JOBS && since < keep_finished {
+                break;
+            }
+            if let Some(id) = self.order.pop_front() {
+                self.by_id.remove(&id);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finished_jobs_are_forgotten_after_a_while_and_running_ones_never() {
+        let jobs = Jobs::keeping_finished(Duration::ZERO);
+        let running = jobs.create("lib", "1.0");
+        let done = jobs.create("lib", "1.0");
+        done.set_state(JobState::Done, None);
+        let running_id = running.status().id;
+        let done_id = done.status().id;
+        // The running job is oldest: it holds the sweep back.
+        jobs.create("lib", "1.0");
+        assert!(jobs.get(&running_id).is_some());
+        assert!(jobs.get(&done_id).is_some());
+        running.set_state(JobState::Done, None);
+        jobs.create("lib", "1.0");
+        assert!(jobs.get(&running_id).is_none());
+        assert!(jobs.get(&done_id).is_none());
+    }
+
+    #[test]
+    fn slots_follow_their_files_while_archives_expand() {
+        let job = JobHandle::detached("lib", "1.0");
+        let first = job.add_file("a.zip", FileState::Queued);
+        let second = job.add_file("b.zip", FileState::Queued);
+        let last = job.add_file("c.md", FileState::Queued);
+        let entry = |p: &str| FileProgress {
+            file_path: p.into(),
+            state: FileState::Queued,
+            warnings: Vec::new(),
+        };
+        let inner = job.expand_file(first, vec![entry("a/1.md"), entry("a/2.md")]);
+        let more = job.expand_file(
+            second,
+            vec![entry("b/1.md"), entry("b/2.md"), entry("b/3.md")],
+        );
+        job.set_file(inner[1], FileState::Extracting);
+        job.set_file(more[2], FileState::Extracting);
+        job.set_file(last, FileState::Extracting);
+        // The archive's own slot is gone with its line.
+        job.set_file(first, FileState::Extracting);
+        let files = job.status().files;
+        let paths: Vec<&str> = files.iter().map(|f| f.file_path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["a/1.md", "a/2.md", "b/1.md", "b/2.md", "b/3.md", "c.md"]
+        );
+        let extracting: Vec<&str> = files
+            .iter()
+            .filter(|f| f.state == FileState::Extracting)
+            .map(|f| f.file_path.as_str())
+            .collect();
+        assert_eq!(extracting, ["a/2.md", "b/3.md", "c.md"]);
+    }
+
+    #[test]
+    fn a_watch_token_admits_its_own_job_only() {
+        let jobs = Jobs::default();
+        let (a, b) = (jobs.create("lib", "1.0"), jobs.create("lib", "1.0"));
+        let token = a.accepted().watch_token;
+        assert!(a.admits(&token));
+        assert!(!b.admits(&token));
+        assert!(!a.admits(""));
     }
 }

@@ -15,6 +15,7 @@ use index_core::ids::chunk_id;
 use index_core::job::{FileProgress, FileState, JobState};
 
 use super::budget::{Budget, JobLimits};
+use super::jobs::FileSlot;
 use super::JobHandle;
 use crate::embed::EmbedQueue;
 use crate::store::{ChunkRow, DocumentChunks, Store};
@@ -37,21 +38,18 @@ pub struct Pipeline<'a> {
 
 /// Runs a whole job. Never fails as a whole for one file's sake; the
 /// returned status says what happened to each.
-#[tracing::instrument(skip_all, fields(library = %job.status().library, version = %job.status().version, uploads = uploads.len()))]
+#[tracing::instrument(skip_all, fields(library = job.library(), version = job.version(), uploads = uploads.len()))]
 pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Upload>) {
-    let status = job.status();
-    let (library, version) = (status.library, status.version);
-    let slots: Vec<usize> = uploads
+    let (library, version) = (job.library(), job.version());
+    // Every file is listed, queued, before any work: the client sees the
+    // whole job at once.
+    let slots: Vec<FileSlot> = uploads
         .iter()
         .map(|u| job.add_file(&u.name, FileState::Queued))
         .collect();
     let mut budget = Budget::new(pipeline.job_limits);
-    // Archives expand into many entries, shifting later positions.
-    let mut shift: isize = 0;
     for (upload, slot) in uploads.into_iter().zip(slots) {
-        let slot = slot.saturating_add_signed(shift);
         job.set_file(slot, FileState::Extracting);
-        let name = upload.name.clone();
         let limits = pipeline.archive_limits;
         let extracted = tokio::task::spawn_blocking(move || {
             extract::extract(&upload.name, &upload.bytes, &limits)
@@ -91,8 +89,7 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
         }
 
         // One upload may hold many documents (a ZIP): list them all first.
-        let is_archive = extract::Format::from_path(&name) == Some(extract::Format::Zip);
-        let doc_slots: Vec<usize> = if is_archive {
+        let doc_slots: Vec<FileSlot> = if extraction.archive {
             let mut entries: Vec<FileProgress> = extraction
                 .documents
                 .iter()
@@ -109,8 +106,7 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
                 },
                 warnings: Vec::new(),
             }));
-            let added = entries.len() as isize;
-            if added == 0 {
+            if entries.is_empty() {
                 job.set_file(
                     slot,
                     FileState::Failed {
@@ -119,9 +115,9 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
                 );
                 continue;
             }
-            let range = job.expand_file(slot, entries);
-            shift += added - 1;
-            range.take(extraction.documents.len()).collect()
+            let mut entries = job.expand_file(slot, entries);
+            entries.truncate(extraction.documents.len());
+            entries
         } else {
             vec![slot]
         };
@@ -129,8 +125,7 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
         for (doc, slot) in extraction.documents.iter().zip(doc_slots) {
             job.warn_file(slot, doc.warnings.clone());
             let state =
-                match store_document(pipeline, job, slot, &library, &version, doc, &mut budget)
-                    .await
+                match store_document(pipeline, job, slot, library, version, doc, &mut budget).await
                 {
                     Ok(state) => state,
                     Err(reason) => FileState::Failed { reason },
@@ -162,7 +157,7 @@ fn reported(err: &dyn std::fmt::Display, what: &str) -> String {
 async fn store_document(
     pipeline: &Pipeline<'_>,
     job: &JobHandle,
-    slot: usize,
+    slot: FileSlot,
     library: &str,
     version: &str,
     doc: &Extracted,

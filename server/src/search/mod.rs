@@ -59,17 +59,9 @@ pub enum RunError {
     NoModel(String),
 }
 
-/// A point in the search at which results are ready.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stage {
-    /// The keyword leg's best hits (before the dense leg is in).
-    Keyword,
-    /// Both legs fused and blended: the answer, unless expanded.
-    Fused,
-    /// The answer with neighbouring chunks merged in.
-    Expanded,
-}
+/// A point in the search at which results are ready (part of the contract:
+/// the streaming API names its events after it).
+pub use index_core::search::Stage;
 
 /// What a finished search found.
 #[derive(Debug, Clone, Default)]
@@ -274,16 +266,8 @@ fn fuse(search: &Search, dense: &[Retrieved], keyword: &[Retrieved]) -> Vec<Cand
         Fusion::Rrf { k } => rrf(&lists, k),
         Fusion::Dbsf => dbsf(&lists),
     };
-    // The most a fused score can reach: first in every leg that ran.
-    let legs = match search.mode {
-        Mode::Hybrid => 2.0,
-        Mode::Dense | Mode::Keyword => 1.0,
-    };
-    let ceiling = match search.fusion {
-        Fusion::Rrf { k } => legs / (k + 1.0),
-        Fusion::Dbsf => legs,
-    };
-    let bm25_max = keyword.iter().map(|r| r.score).fold(0.0f32, f32::max);
+    let ceiling = search.fusion.ceiling(search.mode.legs());
+    let bm25_max = best_score(keyword);
 
     let mut chunks: HashMap<&str, &StoredChunk> = HashMap::new();
     for r in dense.iter().chain(keyword) {
@@ -320,9 +304,15 @@ fn fuse(search: &Search, dense: &[Retrieved], keyword: &[Retrieved]) -> Vec<Cand
         .collect()
 }
 
-/// BM25 hits with scores relative to the best one.
+/// The best score in a leg's hits (0 for none).
+fn best_score(hits: &[Retrieved]) -> f32 {
+    hits.iter().map(|r| r.score).fold(0.0f32, f32::max)
+}
+
+/// BM25 hits with scores relative to the best one: BM25 has no scale of
+/// its own, so a keyword-only relevance is a fraction of the top hit's.
 fn normalise_bm25(hits: &[Retrieved]) -> Vec<(&Retrieved, f32)> {
-    let max = hits.iter().map(|r| r.score).fold(0.0f32, f32::max);
+    let max = best_score(hits);
     hits.iter()
         .map(|r| (r, if max > 0.0 { r.score / max } else { 0.0 }))
         .collect()

@@ -26,33 +26,18 @@ pub(super) struct Catalog {
     libraries: Arc<Vec<LibraryInfo>>,
 }
 
-/// What to delete.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target<'a> {
-    Library(&'a str),
-    Version(&'a str, &'a str),
-    Document(&'a str, &'a str, &'a str),
-}
+pub use index_core::catalog::Target;
 
-impl Target<'_> {
-    fn matches(&self, d: &DocumentInfo) -> bool {
-        match *self {
-            Target::Library(l) => d.library == l,
-            Target::Version(l, v) => d.library == l && d.version == v,
-            Target::Document(l, v, p) => d.library == l && d.version == v && d.file_path == p,
-        }
-    }
-
-    fn to_sql(&self) -> String {
-        match *self {
-            Target::Library(l) => format!("library = {}", filter::sql_string(l)),
-            Target::Version(l, v) => format!(
-                "library = {} AND version = {}",
-                filter::sql_string(l),
-                filter::sql_string(v)
-            ),
-            Target::Document(l, v, p) => filter::document(l, v, p),
-        }
+/// The rows a target covers, as a filter.
+fn target_sql(target: &Target<'_>) -> String {
+    match *target {
+        Target::Library(l) => format!("library = {}", filter::sql_string(l)),
+        Target::Version(l, v) => format!(
+            "library = {} AND version = {}",
+            filter::sql_string(l),
+            filter::sql_string(v)
+        ),
+        Target::Document(l, v, p) => filter::document(l, v, p),
     }
 }
 
@@ -160,7 +145,7 @@ impl Store {
         if counted.documents == 0 {
             return Ok(counted);
         }
-        let result = self.chunks.delete(target.to_sql().as_str()).await?;
+        let result = self.chunks.delete(&target_sql(&target)).await?;
         // Servers too old to report the count answer 0.
         let chunks = match result.num_deleted_rows {
             0 => counted.chunks,

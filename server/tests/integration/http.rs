@@ -124,3 +124,58 @@ async fn bodies_over_the_limit_are_refused_with_413() {
         .expect("request");
     assert_eq!(res.status(), 413);
 }
+
+/// Calls a dashboard server function with form-encoded arguments.
+async fn rpc(server: &TestServer, name: &str, form: &str) -> (u16, Value) {
+    let res = reqwest::Client::new()
+        .post(format!("{}/rpc/{name}", server.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form.to_owned())
+        .send()
+        .await
+        .expect("request");
+    let status = res.status().as_u16();
+    (status, res.json().await.expect("json body"))
+}
+
+#[tokio::test]
+async fn server_functions_answer_errors_with_the_status_and_body_of_the_rest_api() {
+    let server = start(1 << 20).await;
+
+    // Arguments that do not decode are the caller's fault, not a 500.
+    let (status, body) = rpc(&server, "document", "library=x").await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["code"], "bad_input");
+
+    // The engine's own refusal: the same words and kind as REST's.
+    let (status, body) = rpc(&server, "search", "params[query]=x&params[k]=99").await;
+    assert_eq!(status, 400, "{body}");
+    let rest = reqwest::Client::new()
+        .post(format!("{}/api/search", server.base))
+        .json(&serde_json::json!({"query": "x", "k": 99}))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(rest.status(), 400);
+    let rest: Value = rest.json().await.expect("json");
+    assert_eq!(body, rest);
+    assert_eq!(rest["code"], "bad_input");
+
+    // Unknown things are 404 on both faces.
+    let (status, body) = rpc(
+        &server,
+        "document",
+        "library=nowhere&version=1.0&file_path=a.md",
+    )
+    .await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["code"], "not_found");
+    let rest = reqwest::get(format!(
+        "{}/api/documents?library=nowhere&version=1.0&file_path=a.md",
+        server.base
+    ))
+    .await
+    .expect("request");
+    assert_eq!(rest.status(), 404);
+    assert_eq!(rest.json::<Value>().await.expect("json"), body);
+}

@@ -428,6 +428,20 @@ async fn reads_can_require_the_token_and_cors_is_an_allow_list() {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     let (status, _) = get_json(&base, "/api/libraries").await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
+    // Every read face, not only the REST routes, sits behind the read guard.
+    for path in ["/metrics", "/api/openapi.json", "/api/jobs/job-x"] {
+        let (status, body) = get_json(&base, path).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{path}");
+        assert_eq!(body["code"], "unauthorized", "{path}");
+    }
+    let mcp = client
+        .post(format!("{base}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .expect("mcp");
+    assert_eq!(mcp.status(), StatusCode::UNAUTHORIZED);
     let res = client
         .get(format!("{base}/api/libraries"))
         .bearer_auth(TOKEN)
@@ -580,4 +594,81 @@ async fn every_documented_route_is_served_and_oversized_bodies_get_json_413() {
     assert!(body["error"]
         .as_str()
         .is_some_and(|e| e.contains("larger than the server accepts")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_is_followed_by_its_watch_token_when_reads_need_the_token() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let base = start(dir.path(), token_access(true), &[]).await;
+    let client = Client::new();
+    let form = |name: &str| {
+        Form::new()
+            .text("library", "locked")
+            .text("version", "1.0")
+            .part(
+                "file",
+                Part::bytes(b"# Gates\n\nOil the hinges each spring.\n".to_vec())
+                    .file_name(name.to_owned()),
+            )
+    };
+    let mut accepted = Vec::new();
+    for name in ["gates.md", "fences.md"] {
+        let res = client
+            .post(format!("{base}/api/upload"))
+            .bearer_auth(TOKEN)
+            .multipart(form(name))
+            .send()
+            .await
+            .expect("upload");
+        assert_eq!(res.status(), StatusCode::ACCEPTED);
+        accepted.push(res.json::<Value>().await.expect("json"));
+    }
+    let (first, second) = (&accepted[0], &accepted[1]);
+    let (id, watch) = (
+        first["job_id"].as_str().expect("job id"),
+        first["watch_token"].as_str().expect("watch token"),
+    );
+    assert_ne!(watch, TOKEN);
+    let events = |query: String| {
+        client
+            .get(format!("{base}/api/jobs/{id}/events{query}"))
+            .send()
+    };
+
+    // No token, the wrong one, or another job's: refused alike.
+    for query in [
+        String::new(),
+        "?token=guess".to_owned(),
+        format!("?token={}", second["watch_token"].as_str().expect("token")),
+    ] {
+        let res = events(query.clone()).await.expect("events");
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "{query}");
+        assert_eq!(
+            res.json::<Value>().await.expect("json")["code"],
+            "unauthorized"
+        );
+    }
+    // An unknown job is not told apart from a refusal without a token.
+    let probe = client
+        .get(format!("{base}/api/jobs/job-nope/events"))
+        .send()
+        .await
+        .expect("probe");
+    assert_eq!(probe.status(), StatusCode::UNAUTHORIZED);
+
+    // The job's own watch token follows it to the end.
+    let stream = events(format!("?token={watch}"))
+        .await
+        .expect("events")
+        .text()
+        .await
+        .expect("stream");
+    assert!(stream.contains("event: done"), "{stream}");
+    // The token opens nothing else: the job's status is still a guarded read.
+    let status = client
+        .get(format!("{base}/api/jobs/{id}?token={watch}"))
+        .send()
+        .await
+        .expect("job");
+    assert_eq!(status.status(), StatusCode::UNAUTHORIZED);
 }

@@ -2,6 +2,11 @@
 //!
 //! The HTTP handlers, the dashboard's server functions and the CLI all hold an
 //! `Arc<Engine>` and call the same methods, so they cannot drift apart.
+//!
+//! - [`scope`]: which libraries and versions a request covers.
+//! - [`EngineError`] (in [`crate::error`]): why a request was refused.
+
+mod scope;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,11 +19,12 @@ use index_core::document::{reassemble, Piece};
 use index_core::extract::ArchiveLimits;
 use index_core::feedback::{FeedbackRequest, Votes};
 use index_core::library::{self, Resolution};
-use index_core::search::{SearchError, SearchHit, SearchParams, SearchResponse, Sticky};
+use index_core::search::{Search, SearchHit, SearchParams, SearchResponse, Sticky};
 use index_core::validate::{self, NameError};
 use index_core::version;
 use index_core::{EmbeddingStatus, ServerStatus, StoreStatus};
 
+use self::scope::SearchScope;
 use crate::config::{is_local_location, EngineConfig};
 use crate::embed::{EmbedError, EmbedQueue, Embedder};
 use crate::ingest::pipeline::Pipeline;
@@ -26,9 +32,10 @@ use crate::ingest::{run_job, JobHandle, Jobs, Upload};
 use crate::metrics::Metrics;
 use crate::search::rerank::{LeadPrior, SecondStage};
 use crate::search::sessions::Sessions;
-use crate::search::{self, RunError, Stage};
-use crate::store::filter::Scope;
-use crate::store::{Store, StoreError, StoredChunk, Target};
+use crate::search::{self, Stage};
+use crate::store::{Store, StoredChunk, Target};
+
+pub use crate::error::EngineError;
 
 /// The model docshelf embeds with.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
@@ -43,56 +50,6 @@ pub const MAX_CONCURRENT_SEARCHES: usize = 64;
 
 /// The longest one search may run before it is stopped (503).
 pub const SEARCH_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Why the engine refused a request.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error(transparent)]
-    InvalidName(#[from] NameError),
-    #[error("the embedding model is not available: {0}")]
-    NoModel(String),
-    #[error("an upload needs at least one file")]
-    NoFiles,
-    #[error(transparent)]
-    BadSearch(#[from] SearchError),
-    #[error("{}", unknown_library(given, candidates))]
-    UnknownLibrary {
-        given: String,
-        candidates: Vec<String>,
-    },
-    #[error("library {library:?} has no version {version:?} (it has {})", versions.join(", "))]
-    UnknownVersion {
-        library: String,
-        version: String,
-        versions: Vec<String>,
-    },
-    #[error("no document {file_path:?} in {library} {version}")]
-    UnknownDocument {
-        library: String,
-        version: String,
-        file_path: String,
-    },
-    #[error("no chunk with id {0:?}")]
-    UnknownChunk(String),
-    #[error("docshelf is busy: {0} searches are running; try again in a moment")]
-    Busy(usize),
-    #[error("the search took longer than {0} s and was stopped; try again, or a shorter query")]
-    TimedOut(u64),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Search(#[from] RunError),
-}
-
-fn unknown_library(given: &str, candidates: &[String]) -> String {
-    match candidates {
-        [] => format!("no library matches {given:?}: the store holds no libraries yet"),
-        _ => format!(
-            "no library matches {given:?}; stored libraries: {}",
-            candidates.join(", ")
-        ),
-    }
-}
 
 pub struct Engine {
     store: Store,
@@ -278,7 +235,7 @@ impl Engine {
     /// Searches, with the session's sticky library and loose library names
     /// resolved (see [`Self::search_staged`]).
     pub async fn search(&self, params: SearchParams) -> Result<SearchResponse, EngineError> {
-        self.search_staged(params, &mut |_, _| {}).await
+        self.search_staged(params.validate()?, &mut |_, _| {}).await
     }
 
     /// Searches, calling `on_stage` with the hits of each stage as soon as
@@ -294,13 +251,13 @@ impl Engine {
     /// ([`EngineError::TimedOut`]).
     pub async fn search_staged(
         &self,
-        params: SearchParams,
+        search: Search,
         on_stage: &mut (dyn FnMut(Stage, &[SearchHit]) + Send),
     ) -> Result<SearchResponse, EngineError> {
         let Ok(_permit) = self.searches.try_acquire() else {
             return Err(EngineError::Busy(self.search_limit));
         };
-        match tokio::time::timeout(self.search_budget, self.search_admitted(params, on_stage)).await
+        match tokio::time::timeout(self.search_budget, self.search_admitted(search, on_stage)).await
         {
             Ok(result) => result,
             Err(_) => Err(EngineError::TimedOut(self.search_budget.as_secs().max(1))),
@@ -309,105 +266,22 @@ impl Engine {
 
     async fn search_admitted(
         &self,
-        params: SearchParams,
+        search: Search,
         on_stage: &mut (dyn FnMut(Stage, &[SearchHit]) + Send),
     ) -> Result<SearchResponse, EngineError> {
         let started = Instant::now();
-        let session_id = self.sessions.id_for(params.session_id.as_deref());
-        if params.clear_sticky.unwrap_or(false) {
+        let session_id = self.sessions.id_for(search.session_id.as_deref());
+        if search.clear_sticky {
             self.sessions.set_sticky(&session_id, None);
         }
-        let search = params.validate()?;
         let libraries = self.store.libraries().await?;
-        let names: Vec<String> = libraries.iter().map(|l| l.name.clone()).collect();
-
-        let mut resolution = None;
-        let mut sticky_applied = false;
-        let mut wanted_version = search.version.clone();
-        let target = match &search.library {
-            Some(given) => {
-                let resolved = library::resolve(given, &names);
-                let Some(name) = resolved.library().map(str::to_owned) else {
-                    let candidates = match resolved {
-                        Resolution::Unknown { candidates, .. } => candidates,
-                        _ => Vec::new(),
-                    };
-                    return Err(EngineError::UnknownLibrary {
-                        given: given.clone(),
-                        candidates,
-                    });
-                };
-                resolution = Some(resolved);
-                Some(name)
-            }
-            None => match self.sessions.sticky(&session_id) {
-                Some(sticky) if names.contains(&sticky.library) => {
-                    sticky_applied = true;
-                    wanted_version = wanted_version.or(sticky.version);
-                    Some(sticky.library)
-                }
-                // The sticky library was deleted since: forget it.
-                Some(_) => {
-                    self.sessions.set_sticky(&session_id, None);
-                    None
-                }
-                None => None,
-            },
-        };
-
-        let mut scope = Scope {
-            file_prefix: search.file_path.clone(),
-            ..Scope::default()
-        };
-        let mut version_used = None;
-        match &target {
-            Some(name) => {
-                let info = libraries.iter().find(|l| &l.name == name);
-                let versions: Vec<&str> = info
-                    .map(|l| l.versions.iter().map(|v| v.version.as_str()).collect())
-                    .unwrap_or_default();
-                let version = match wanted_version.as_deref() {
-                    None => None,
-                    Some(v) if version::is_latest(v) => {
-                        version::latest(versions).map(str::to_owned)
-                    }
-                    Some(v) if versions.contains(&v) => Some(v.to_owned()),
-                    Some(v) => {
-                        return Err(EngineError::UnknownVersion {
-                            library: name.clone(),
-                            version: v.to_owned(),
-                            versions: versions.into_iter().map(str::to_owned).collect(),
-                        })
-                    }
-                };
-                version_used = version.clone();
-                scope.targets = vec![(name.clone(), version)];
-            }
-            None => match wanted_version.as_deref() {
-                None => {}
-                Some(v) if version::is_latest(v) => {
-                    scope.targets = libraries
-                        .iter()
-                        .filter_map(|l| {
-                            Some((l.name.clone(), Some(l.versions.first()?.version.clone())))
-                        })
-                        .collect();
-                }
-                Some(v) => {
-                    scope.version = Some(v.to_owned());
-                    version_used = Some(v.to_owned());
-                }
-            },
-        }
-        if let (Some(name), true) = (&target, search.library.is_some()) {
-            self.sessions.set_sticky(
-                &session_id,
-                Some(Sticky {
-                    library: name.clone(),
-                    version: search.version.clone(),
-                }),
-            );
-        }
+        let SearchScope {
+            scope,
+            library: target,
+            version: version_used,
+            resolution,
+            sticky_applied,
+        } = scope::for_search(&libraries, &search, &self.sessions, &session_id)?;
 
         let embedder = self.embedder.as_ref().map_err(String::clone);
         let outcome = search::run(
@@ -421,12 +295,7 @@ impl Engine {
         )
         .await?;
 
-        let mode = match search.mode {
-            index_core::search::Mode::Hybrid => "hybrid",
-            index_core::search::Mode::Dense => "dense",
-            index_core::search::Mode::Keyword => "keyword",
-        };
-        self.metrics.search(mode, started.elapsed());
+        self.metrics.search(search.mode.name(), started.elapsed());
 
         let mut notice = Vec::new();
         if let Some(Resolution::Resolved { given, library, .. }) = &resolution {
@@ -505,7 +374,7 @@ impl Engine {
         let version = match version {
             Some(v) => Some(self.version_of(library, v).await?),
             None => {
-                self.library_info(library).await?;
+                self.require_library(library).await?;
                 None
             }
         };
@@ -523,41 +392,14 @@ impl Engine {
     /// `latest`. Unknown libraries and versions are errors that list what
     /// exists.
     pub async fn version_of(&self, library: &str, version: &str) -> Result<String, EngineError> {
-        let info = self.library_info(library).await?;
-        let versions: Vec<&str> = info.versions.iter().map(|v| v.version.as_str()).collect();
-        let found = if version::is_latest(version) {
-            version::latest(versions.iter().copied())
-        } else {
-            versions.iter().copied().find(|v| *v == version)
-        };
-        found
-            .map(str::to_owned)
-            .ok_or_else(|| EngineError::UnknownVersion {
-                library: library.to_owned(),
-                version: version.to_owned(),
-                versions: versions.iter().map(|v| (*v).to_owned()).collect(),
-            })
+        let libraries = self.store.libraries().await?;
+        scope::version_in(scope::library_named(&libraries, library)?, version)
     }
 
-    /// The stored library named exactly `library`, or an error listing the
-    /// closest stored names.
-    async fn library_info(&self, library: &str) -> Result<LibraryInfo, EngineError> {
+    /// Fails unless a library named exactly `library` is stored.
+    async fn require_library(&self, library: &str) -> Result<(), EngineError> {
         let libraries = self.store.libraries().await?;
-        let Some(info) = libraries.iter().find(|l| l.name == library).cloned() else {
-            let names: Vec<String> = libraries.iter().map(|l| l.name.clone()).collect();
-            let candidates = match library::resolve(library, &names) {
-                Resolution::Unknown { candidates, .. } => candidates,
-                other => other
-                    .library()
-                    .map(|l| vec![l.to_owned()])
-                    .unwrap_or_default(),
-            };
-            return Err(EngineError::UnknownLibrary {
-                given: library.to_owned(),
-                candidates,
-            });
-        };
-        Ok(info)
+        scope::library_named(&libraries, library).map(|_| ())
     }
 
     /// A whole document, reassembled from its chunks (`latest` allowed).
@@ -607,9 +449,9 @@ impl Engine {
             }
             self.version_of(library, v).await?;
         } else {
-            self.library_info(library).await?;
+            self.require_library(library).await?;
         }
-        let deleted = self.store.delete(target.clone()).await?;
+        let deleted = self.store.delete(target).await?;
         if deleted.documents == 0 {
             if let Target::Document(l, v, p) = target {
                 return Err(EngineError::UnknownDocument {

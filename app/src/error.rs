@@ -1,0 +1,82 @@
+//! The error every server function returns: the engine's [`ErrorBody`],
+//! typed from end to end.
+//!
+//! A server function used to return `ServerFnError`, a string: the
+//! dashboard split its prefix off again to show the engine's words, and
+//! every failure, bad input included, reached the browser as a 500. Now the
+//! body keeps its [`ErrorKind`]; the server sets the status from it (see
+//! the server's `http::dashboard`), and the page shows `error` as it is.
+
+use index_core::{ErrorBody, ErrorKind};
+use leptos::server_fn::codec::JsonEncoding;
+use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+use serde::{Deserialize, Serialize};
+
+/// A failed server function call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct AppError(pub ErrorBody);
+
+impl AppError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self(ErrorBody::new(kind, message))
+    }
+
+    pub fn kind(&self) -> ErrorKind {
+        self.0.code
+    }
+}
+
+impl From<ErrorBody> for AppError {
+    fn from(body: ErrorBody) -> Self {
+        Self(body)
+    }
+}
+
+impl std::fmt::Display for AppError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.error)
+    }
+}
+
+impl std::error::Error for AppError {}
+
+impl FromServerFnError for AppError {
+    type Encoder = JsonEncoding;
+
+    /// Failures of the server-function machinery itself: arguments that do
+    /// not decode are the caller's fault; a server that cannot be reached
+    /// is unavailable; the rest is internal.
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        let kind = match &value {
+            ServerFnErrorErr::Args(_) | ServerFnErrorErr::MissingArg(_) => ErrorKind::BadInput,
+            ServerFnErrorErr::Request(_) => ErrorKind::Unavailable,
+            _ => ErrorKind::Internal,
+        };
+        Self::new(kind, value.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undecodable_arguments_are_bad_input() {
+        let err = AppError::from_server_fn_error(ServerFnErrorErr::Args("missing field".into()));
+        assert_eq!(err.kind(), ErrorKind::BadInput);
+        let unreachable = AppError::from_server_fn_error(ServerFnErrorErr::Request("down".into()));
+        assert_eq!(unreachable.kind(), ErrorKind::Unavailable);
+    }
+
+    #[test]
+    fn the_wire_form_is_the_error_body() {
+        let err = AppError::new(ErrorKind::NotFound, "no document \"a.md\"");
+        let json = serde_json::to_value(&err).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"code": "not_found", "error": "no document \"a.md\""})
+        );
+        assert_eq!(err.to_string(), "no document \"a.md\"");
+    }
+}

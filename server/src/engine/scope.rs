@@ -1,0 +1,163 @@
+//! What part of the store a request covers: the library (named exactly,
+//! named loosely, or the session's sticky one) and the version (given,
+//! `latest`, or every one), resolved once against the catalog.
+//!
+//! Searches, document reads, listings and deletes all resolve versions
+//! through [`version_in`], so "latest" and the "it has …" message of an
+//! unknown version mean the same on every path.
+
+use index_core::catalog::LibraryInfo;
+use index_core::library::{self, Resolution};
+use index_core::search::{Search, Sticky};
+use index_core::version;
+
+use crate::error::EngineError;
+use crate::search::sessions::Sessions;
+use crate::store::filter::Scope;
+
+/// The stored library named exactly `name`, or an error that lists the
+/// closest stored names.
+pub fn library_named<'a>(
+    libraries: &'a [LibraryInfo],
+    name: &str,
+) -> Result<&'a LibraryInfo, EngineError> {
+    if let Some(info) = libraries.iter().find(|l| l.name == name) {
+        return Ok(info);
+    }
+    let candidates = match library::resolve(name, &names(libraries)) {
+        Resolution::Unknown { candidates, .. } => candidates,
+        other => other
+            .library()
+            .map(|l| vec![l.to_owned()])
+            .unwrap_or_default(),
+    };
+    Err(EngineError::UnknownLibrary {
+        given: name.to_owned(),
+        candidates,
+    })
+}
+
+/// The stored version of `info` that `wanted` names: itself, or the newest
+/// for `latest`. An unknown version is an error that lists what exists.
+pub fn version_in(info: &LibraryInfo, wanted: &str) -> Result<String, EngineError> {
+    let versions: Vec<&str> = info.versions.iter().map(|v| v.version.as_str()).collect();
+    let found = if version::is_latest(wanted) {
+        version::latest(versions.iter().copied())
+    } else {
+        versions.iter().copied().find(|v| *v == wanted)
+    };
+    found
+        .map(str::to_owned)
+        .ok_or_else(|| EngineError::UnknownVersion {
+            library: info.name.clone(),
+            version: wanted.to_owned(),
+            versions: versions.iter().map(|v| (*v).to_owned()).collect(),
+        })
+}
+
+fn names(libraries: &[LibraryInfo]) -> Vec<String> {
+    libraries.iter().map(|l| l.name.clone()).collect()
+}
+
+/// A search's scope, resolved.
+#[derive(Debug, Default)]
+pub struct SearchScope {
+    /// The filter the legs run under.
+    pub scope: Scope,
+    /// The one library searched, if the search is in one.
+    pub library: Option<String>,
+    /// The version searched, when one was asked for.
+    pub version: Option<String>,
+    /// How a loosely named library was resolved.
+    pub resolution: Option<Resolution>,
+    /// Whether the library came from the session, not the request.
+    pub sticky_applied: bool,
+}
+
+/// Resolves a search's library and version: the request's library
+/// (loosely named, and then sticky for the session), else the session's
+/// sticky library, else every library.
+pub fn for_search(
+    libraries: &[LibraryInfo],
+    search: &Search,
+    sessions: &Sessions,
+    session_id: &str,
+) -> Result<SearchScope, EngineError> {
+    let mut out = SearchScope {
+        scope: Scope {
+            file_prefix: search.file_path.clone(),
+            ..Scope::default()
+        },
+        ..SearchScope::default()
+    };
+    let mut wanted_version = search.version.clone();
+    out.library = match &search.library {
+        Some(given) => {
+            let resolved = library::resolve(given, &names(libraries));
+            let Some(name) = resolved.library().map(str::to_owned) else {
+                let candidates = match resolved {
+                    Resolution::Unknown { candidates, .. } => candidates,
+                    _ => Vec::new(),
+                };
+                return Err(EngineError::UnknownLibrary {
+                    given: given.clone(),
+                    candidates,
+                });
+            };
+            out.resolution = Some(resolved);
+            Some(name)
+        }
+        None => match sessions.sticky(session_id) {
+            Some(sticky) if libraries.iter().any(|l| l.name == sticky.library) => {
+                out.sticky_applied = true;
+                wanted_version = wanted_version.or(sticky.version);
+                Some(sticky.library)
+            }
+            // The sticky library was deleted since: forget it.
+            Some(_) => {
+                sessions.set_sticky(session_id, None);
+                None
+            }
+            None => None,
+        },
+    };
+
+    match &out.library {
+        Some(name) => {
+            let info = library_named(libraries, name)?;
+            let version = wanted_version
+                .as_deref()
+                .map(|v| version_in(info, v))
+                .transpose()?;
+            out.version.clone_from(&version);
+            out.scope.targets = vec![(name.clone(), version)];
+        }
+        None => match wanted_version.as_deref() {
+            None => {}
+            // The newest version of every library.
+            Some(v) if version::is_latest(v) => {
+                out.scope.targets = libraries
+                    .iter()
+                    .filter_map(|l| {
+                        Some((l.name.clone(), Some(l.versions.first()?.version.clone())))
+                    })
+                    .collect();
+            }
+            Some(v) => {
+                out.scope.version = Some(v.to_owned());
+                out.version = Some(v.to_owned());
+            }
+        },
+    }
+    // A library named in the request sticks for the session's next searches.
+    if let (Some(name), true) = (&out.library, search.library.is_some()) {
+        sessions.set_sticky(
+            session_id,
+            Some(Sticky {
+                library: name.clone(),
+                version: search.version.clone(),
+            }),
+        );
+    }
+    Ok(out)
+}

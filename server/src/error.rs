@@ -1,0 +1,120 @@
+//! The engine's errors, and the one place that decides what kind each is.
+//!
+//! Every face reads [`EngineError::kind`] (the table in
+//! [`index_core::error`]) and answers with [`EngineError::body`]: the REST
+//! API sets the status from it, the dashboard's server functions return it
+//! typed, MCP reports it as a tool error, the CLI prints it. Adding a
+//! variant here without a kind does not compile, so no face can fall out of
+//! step.
+
+use index_core::search::SearchError;
+use index_core::validate::NameError;
+use index_core::{ErrorBody, ErrorKind};
+
+use crate::search::RunError;
+use crate::store::StoreError;
+
+/// Why the engine refused a request.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    InvalidName(#[from] NameError),
+    #[error("the embedding model is not available: {0}")]
+    NoModel(String),
+    #[error("an upload needs at least one file")]
+    NoFiles,
+    #[error(transparent)]
+    BadSearch(#[from] SearchError),
+    #[error("{}", unknown_library(given, candidates))]
+    UnknownLibrary {
+        given: String,
+        candidates: Vec<String>,
+    },
+    #[error("library {library:?} has no version {version:?} (it has {})", versions.join(", "))]
+    UnknownVersion {
+        library: String,
+        version: String,
+        versions: Vec<String>,
+    },
+    #[error("no document {file_path:?} in {library} {version}")]
+    UnknownDocument {
+        library: String,
+        version: String,
+        file_path: String,
+    },
+    #[error("no chunk with id {0:?}")]
+    UnknownChunk(String),
+    #[error("docshelf is busy: {0} searches are running; try again in a moment")]
+    Busy(usize),
+    #[error("the search took longer than {0} s and was stopped; try again, or a shorter query")]
+    TimedOut(u64),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Search(#[from] RunError),
+}
+
+fn unknown_library(given: &str, candidates: &[String]) -> String {
+    match candidates {
+        [] => format!("no library matches {given:?}: the store holds no libraries yet"),
+        _ => format!(
+            "no library matches {given:?}; stored libraries: {}",
+            candidates.join(", ")
+        ),
+    }
+}
+
+impl EngineError {
+    /// What kind of failure this is: the one decision every face maps from.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::InvalidName(_) | Self::NoFiles | Self::BadSearch(_) => ErrorKind::BadInput,
+            Self::UnknownLibrary { .. }
+            | Self::UnknownVersion { .. }
+            | Self::UnknownDocument { .. }
+            | Self::UnknownChunk(_) => ErrorKind::NotFound,
+            Self::NoModel(_) | Self::Search(RunError::NoModel(_)) => ErrorKind::Unavailable,
+            Self::Busy(_) | Self::TimedOut(_) => ErrorKind::Busy,
+            Self::Store(_) | Self::Search(RunError::Store(_) | RunError::Embed(_)) => {
+                ErrorKind::Internal
+            }
+        }
+    }
+
+    /// The answer a client gets. An internal fault is logged here in full,
+    /// under a fresh correlation id, and the body carries only that id:
+    /// store errors can name paths and internals a client has no use for.
+    pub fn body(&self) -> ErrorBody {
+        match self.kind() {
+            ErrorKind::Internal => {
+                let id = uuid::Uuid::new_v4().to_string();
+                tracing::error!(correlation_id = %id, error = %self, "request failed");
+                ErrorBody::internal(id)
+            }
+            kind => ErrorBody::new(kind, self.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_details_stay_in_the_log() {
+        let err = EngineError::Search(RunError::Embed("tensor shape /secret/path".into()));
+        let body = err.body();
+        assert_eq!(body.code, ErrorKind::Internal);
+        assert!(!body.error.contains("/secret/path"));
+        assert!(body.correlation_id.is_some());
+    }
+
+    #[test]
+    fn client_errors_keep_their_words() {
+        let err = EngineError::UnknownChunk("c1".into());
+        let body = err.body();
+        assert_eq!(body.code, ErrorKind::NotFound);
+        assert_eq!(body.error, "no chunk with id \"c1\"");
+        assert_eq!(EngineError::Busy(64).kind().retry_after_secs(), Some(1));
+    }
+}
