@@ -76,7 +76,7 @@ test('uploading every format shows live progress; a corrupt PDF fails alone', as
   const files = page.getByRole('table', { name: 'Files' });
   const row = (name) => files.getByRole('row').filter({ hasText: name });
   for (const name of ['roses.md', 'compost.html', 'crazyones.pdf', 'watering/tomatoes.md', 'notes.txt']) {
-    assert.match(await row(name).innerText(), /stored \(\d+ chunks\)/, name);
+    assert.match(await row(name).innerText(), /stored \(\d+ chunks, \d+ new\)/, name);
   }
   assert.match(await row('broken.pdf').innerText(), /failed: .+/);
   await shot('upload-done');

@@ -26,12 +26,40 @@ pub enum FileState {
 }
 
 impl FileState {
+    /// The state's name, as its JSON `state` tag spells it.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Extracting => "extracting",
+            Self::Embedding { .. } => "embedding",
+            Self::Stored { .. } => "stored",
+            Self::Failed { .. } => "failed",
+            Self::Skipped { .. } => "skipped",
+        }
+    }
+
     /// Whether nothing more will happen to this file.
     pub fn is_final(&self) -> bool {
         matches!(
             self,
             Self::Stored { .. } | Self::Failed { .. } | Self::Skipped { .. }
         )
+    }
+}
+
+impl std::fmt::Display for FileState {
+    /// The state in words, as the dashboard and the CLI show it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Queued => f.write_str("queued"),
+            Self::Extracting => f.write_str("extracting text…"),
+            Self::Embedding { chunks } => write!(f, "embedding {chunks} chunks…"),
+            Self::Stored { chunks, new_chunks } => {
+                write!(f, "stored ({chunks} chunks, {new_chunks} new)")
+            }
+            Self::Failed { reason } => write!(f, "failed: {reason}"),
+            Self::Skipped { reason } => write!(f, "skipped: {reason}"),
+        }
     }
 }
 

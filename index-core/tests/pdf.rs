@@ -110,3 +110,88 @@ fn a_pdf_without_a_text_layer_is_refused_with_a_message() {
     assert_eq!(err, ExtractError::NoTextInPdf);
     assert!(err.to_string().contains("no text layer"));
 }
+
+/// A one-page PDF that says "Hello docshelf" and whose content stream, Flate
+/// compressed, then runs on with `padding` bytes of spaces.
+fn padded_pdf(padding: usize) -> Vec<u8> {
+    use std::io::Write;
+    let mut content = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    content
+        .write_all(b"BT /F1 12 Tf 72 700 Td (Hello docshelf) Tj ET\n")
+        .expect("compress");
+    let spaces = vec![b' '; 1 << 16];
+    for _ in 0..padding / spaces.len() {
+        content.write_all(&spaces).expect("compress");
+    }
+    let stream = content.finish().expect("compress");
+    let objects: Vec<Vec<u8>> = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R \
+          /Resources << /Font << /F1 5 0 R >> >> >>"
+            .to_vec(),
+        [
+            format!(
+                "<< /Length {} /Filter /FlateDecode >>\nstream\n",
+                stream.len()
+            )
+            .as_bytes(),
+            &stream,
+            b"\nendstream",
+        ]
+        .concat(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+    ];
+    let mut pdf = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        pdf.extend_from_slice(body);
+        pdf.extend_from_slice(b"\nendobj\n");
+    }
+    let xref = pdf.len();
+    pdf.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for offset in offsets {
+        pdf.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    pdf.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    pdf
+}
+
+#[test]
+fn a_pdf_whose_streams_inflate_past_the_bound_is_refused_before_it_is_read() {
+    let limits = ArchiveLimits {
+        max_pdf_inflated_bytes: 4 << 20,
+        ..ArchiveLimits::default()
+    };
+    // The same file under the bound reads; only the inflated size differs.
+    let fine = padded_pdf(1 << 20);
+    let read = extract("fine.pdf", &fine, &limits).expect("a PDF under the bound reads");
+    assert!(
+        read.documents[0].text.contains("Hello docshelf"),
+        "{:?}",
+        read.documents[0].text
+    );
+
+    let bomb = padded_pdf(32 << 20);
+    assert!(
+        bomb.len() < 200 * 1024,
+        "the bomb is small: {} bytes",
+        bomb.len()
+    );
+    match extract("bomb.pdf", &bomb, &limits) {
+        Err(err @ ExtractError::PdfBomb(_)) => {
+            assert!(err.to_string().contains("4 MiB"), "{err}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}

@@ -86,6 +86,7 @@ fn main() {
         let engine = Engine::open(&config).await.expect("engine");
         let backend = engine
             .embedder()
+            .await
             .map(|e| e.backend().to_string())
             .unwrap_or_default();
         let job = JobHandle::detached("git", "2.39");

@@ -122,6 +122,15 @@ pub struct ServeConfig {
     #[arg(long = "auth-reads", env = "DOCSHELF_AUTH_READS")]
     pub auth_reads: bool,
 
+    /// Seconds a connection may take to send a request's headers, or sit
+    /// idle between requests, before it is closed.
+    #[arg(
+        long = "header-timeout-secs",
+        env = "DOCSHELF_HEADER_TIMEOUT_SECS",
+        default_value_t = crate::http::serve::HEADER_TIMEOUT.as_secs()
+    )]
+    pub header_timeout_secs: u64,
+
     /// Browser origins allowed to call the API (CORS), comma-separated,
     /// e.g. `https://docs.example.com`. Default: none.
     #[arg(

@@ -16,7 +16,7 @@ fn main() -> ExitCode {
             // `{:#}` prints the whole context chain on one line, which is what
             // a shell user wants to read.
             eprintln!("error: {err:#}");
-            ExitCode::from(2)
+            ExitCode::from(docshelf_server::cli::exit_status(&err))
         }
     }
 }

@@ -6,7 +6,7 @@
 //! server-sent events.
 
 use index_core::format::Format;
-use index_core::job::{FileState, JobState, JobStatus};
+use index_core::job::{JobState, JobStatus};
 use leptos::prelude::*;
 
 #[cfg(feature = "hydrate")]
@@ -176,7 +176,7 @@ fn JobView(job: JobStatus) -> impl IntoView {
                     .files
                     .into_iter()
                     .map(|f| {
-                        let (class, text) = describe(&f.state);
+                        let (class, text) = (f.state.name(), f.state.to_string());
                         view! {
                             <tr data-state=class>
                                 <td>{f.file_path}</td>
@@ -187,17 +187,6 @@ fn JobView(job: JobStatus) -> impl IntoView {
                     .collect_view()}
             </tbody>
         </table>
-    }
-}
-
-fn describe(state: &FileState) -> (&'static str, String) {
-    match state {
-        FileState::Queued => ("queued", "queued".into()),
-        FileState::Extracting => ("extracting", "extracting text…".into()),
-        FileState::Embedding { chunks } => ("embedding", format!("embedding {chunks} chunks…")),
-        FileState::Stored { chunks, .. } => ("stored", format!("stored ({chunks} chunks)")),
-        FileState::Failed { reason } => ("failed", format!("failed: {reason}")),
-        FileState::Skipped { reason } => ("skipped", format!("skipped: {reason}")),
     }
 }
 

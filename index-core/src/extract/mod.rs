@@ -83,6 +83,11 @@ pub enum ExtractError {
     CorruptPdf(String),
     #[error("the PDF is encrypted with a password; upload a copy without one")]
     EncryptedPdf,
+    #[error(
+        "the PDF's compressed streams inflate to more than {} MiB; refused as a decompression bomb",
+        .0 / (1024 * 1024)
+    )]
+    PdfBomb(u64),
     #[error("the PDF has no text layer (scanned or drawn pages?); nothing to index")]
     NoTextInPdf,
     #[error("the HTML could not be converted: {0}")]
@@ -107,7 +112,7 @@ pub fn extract(
     match Format::from_path(path) {
         Some(Format::Zip) => zip::extract_archive(path, bytes, limits, 0),
         Some(format) => Ok(Extraction {
-            documents: vec![extract_one(path, format, bytes)?],
+            documents: vec![extract_one(path, format, bytes, limits)?],
             skipped: Vec::new(),
             archive: false,
         }),
@@ -116,13 +121,18 @@ pub fn extract(
 }
 
 /// Extracts a single non-archive document.
-fn extract_one(path: &str, format: Format, bytes: &[u8]) -> Result<Extracted, ExtractError> {
+fn extract_one(
+    path: &str,
+    format: Format,
+    bytes: &[u8],
+    limits: &ArchiveLimits,
+) -> Result<Extracted, ExtractError> {
     let mdx = path.to_ascii_lowercase().ends_with(".mdx");
     let mut doc = match format {
         Format::Markdown => text::markdown(bytes, mdx)?,
         Format::Text => text::plain(bytes)?,
         Format::Html => html::to_markdown(bytes)?,
-        Format::Pdf => pdf::extract(bytes)?,
+        Format::Pdf => pdf::extract(bytes, limits.max_pdf_inflated_bytes)?,
         Format::Zip => unreachable!("archives are expanded by the caller"),
     };
     doc.file_path = path.to_owned();

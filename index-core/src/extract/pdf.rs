@@ -1,6 +1,8 @@
 //! PDF text, page by page.
 
-use pdf_extract::{Document, PlainTextOutput};
+use std::io::Read;
+
+use pdf_extract::{Document, Object, PlainTextOutput, Stream};
 
 use super::{ExtractError, Extracted, PageSpan};
 
@@ -11,13 +13,18 @@ use super::{ExtractError, Extracted, PageSpan};
 /// "protected" PDFs); any other password is an error that says so. A file
 /// whose pages hold no text at all (scans, drawings) is an error too: storing
 /// it would make a document nobody can find.
-pub fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+///
+/// Before the reader decodes anything, the compressed streams are inflated
+/// into a counter, never into memory: past `max_inflated` bytes in all the
+/// file is refused as a decompression bomb.
+pub fn extract(bytes: &[u8], max_inflated: u64) -> Result<Extracted, ExtractError> {
     let mut doc = guard(|| Document::load_mem(bytes))
         .and_then(|r| r.map_err(|e| e.to_string()))
         .map_err(ExtractError::CorruptPdf)?;
     if doc.is_encrypted() && doc.decrypt("").is_err() {
         return Err(ExtractError::EncryptedPdf);
     }
+    check_inflated_size(&doc, max_inflated)?;
     let title = title_of(&doc);
     let page_count = doc.get_pages().len() as u32;
     if page_count == 0 {
@@ -66,6 +73,54 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
         pages,
         warnings,
     })
+}
+
+/// Refuses a PDF whose Flate streams would inflate past `max` bytes in all.
+/// Image streams are left out: the text reader never decodes them, and a
+/// scanned book's images may well inflate past any sensible text bound.
+fn check_inflated_size(doc: &Document, max: u64) -> Result<(), ExtractError> {
+    let mut left = max;
+    for object in doc.objects.values() {
+        let Object::Stream(stream) = object else {
+            continue;
+        };
+        if is_image(stream) || !is_flate(stream) {
+            continue;
+        }
+        let inflated = inflated_len(&stream.content, left.saturating_add(1));
+        left = left
+            .checked_sub(inflated)
+            .ok_or(ExtractError::PdfBomb(max))?;
+    }
+    Ok(())
+}
+
+/// How many bytes `compressed` inflates to, counting at most `cap`. A
+/// damaged stream counts what inflated before the damage: the reader
+/// reports damage itself.
+fn inflated_len(compressed: &[u8], cap: u64) -> u64 {
+    let mut decoder = flate2::read::ZlibDecoder::new(compressed).take(cap);
+    let mut buf = [0u8; 64 * 1024];
+    let mut total = 0u64;
+    while let Ok(n @ 1..) = decoder.read(&mut buf) {
+        total += n as u64;
+    }
+    total
+}
+
+/// Whether a stream's first filter is Flate (the decoder the reader runs first).
+fn is_flate(stream: &Stream) -> bool {
+    match stream.dict.get(b"Filter") {
+        Ok(Object::Name(name)) => name == b"FlateDecode",
+        Ok(Object::Array(filters)) => {
+            matches!(filters.first(), Some(Object::Name(name)) if name == b"FlateDecode")
+        }
+        _ => false,
+    }
+}
+
+fn is_image(stream: &Stream) -> bool {
+    matches!(stream.dict.get(b"Subtype"), Ok(Object::Name(name)) if name == b"Image")
 }
 
 /// Runs the PDF library, turning its panics on malformed input into errors:

@@ -11,7 +11,8 @@ use ::zip::ZipArchive;
 
 use super::{extract_one, ExtractError, Extraction, Format, Skipped};
 
-/// Limits on what an archive may expand to.
+/// Limits on what an upload may expand to: an archive's entries, and the
+/// compressed streams of a PDF.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArchiveLimits {
     /// Entries in one upload, nested archives included.
@@ -22,6 +23,9 @@ pub struct ArchiveLimits {
     pub max_ratio: u64,
     /// Archives inside archives.
     pub max_depth: usize,
+    /// Bytes the compressed streams of one PDF may inflate to, in all
+    /// (images aside, which are never decoded).
+    pub max_pdf_inflated_bytes: u64,
 }
 
 impl Default for ArchiveLimits {
@@ -31,6 +35,10 @@ impl Default for ArchiveLimits {
             max_total_bytes: 1024 * 1024 * 1024,
             max_ratio: 200,
             max_depth: 4,
+            // A 522 KB PDF whose one content stream inflated to 512 MiB took
+            // the server from 520 MiB to 1.6 GiB; the text streams of a
+            // thousand-page manual inflate to tens of MiB.
+            max_pdf_inflated_bytes: 256 * 1024 * 1024,
         }
     }
 }
@@ -155,7 +163,7 @@ fn expand(
             out.skipped.extend(nested.skipped);
             continue;
         }
-        match extract_one(&path, format, &data) {
+        match extract_one(&path, format, &data, limits) {
             Ok(doc) => out.documents.push(doc),
             Err(err) => out.skipped.push(Skipped {
                 file_path: path,

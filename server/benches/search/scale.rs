@@ -60,7 +60,7 @@ async fn sequential(engine: &Engine, queries: &[String]) {
         "{:<28} {:>8} {:>8} {:>8}",
         "sequential (k=10)", "p50 ms", "p99 ms", "qps"
     );
-    let embedder = engine.embedder().expect("model");
+    let embedder = engine.embedder().await.expect("model");
     let mut ms = Vec::new();
     for q in queries {
         let t = Instant::now();
@@ -103,7 +103,7 @@ async fn recall(engine: &Engine, queries: &[String]) {
         ..Scope::default()
     }
     .to_sql();
-    let embedder = engine.embedder().expect("model");
+    let embedder = engine.embedder().await.expect("model");
     let (mut found, mut exact_ms) = (0usize, Vec::new());
     for q in queries {
         let v = embedder.embed_one(q.clone()).await.expect("embed");

@@ -95,7 +95,7 @@ pub async fn eval(args: EvalArgs) -> anyhow::Result<()> {
     if let Some(prior) = &args.lead_prior {
         engine = engine.with_second_stage(Box::new(parse_prior(prior)?));
     }
-    engine.embedder()?;
+    engine.embedder().await?;
     let mut reports = Vec::new();
     for spec in &specs {
         let uploads = super::collect_uploads(std::slice::from_ref(&spec.corpus))?;

@@ -17,14 +17,16 @@ use clap::{Args, Parser, Subcommand};
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use index_core::format::Format;
 use index_core::job::FileState;
 use index_core::validate;
+use index_core::ErrorKind;
 
 use crate::config::{EngineConfig, ModelConfig, ServeConfig};
 use crate::embed::Embedder;
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineError};
 use crate::http::{self, RouterConfig};
 use crate::ingest::{JobHandle, Upload};
 
@@ -74,6 +76,24 @@ pub enum Outcome {
     Done,
     /// A search that found nothing.
     NothingFound,
+}
+
+/// The exit status of a failed command: 1 is "found nothing" (see
+/// [`Outcome`]); an engine error's kind picks the rest from the same table
+/// every face uses, so a script can tell a typo from a reason to retry.
+pub fn exit_status(err: &anyhow::Error) -> u8 {
+    let kind = err
+        .chain()
+        .find_map(|e| e.downcast_ref::<EngineError>())
+        .map(EngineError::kind);
+    match kind {
+        Some(ErrorKind::NotFound) => 3,
+        Some(ErrorKind::Busy | ErrorKind::Unavailable) => 4,
+        Some(ErrorKind::Internal) => 5,
+        // Bad input, and whatever failed before reaching the engine
+        // (flags, files, the store's path).
+        _ => 2,
+    }
 }
 
 #[derive(Debug, Args)]
@@ -146,6 +166,9 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         tracing::info!("no token set: uploads and deletes are open to local users");
     }
     let engine = Arc::new(Engine::open(&config.engine).await?);
+    // Load the model before listening: the first search is not slow, and
+    // the status says at once whether the model works.
+    engine.warm().await;
     let app = http::router(
         engine,
         &RouterConfig {
@@ -166,10 +189,13 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         .local_addr()
         .context("cannot read the bound address")?;
     tracing::info!(store = %config.engine.data, "docshelf listening on http://{addr}");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("the HTTP server failed")?;
+    http::serve::serve(
+        listener,
+        app,
+        Duration::from_secs(config.header_timeout_secs.max(1)),
+        shutdown_signal(),
+    )
+    .await;
     tracing::info!("docshelf stopped");
     Ok(())
 }
@@ -179,6 +205,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
 async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
     let engine = Arc::new(Engine::open(&args.engine).await?);
+    engine.warm().await;
     let service = crate::mcp::DocshelfMcp::new(engine)
         .serve(rmcp::transport::stdio())
         .await
@@ -248,7 +275,7 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
         anyhow::bail!("no {} files found in the given paths", Format::summary());
     }
     let engine = Engine::open(&args.engine).await?;
-    engine.embedder()?;
+    engine.embedder().await?;
     eprintln!(
         "ingesting {} file(s) into {library} {version}",
         uploads.len()
@@ -284,20 +311,6 @@ async fn print_progress(rx: tokio::sync::watch::Receiver<index_core::job::JobSta
     }
 }
 
-/// A file's state in words.
-fn describe(state: &FileState) -> String {
-    match state {
-        FileState::Queued => "queued".into(),
-        FileState::Extracting => "extracting text".into(),
-        FileState::Embedding { chunks } => format!("embedding {chunks} chunks"),
-        FileState::Stored { chunks, new_chunks } => {
-            format!("stored ({chunks} chunks, {new_chunks} new)")
-        }
-        FileState::Failed { reason } => format!("failed: {reason}"),
-        FileState::Skipped { reason } => format!("skipped: {reason}"),
-    }
-}
-
 async fn progress_bars(mut rx: tokio::sync::watch::Receiver<index_core::job::JobStatus>) {
     use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
     let multi = MultiProgress::new();
@@ -319,9 +332,9 @@ async fn progress_bars(mut rx: tokio::sync::watch::Receiver<index_core::job::Job
             bar.set_prefix(f.file_path.clone());
             if f.state.is_final() {
                 bar.set_style(finished.clone());
-                bar.finish_with_message(describe(&f.state));
+                bar.finish_with_message(f.state.to_string());
             } else {
-                bar.set_message(describe(&f.state));
+                bar.set_message(f.state.to_string());
             }
         }
         if rx.changed().await.is_err() {
@@ -341,11 +354,7 @@ async fn progress_lines(mut rx: tokio::sync::watch::Receiver<index_core::job::Jo
         let files = rx.borrow_and_update().files.clone();
         for f in files {
             if f.state.is_final() && printed.insert(f.file_path.clone()) {
-                eprintln!(
-                    "{:<8} {}",
-                    describe(&f.state).split([' ', ':']).next().unwrap_or(""),
-                    line(&f)
-                );
+                eprintln!("{:<8} {}", f.state.name(), line(&f));
                 for w in &f.warnings {
                     eprintln!("         warning: {w}");
                 }
@@ -415,4 +424,18 @@ pub(crate) fn collect_uploads(paths: &[PathBuf]) -> anyhow::Result<Vec<Upload>> 
         }
     }
     Ok(uploads)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exit_status_follows_the_error_kind_through_context() {
+        let not_found = anyhow::Error::from(EngineError::UnknownChunk("c".into()));
+        assert_eq!(exit_status(&not_found), 3);
+        let busy = anyhow::Error::from(EngineError::Busy(64)).context("searching");
+        assert_eq!(exit_status(&busy), 4);
+        assert_eq!(exit_status(&anyhow::anyhow!("no such file")), 2);
+    }
 }

@@ -8,7 +8,6 @@
 
 mod scope;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,13 +18,13 @@ use index_core::document::{reassemble, Piece};
 use index_core::extract::ArchiveLimits;
 use index_core::feedback::{FeedbackRequest, Votes};
 use index_core::library::{self, Resolution};
-use index_core::search::{Search, SearchHit, SearchParams, SearchResponse, Sticky};
+use index_core::search::{Mode, Search, SearchHit, SearchParams, SearchResponse, Sticky};
 use index_core::validate::{self, NameError};
 use index_core::version;
 use index_core::{EmbeddingStatus, ServerStatus, StoreStatus};
 
 use self::scope::SearchScope;
-use crate::config::{is_local_location, EngineConfig};
+use crate::config::{is_local_location, EngineConfig, ModelConfig};
 use crate::embed::{EmbedError, EmbedQueue, Embedder};
 use crate::ingest::pipeline::Pipeline;
 use crate::ingest::{run_job, JobHandle, Jobs, Upload};
@@ -53,10 +52,12 @@ pub const SEARCH_BUDGET: std::time::Duration = std::time::Duration::from_secs(10
 
 pub struct Engine {
     store: Store,
-    model_dir: PathBuf,
-    /// The embedding worker, or why it could not start. The server still
-    /// starts without a model, so the dashboard can say what is wrong.
-    embedder: Result<EmbedQueue, String>,
+    model: ModelConfig,
+    /// The embedding worker, or why it could not start, once something
+    /// needed it: listing, reading, deleting and keyword search never load
+    /// the model. The server still starts without one, so the dashboard
+    /// can say what is wrong.
+    embedder: tokio::sync::OnceCell<Result<EmbedQueue, String>>,
     /// Rescores the best fused candidates of every search.
     second_stage: Box<dyn SecondStage>,
     /// Admission for searches (see [`MAX_CONCURRENT_SEARCHES`]).
@@ -73,7 +74,9 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Opens the store (creating a local one on first use) and loads the model.
+    /// Opens the store (creating a local one on first use). The model loads
+    /// when something first needs it (see [`Self::warm`]), unless the store
+    /// must be re-embedded on open.
     pub async fn open(config: &EngineConfig) -> anyhow::Result<Self> {
         let location = config.data.clone();
         if is_local_location(&location) {
@@ -81,21 +84,7 @@ impl Engine {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create the store directory {dir}"))?;
         }
-        let mut store = Store::open(&location).await?;
-        let (model_dir, device) = (config.model.model_dir.clone(), config.model.device);
-        // Loading the model is CPU-bound: keep it off the async workers.
-        let embedder = tokio::task::spawn_blocking(move || {
-            Embedder::load(&model_dir, device).and_then(|e| {
-                EmbedQueue::start(e)
-                    .map_err(|err| EmbedError::Backend(format!("cannot start the worker: {err}")))
-            })
-        })
-        .await
-        .context("the model loading task failed")?
-        .map_err(|err| {
-            tracing::error!(%err, "the embedding model is not available");
-            err.to_string()
-        });
+        let store = Store::open(&location).await?;
         // A job killed before it folded its rows into the full-text
         // indexes left documents the keyword leg cannot see: catch up now.
         match store.unindexed_text_rows().await {
@@ -109,22 +98,10 @@ impl Engine {
             }
             Err(err) => tracing::warn!(%err, "cannot read the full-text index's coverage"),
         }
-        if store.has_legacy() {
-            let queue = embedder.as_ref().map_err(|e| {
-                anyhow::anyhow!(
-                    "this store was written by an older docshelf and is re-embedded on open, \
-                     which needs the embedding model: {e}"
-                )
-            })?;
-            crate::upgrade::upgrade(&mut store, queue).await.context(
-                "upgrading the store to schema v2 failed (nothing was lost: the next start \
-                 carries on where this one stopped)",
-            )?;
-        }
-        Ok(Self {
+        let mut engine = Self {
             store,
-            model_dir: config.model.model_dir.clone(),
-            embedder,
+            model: config.model.clone(),
+            embedder: tokio::sync::OnceCell::new(),
             second_stage: Box::new(LeadPrior::default()),
             searches: Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_SEARCHES)),
             search_limit: MAX_CONCURRENT_SEARCHES,
@@ -136,7 +113,42 @@ impl Engine {
             archive_limits: config.archive_limits(),
             job_limits: config.job_limits(),
             started: Instant::now(),
-        })
+        };
+        if engine.store.has_legacy() {
+            let queue = engine
+                .model()
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "this store was written by an older docshelf and is re-embedded on open, \
+                         which needs the embedding model: {e}"
+                    )
+                })?
+                .clone();
+            crate::upgrade::upgrade(&mut engine.store, &queue)
+                .await
+                .context(
+                    "upgrading the store to schema v2 failed (nothing was lost: the next start \
+                     carries on where this one stopped)",
+                )?;
+        }
+        Ok(engine)
+    }
+
+    /// Loads the embedding model now rather than at the first search or
+    /// upload (a server does this at start, so its first answer is not
+    /// slow and its status says at once whether the model works).
+    pub async fn warm(&self) {
+        let _ = self.model().await;
+    }
+
+    /// The embedding worker, started on first use; or why it cannot start.
+    async fn model(&self) -> Result<&EmbedQueue, &str> {
+        self.embedder
+            .get_or_init(|| load_model(self.model.clone()))
+            .await
+            .as_ref()
+            .map_err(String::as_str)
     }
 
     /// Rescores search candidates with `stage` instead of the default
@@ -167,11 +179,11 @@ impl Engine {
         &self.store
     }
 
-    /// The embedding worker.
-    pub fn embedder(&self) -> Result<&EmbedQueue, EngineError> {
-        self.embedder
-            .as_ref()
-            .map_err(|e| EngineError::NoModel(e.clone()))
+    /// The embedding worker, loading the model if it is not loaded yet.
+    pub async fn embedder(&self) -> Result<&EmbedQueue, EngineError> {
+        self.model()
+            .await
+            .map_err(|e| EngineError::NoModel(e.to_owned()))
     }
 
     /// Upload jobs.
@@ -185,7 +197,7 @@ impl Engine {
     }
 
     /// Starts an upload job in the background and returns it at once.
-    pub fn start_upload(
+    pub async fn start_upload(
         self: &Arc<Self>,
         library: &str,
         version: &str,
@@ -195,7 +207,7 @@ impl Engine {
         if uploads.is_empty() {
             return Err(EngineError::NoFiles);
         }
-        self.embedder()?;
+        self.embedder().await?;
         let job = self.jobs.create(&library, &version);
         let (engine, handle) = (self.clone(), job.clone());
         tokio::spawn(async move { engine.ingest(&handle, uploads).await });
@@ -204,7 +216,7 @@ impl Engine {
 
     /// Runs an upload job to the end (the CLI waits on this directly).
     pub async fn ingest(&self, job: &JobHandle, uploads: Vec<Upload>) {
-        let embedder = match self.embedder() {
+        let embedder = match self.embedder().await {
             Ok(e) => e,
             Err(err) => {
                 job.set_state(index_core::job::JobState::Done, Some(err.to_string()));
@@ -283,7 +295,11 @@ impl Engine {
             sticky_applied,
         } = scope::for_search(&libraries, &search, &self.sessions, &session_id)?;
 
-        let embedder = self.embedder.as_ref().map_err(String::clone);
+        // A keyword search never needs the model, so it never loads it.
+        let embedder = match search.mode {
+            Mode::Keyword => Err(String::new()),
+            Mode::Hybrid | Mode::Dense => self.model().await.map_err(str::to_owned),
+        };
         let outcome = search::run(
             &self.store,
             embedder,
@@ -478,9 +494,11 @@ impl Engine {
 
     /// A snapshot of the engine's state.
     pub async fn status(&self) -> ServerStatus {
-        let (loaded, backend, error) = match &self.embedder {
-            Ok(queue) => (true, Some(queue.backend().to_string()), None),
-            Err(err) => (false, None, Some(err.clone())),
+        let (loaded, backend, error) = match self.embedder.get() {
+            Some(Ok(queue)) => (true, Some(queue.backend().to_string()), None),
+            Some(Err(err)) => (false, None, Some(err.clone())),
+            // Not needed yet (a CLI command that never embeds).
+            None => (false, None, None),
         };
         let counts = match self.store.counts().await {
             Ok(c) => Some(c),
@@ -498,13 +516,34 @@ impl Engine {
             },
             embedding: EmbeddingStatus {
                 model: MODEL_NAME.to_owned(),
-                model_dir: self.model_dir.display().to_string(),
+                model_dir: self.model.model_dir.display().to_string(),
                 loaded,
                 backend,
                 error,
             },
         }
     }
+}
+
+/// Loads the model and starts its worker, off the async workers (loading
+/// is CPU-bound).
+async fn load_model(model: ModelConfig) -> Result<EmbedQueue, String> {
+    let loaded = tokio::task::spawn_blocking(move || {
+        Embedder::load(&model.model_dir, model.device).and_then(|e| {
+            EmbedQueue::start(e)
+                .map_err(|err| EmbedError::Backend(format!("cannot start the worker: {err}")))
+        })
+    })
+    .await;
+    let result = match loaded {
+        Ok(Ok(queue)) => Ok(queue),
+        Ok(Err(err)) => Err(err.to_string()),
+        Err(join) => Err(format!("the model loading task failed: {join}")),
+    };
+    if let Err(err) = &result {
+        tracing::error!(%err, "the embedding model is not available");
+    }
+    result
 }
 
 /// "a", "a and b", "a, b and c".

@@ -136,3 +136,11 @@ pub async fn json_413(response: Response) -> Response {
     }
     response
 }
+
+/// Any path under `/api` that no route serves.
+pub async fn no_such_route(uri: axum::http::Uri) -> ApiError {
+    ApiError::not_found(format!(
+        "no API route {}; the routes are listed in /api/openapi.json",
+        uri.path()
+    ))
+}

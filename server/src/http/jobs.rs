@@ -88,7 +88,7 @@ pub async fn upload(
     }
     let library = library.ok_or_else(|| ApiError::bad_request("the form needs a library field"))?;
     let version = version.ok_or_else(|| ApiError::bad_request("the form needs a version field"))?;
-    let job = state.engine.start_upload(&library, &version, files)?;
+    let job = state.engine.start_upload(&library, &version, files).await?;
     Ok((StatusCode::ACCEPTED, Json(job.accepted())))
 }
 

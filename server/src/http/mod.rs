@@ -7,6 +7,7 @@
 //! - [`auth`]: bearer-token guards on the read and write routes; [`guard`]: cross-site writes and foreign
 //!   hosts refused; [`metrics`]: Prometheus metrics.
 //! - [`error`]: JSON errors with the right status.
+//! - [`serve`]: the accept loop, with header and idle timeouts.
 
 pub mod auth;
 mod catalog;
@@ -18,6 +19,7 @@ mod jobs;
 mod metrics;
 pub mod openapi;
 mod search;
+pub mod serve;
 mod status;
 
 use std::path::PathBuf;
@@ -25,7 +27,7 @@ use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::http::{header, HeaderValue, Method};
-use axum::routing::get;
+use axum::routing::{any, get};
 use axum::{Json, Router};
 use leptos::config::LeptosOptions;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -148,6 +150,8 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
         ))
         .route("/healthz", get(status::healthz))
         .merge(api)
+        // Unknown API paths get the API's JSON 404, not the dashboard's page.
+        .route("/api/{*rest}", any(error::no_such_route))
         .merge(dashboard::routes(&state, &config.access))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

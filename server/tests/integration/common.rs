@@ -43,12 +43,28 @@ pub async fn serve(engine: &EngineConfig, router: docshelf_server::http::RouterC
             .await
             .expect("engine opens"),
     );
-    let app = docshelf_server::http::router(engine, &router);
+    // As `docshelf serve` does.
+    engine.warm().await;
+    serve_app(
+        docshelf_server::http::router(engine, &router),
+        docshelf_server::http::serve::HEADER_TIMEOUT,
+    )
+    .await
+}
+
+/// Serves `app` with docshelf's own accept loop (as `docshelf serve` does)
+/// on a free loopback port, for the rest of the test's runtime.
+pub async fn serve_app(app: axum::Router, header_timeout: std::time::Duration) -> String {
     let listener = tokio::net::TcpListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    tokio::spawn(docshelf_server::http::serve::serve(
+        listener,
+        app,
+        header_timeout,
+        std::future::pending(),
+    ));
     format!("http://{addr}")
 }
 

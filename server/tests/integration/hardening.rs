@@ -1,6 +1,7 @@
 //! Hostile clients over real HTTP: cross-site writes and foreign hosts are
-//! refused, long queries are refused, and a busy or slow search answers
-//! 503 with `Retry-After` instead of queueing without bound.
+//! refused, long queries are refused, a busy or slow search answers 503
+//! with `Retry-After` instead of queueing without bound, and connections
+//! that trickle or idle are closed.
 
 use crate::common;
 
@@ -14,13 +15,11 @@ use serde_json::{json, Value};
 
 /// Serves `engine` on a free loopback port; returns the base URL.
 async fn serve(engine: Engine, config: RouterConfig) -> String {
-    let app = router(Arc::new(engine), &config);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{addr}")
+    common::serve_app(
+        router(Arc::new(engine), &config),
+        docshelf_server::http::serve::HEADER_TIMEOUT,
+    )
+    .await
 }
 
 async fn engine(dir: &std::path::Path) -> Engine {
@@ -224,4 +223,85 @@ async fn long_queries_are_refused_and_busy_or_slow_searches_say_when_to_retry() 
             .is_some_and(|e| e.contains("took longer")),
         "{body}"
     );
+}
+
+/// Reads until the server closes the connection; `None` if it is still
+/// open after `limit` (a generous bound, far above the timeout under test).
+async fn closed_within(stream: &mut tokio::net::TcpStream, limit: Duration) -> Option<Vec<u8>> {
+    use tokio::io::AsyncReadExt;
+    let mut seen = Vec::new();
+    let read = async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(limit, read).await.ok().map(|()| seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_idle_or_trickle_their_headers_are_closed() {
+    use tokio::io::AsyncWriteExt;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let app = router(Arc::new(engine(dir.path()).await), &config(dir.path()));
+    let base = common::serve_app(app, Duration::from_secs(1)).await;
+    let addr = base.trim_start_matches("http://").to_owned();
+    let limit = Duration::from_secs(20);
+
+    // Connects and sends nothing.
+    let mut idle = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    assert!(
+        closed_within(&mut idle, limit).await.is_some(),
+        "an idle connection stayed open"
+    );
+
+    // Sends a header line every 300 ms, never finishing the head.
+    let mut slow = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .expect("write");
+    let trickle = async {
+        for i in 0.. {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            if slow
+                .write_all(format!("X-Slow-{i}: 1\r\n").as_bytes())
+                .await
+                .is_err()
+            {
+                return true;
+            }
+            if i > 60 {
+                return false;
+            }
+        }
+        false
+    };
+    assert!(trickle.await, "a trickling client was never cut off");
+
+    // A request that arrives whole is answered, and the connection, kept
+    // alive, is closed once it idles past the timeout.
+    let mut kept = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    kept.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .expect("write");
+    let answer = closed_within(&mut kept, limit)
+        .await
+        .expect("closed after idling");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    // The server still answers.
+    let health = reqwest::get(format!("{base}/healthz"))
+        .await
+        .expect("healthz");
+    assert_eq!(health.status(), StatusCode::OK);
 }

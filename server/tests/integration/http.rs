@@ -110,6 +110,24 @@ async fn unknown_paths_are_404() {
         .await
         .expect("request");
     assert_eq!(res.status(), 404);
+    // Under /api the 404 is the API's JSON, for any method.
+    for method in [
+        reqwest::Method::GET,
+        reqwest::Method::POST,
+        reqwest::Method::DELETE,
+    ] {
+        let res = reqwest::Client::new()
+            .request(method.clone(), format!("{}/api/no/such/route", server.base))
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(res.status(), 404, "{method}");
+        let body: Value = res.json().await.expect("json body");
+        assert_eq!(body["code"], "not_found", "{method}");
+        assert!(body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("/api/openapi.json")));
+    }
 }
 
 #[tokio::test]
@@ -178,4 +196,49 @@ async fn server_functions_answer_errors_with_the_status_and_body_of_the_rest_api
     .expect("request");
     assert_eq!(rest.status(), 404);
     assert_eq!(rest.json::<Value>().await.expect("json"), body);
+}
+
+#[tokio::test]
+async fn the_model_loads_only_when_something_needs_it() {
+    let store = tempfile::tempdir().expect("temp dir");
+    let engine = docshelf_server::engine::Engine::open(&EngineConfig {
+        data: store.path().display().to_string(),
+        model: ModelConfig {
+            model_dir: store.path().join("no-model"),
+            device: DeviceChoice::Cpu,
+        },
+        max_files: 100,
+        max_expanded_mib: 10,
+        max_job_text_mib: 256,
+        max_job_chunks: 200_000,
+    })
+    .await
+    .expect("the engine opens without loading the model");
+    // Listing and keyword search never ask for the model.
+    assert!(engine.libraries().await.expect("libraries").is_empty());
+    let keyword = engine
+        .search(index_core::search::SearchParams {
+            query: "anything".into(),
+            mode: Some("keyword".into()),
+            ..Default::default()
+        })
+        .await
+        .expect("keyword search needs no model");
+    assert!(keyword.results.is_empty());
+    let status = engine.status().await;
+    assert!(!status.embedding.loaded);
+    assert_eq!(status.embedding.error, None, "nothing tried to load it yet");
+
+    // A dense search does, and the failure is remembered and reported.
+    let err = engine
+        .search(index_core::search::SearchParams {
+            query: "anything".into(),
+            mode: Some("dense".into()),
+            ..Default::default()
+        })
+        .await
+        .expect_err("no model to embed with");
+    assert_eq!(err.kind(), index_core::ErrorKind::Unavailable);
+    let error = engine.status().await.embedding.error.expect("the reason");
+    assert!(error.contains("model.safetensors"), "{error}");
 }

@@ -187,16 +187,19 @@ async fn invalid_names_and_empty_uploads_are_refused() {
     );
     let err = engine
         .start_upload("bad/name", "1", vec![upload("a.md", "x")])
+        .await
         .err()
         .expect("refused");
     assert!(err.to_string().contains("library"), "{err}");
     let err = engine
         .start_upload("ok", "latest", vec![upload("a.md", "x")])
+        .await
         .err()
         .expect("refused");
     assert!(err.to_string().contains("reserved"), "{err}");
     let err = engine
         .start_upload("ok", "1", vec![])
+        .await
         .err()
         .expect("refused");
     assert!(err.to_string().contains("at least one file"), "{err}");
