@@ -86,7 +86,15 @@ pub fn chunk_text(text: &str, config: &ChunkConfig) -> Vec<Chunk> {
 
     let mut current: Option<Open> = None;
     for unit in units {
+        // Whitespace alone (the blank tail of a cut block) is never a chunk
+        // of its own, which `push` would drop, leaving a hole in the text:
+        // it goes with the chunk before it, past the target if need be.
+        let blank = text[unit.start..unit.end].trim().is_empty();
         if let Some(open) = current.as_mut() {
+            if blank && open.end - open.start + unit.len() <= config.hard_max {
+                open.end = unit.end;
+                continue;
+            }
             if open.end - open.start + unit.len() > config.target {
                 if open.has_new_text {
                     // Repeat the previous chunk's closing prose, if the
@@ -457,6 +465,28 @@ mod tests {
                 b.text
             );
         }
+    }
+
+    #[test]
+    fn the_blank_tail_of_a_cut_paragraph_stays_in_the_text() {
+        // The paragraph and its first line break fill a chunk exactly, so
+        // the second line break is cut off as a unit of its own; the code
+        // block after it is too big to share a chunk with it.
+        let paragraph = "One two three four. ".repeat(11);
+        let paragraph = paragraph.trim_end();
+        let code = "let a = 1;\n".repeat(30);
+        let text = format!("{paragraph}\n\n```rust\n{code}```\n");
+        let chunks = chunk_text(&text, &config(paragraph.len() + 1, 0, 2000));
+        let mut covered = 0;
+        for c in &chunks {
+            assert!(
+                c.start <= covered,
+                "a gap before chunk {}: {chunks:?}",
+                c.index
+            );
+            covered = covered.max(c.end);
+        }
+        assert_eq!(covered, text.len());
     }
 
     #[test]

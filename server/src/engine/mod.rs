@@ -226,22 +226,12 @@ impl Engine {
         let pipeline = Pipeline {
             store: &self.store,
             embedder,
+            metrics: &self.metrics,
             chunking: self.chunking,
             archive_limits: self.archive_limits,
             job_limits: self.job_limits,
         };
         run_job(&pipeline, job, uploads).await;
-        for file in job.status().files {
-            match file.state {
-                index_core::job::FileState::Stored { new_chunks, .. } => {
-                    self.metrics.file("stored");
-                    self.metrics.chunks_stored(new_chunks);
-                }
-                index_core::job::FileState::Failed { .. } => self.metrics.file("failed"),
-                index_core::job::FileState::Skipped { .. } => self.metrics.file("skipped"),
-                _ => {}
-            }
-        }
     }
 
     /// Searches, with the session's sticky library and loose library names

@@ -18,6 +18,7 @@ use super::budget::{Budget, JobLimits};
 use super::jobs::FileSlot;
 use super::JobHandle;
 use crate::embed::EmbedQueue;
+use crate::metrics::Metrics;
 use crate::store::{ChunkRow, DocumentChunks, Store};
 
 /// One uploaded file.
@@ -31,6 +32,8 @@ pub struct Upload {
 pub struct Pipeline<'a> {
     pub store: &'a Store,
     pub embedder: &'a EmbedQueue,
+    /// Where each file's outcome is counted, as it ends.
+    pub metrics: &'a Metrics,
     pub chunking: ChunkConfig,
     pub archive_limits: ArchiveLimits,
     pub job_limits: JobLimits,
@@ -58,7 +61,9 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
         let extraction = match extracted {
             Ok(Ok(x)) => x,
             Ok(Err(err)) => {
-                job.set_file(
+                finish(
+                    pipeline,
+                    job,
                     slot,
                     FileState::Failed {
                         reason: err.to_string(),
@@ -67,7 +72,9 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
                 continue;
             }
             Err(join) => {
-                job.set_file(
+                finish(
+                    pipeline,
+                    job,
                     slot,
                     FileState::Failed {
                         reason: format!("extraction crashed: {join}"),
@@ -84,7 +91,7 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
             .map(|d| d.text.len() as u64)
             .sum();
         if let Err(reason) = budget.take_text(text_bytes) {
-            job.set_file(slot, FileState::Failed { reason });
+            finish(pipeline, job, slot, FileState::Failed { reason });
             continue;
         }
 
@@ -107,13 +114,19 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
                 warnings: Vec::new(),
             }));
             if entries.is_empty() {
-                job.set_file(
+                finish(
+                    pipeline,
+                    job,
                     slot,
                     FileState::Failed {
                         reason: "the archive holds no files".into(),
                     },
                 );
                 continue;
+            }
+            // Entries skipped (types docshelf does not read) end here.
+            for _ in &extraction.skipped {
+                pipeline.metrics.file("skipped");
             }
             let mut entries = job.expand_file(slot, entries);
             entries.truncate(extraction.documents.len());
@@ -130,7 +143,7 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
                     Ok(state) => state,
                     Err(reason) => FileState::Failed { reason },
                 };
-            job.set_file(slot, state);
+            finish(pipeline, job, slot, state);
         }
     }
 
@@ -142,6 +155,21 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
         )
     });
     job.set_state(JobState::Done, error);
+}
+
+/// Moves a file to its final state and counts the outcome.
+fn finish(pipeline: &Pipeline<'_>, job: &JobHandle, slot: FileSlot, state: FileState) {
+    match &state {
+        FileState::Stored { new_chunks, .. } => {
+            pipeline.metrics.file("stored");
+            pipeline.metrics.chunks_stored(*new_chunks);
+        }
+        FileState::Failed { .. } | FileState::Skipped { .. } => {
+            pipeline.metrics.file(state.name());
+        }
+        _ => {}
+    }
+    job.set_file(slot, state);
 }
 
 /// What a user is told about a storage failure: what happened and an id
