@@ -13,21 +13,25 @@ struct TestServer {
     store: tempfile::TempDir,
 }
 
-async fn start(max_body_bytes: usize) -> TestServer {
-    let store = tempfile::tempdir().expect("temp dir");
-    let config = EngineConfig {
-        data: store.path().display().to_string(),
+/// A fresh store in `store`, and a model directory that does not exist.
+fn without_model(store: &std::path::Path) -> EngineConfig {
+    EngineConfig {
+        data: store.display().to_string(),
         model: ModelConfig {
-            model_dir: store.path().join("no-model"),
+            model_dir: store.join("no-model"),
             device: DeviceChoice::Cpu,
         },
         max_files: 100,
         max_expanded_mib: 10,
         max_job_text_mib: 256,
         max_job_chunks: 200_000,
-    };
+    }
+}
+
+async fn start(max_body_bytes: usize) -> TestServer {
+    let store = tempfile::tempdir().expect("temp dir");
     let base = common::serve(
-        &config,
+        &without_model(store.path()),
         RouterConfig {
             site_dir: store.path().join("site"),
             max_body_bytes,
@@ -201,19 +205,9 @@ async fn server_functions_answer_errors_with_the_status_and_body_of_the_rest_api
 #[tokio::test]
 async fn the_model_loads_only_when_something_needs_it() {
     let store = tempfile::tempdir().expect("temp dir");
-    let engine = docshelf_server::engine::Engine::open(&EngineConfig {
-        data: store.path().display().to_string(),
-        model: ModelConfig {
-            model_dir: store.path().join("no-model"),
-            device: DeviceChoice::Cpu,
-        },
-        max_files: 100,
-        max_expanded_mib: 10,
-        max_job_text_mib: 256,
-        max_job_chunks: 200_000,
-    })
-    .await
-    .expect("the engine opens without loading the model");
+    let engine = docshelf_server::engine::Engine::open(&without_model(store.path()))
+        .await
+        .expect("the engine opens without loading the model");
     // Listing and keyword search never ask for the model.
     assert!(engine.libraries().await.expect("libraries").is_empty());
     let keyword = engine
