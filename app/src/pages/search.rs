@@ -11,13 +11,17 @@ use index_core::search::{Fusion, Mode, SearchHit, SearchParams, SearchResponse, 
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use leptos_router::NavigateOptions;
+use serde::{Deserialize, Serialize};
 
 use crate::api::{clear_sticky, get_sticky, search, send_feedback};
 use crate::client;
 use crate::components::{ErrorNotice, LibraryNames};
 
-/// Filters and options, as they appear in the URL.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Filters and options, as they appear in the URL. The field names are
+/// the URL's keys: reading and writing the URL go through serde, so a new
+/// field is added here and in the form, nowhere else.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 struct Query {
     q: String,
     library: String,
@@ -29,21 +33,30 @@ struct Query {
 }
 
 impl Query {
+    /// The query from the URL's keys and values; unknown keys are ignored.
+    fn from_pairs<K: AsRef<str>, V: AsRef<str>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
+        let fields: serde_json::Map<String, serde_json::Value> = pairs
+            .into_iter()
+            .map(|(k, v)| {
+                let value = serde_json::Value::String(v.as_ref().to_owned());
+                (k.as_ref().to_owned(), value)
+            })
+            .collect();
+        serde_json::from_value(serde_json::Value::Object(fields)).unwrap_or_default()
+    }
+
+    /// The URL of this query: the fields given, in key order.
     fn to_url(&self) -> String {
-        let mut parts = Vec::new();
-        for (key, value) in [
-            ("q", &self.q),
-            ("library", &self.library),
-            ("version", &self.version),
-            ("mode", &self.mode),
-            ("fusion", &self.fusion),
-            ("w_rec", &self.w_rec),
-            ("w_sig", &self.w_sig),
-        ] {
-            if !value.trim().is_empty() {
-                parts.push(format!("{key}={}", client::encode(value.trim())));
-            }
-        }
+        let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(self) else {
+            return "/".to_owned();
+        };
+        let parts: Vec<String> = fields
+            .iter()
+            .filter_map(|(key, value)| {
+                let value = value.as_str()?.trim();
+                (!value.is_empty()).then(|| format!("{key}={}", client::encode(value)))
+            })
+            .collect();
         format!("/?{}", parts.join("&"))
     }
 
@@ -66,19 +79,7 @@ impl Query {
 #[component]
 pub fn SearchPage() -> impl IntoView {
     let url = use_query_map();
-    let from_url = move || {
-        let map = url.get();
-        let get = |k: &str| map.get(k).unwrap_or_default();
-        Query {
-            q: get("q"),
-            library: get("library"),
-            version: get("version"),
-            mode: get("mode"),
-            fusion: get("fusion"),
-            w_rec: get("w_rec"),
-            w_sig: get("w_sig"),
-        }
-    };
+    let from_url = move || Query::from_pairs(url.get().latest_values());
     // The form's fields, filled from the URL on load.
     let initial = from_url();
     let q = RwSignal::new(initial.q.clone());
@@ -457,5 +458,20 @@ fn Hit(hit: SearchHit) -> impl IntoView {
                 }}
             </div>
         </li>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_url_query_round_trips_through_its_fields() {
+        let query = Query::from_pairs([("q", "prune roses"), ("library", "garden"), ("utm", "x")]);
+        assert_eq!(query.q, "prune roses");
+        assert_eq!(query.library, "garden");
+        assert_eq!(query.mode, "");
+        assert_eq!(query.to_url(), "/?library=garden&q=prune%20roses");
+        assert_eq!(Query::default().to_url(), "/?");
     }
 }
