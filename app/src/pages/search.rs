@@ -50,13 +50,16 @@ impl Query {
         let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(self) else {
             return "/".to_owned();
         };
-        let parts: Vec<String> = fields
+        let mut parts: Vec<String> = fields
             .iter()
             .filter_map(|(key, value)| {
                 let value = value.as_str()?.trim();
                 (!value.is_empty()).then(|| format!("{key}={}", client::encode(value)))
             })
             .collect();
+        // serde_json's map keeps declaration order only when some crate in
+        // the build turns on `preserve_order`: sort, so every build agrees.
+        parts.sort();
         format!("/?{}", parts.join("&"))
     }
 
