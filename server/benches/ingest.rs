@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use docshelf_server::cli::collect_uploads;
 use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
 use docshelf_server::engine::Engine;
@@ -19,21 +20,8 @@ use index_core::job::FileState;
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let corpus = root.join("../shared/data/eval/git-docs/corpus");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&corpus)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", corpus.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    files.sort();
-    let uploads: Vec<Upload> = files
-        .iter()
-        .map(|p| Upload {
-            name: p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            bytes: std::fs::read(p).expect("readable"),
-        })
-        .collect();
+    let uploads = collect_uploads(std::slice::from_ref(&corpus))
+        .unwrap_or_else(|e| panic!("cannot read {}: {e:#}", corpus.display()));
 
     // Extraction and chunking alone.
     let start = Instant::now();

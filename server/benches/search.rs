@@ -26,8 +26,9 @@ mod scale;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use docshelf_server::cli::collect_uploads;
 use docshelf_server::engine::Engine;
-use docshelf_server::ingest::{JobHandle, Upload};
+use docshelf_server::ingest::JobHandle;
 use index_core::search::SearchParams;
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -92,21 +93,10 @@ async fn git_pages(root: &Path) {
         .iter()
         .any(|l| l.name == "git");
     if !present {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(eval.join("corpus"))
+        let uploads: Vec<_> = collect_uploads(&[eval.join("corpus")])
             .expect("corpus")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        paths.sort();
-        let uploads: Vec<Upload> = paths
-            .iter()
+            .into_iter()
             .take(files)
-            .map(|p| Upload {
-                name: p
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                bytes: std::fs::read(p).expect("readable"),
-            })
             .collect();
         let started = Instant::now();
         let job = JobHandle::detached("git", "2.39");

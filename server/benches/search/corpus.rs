@@ -24,10 +24,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use docshelf_server::cli::collect_uploads;
 use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
 use docshelf_server::engine::Engine;
-use docshelf_server::ingest::{JobHandle, Upload};
+use docshelf_server::ingest::JobHandle;
 use docshelf_server::store::{ChunkRow, DocumentChunks, Store, StoredChunk};
 use index_core::chunk::Chunk;
 
@@ -130,21 +131,8 @@ async fn seeds(root: &Path) -> Vec<(StoredChunk, Vec<f32>)> {
         .expect("seed engine");
     if !done.exists() {
         let corpus = root.join("../shared/data/eval/git-docs/corpus");
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&corpus)
-            .expect("the git-docs corpus (../shared/data/eval/git-docs)")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        paths.sort();
-        let uploads = paths
-            .iter()
-            .map(|p| Upload {
-                name: p
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                bytes: std::fs::read(p).expect("readable"),
-            })
-            .collect();
+        let uploads =
+            collect_uploads(&[corpus]).expect("the git-docs corpus (../shared/data/eval/git-docs)");
         let started = Instant::now();
         println!("seeds: embedding the git manual's pages (once)");
         let job = JobHandle::detached("git", "2.39");

@@ -381,7 +381,7 @@ fn line(f: &index_core::job::FileProgress) -> String {
 
 /// Reads the files to upload: files as given, folders walked in name order
 /// (only supported types), each named by its path inside the folder.
-pub(crate) fn collect_uploads(paths: &[PathBuf]) -> anyhow::Result<Vec<Upload>> {
+pub fn collect_uploads(paths: &[PathBuf]) -> anyhow::Result<Vec<Upload>> {
     let mut uploads = Vec::new();
     for path in paths {
         let meta =
