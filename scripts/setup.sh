@@ -19,7 +19,8 @@ say() { printf '==> %s\n' "$*"; }
 #   fetch the wasm32 standard library here; these carry it as source).
 # protobuf-compiler: LanceDB's build. chromium: the end-to-end tests.
 # mesa-vulkan-drivers: a software Vulkan adapter so the GPU code path runs anywhere.
-apt_packages=(rustc-web cargo-web rust-web-src lld-22 protobuf-compiler chromium mesa-vulkan-drivers)
+# cmake: building llama.cpp's llama-server for Ask's tests (scripts/fetch-llm.sh).
+apt_packages=(rustc-web cargo-web rust-web-src lld-22 protobuf-compiler chromium mesa-vulkan-drivers cmake)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")

@@ -102,6 +102,16 @@ pub fn encode(value: &str) -> String {
     percent_encoding::utf8_percent_encode(value, QUERY_VALUE).to_string()
 }
 
+/// The document page, opened at one chunk.
+pub fn doc_href(library: &str, version: &str, file_path: &str, chunk_index: u32) -> String {
+    format!(
+        "/doc?library={}&version={}&file_path={}&chunk={chunk_index}",
+        encode(library),
+        encode(version),
+        encode(file_path),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

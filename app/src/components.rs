@@ -3,7 +3,9 @@
 
 use leptos::prelude::*;
 
-use crate::api::list_libraries;
+use index_core::search::Sticky;
+
+use crate::api::{clear_sticky, list_libraries};
 use crate::client;
 
 /// A failure, announced to screen readers as it appears.
@@ -31,5 +33,60 @@ pub fn LibraryNames(id: &'static str) -> impl IntoView {
                 }}
             </Suspense>
         </datalist>
+    }
+}
+
+/// The library filter: a field that suggests the stored names.
+#[component]
+pub fn LibraryField(value: RwSignal<String>, list_id: &'static str) -> impl IntoView {
+    view! {
+        <label>
+            "Library"
+            <input
+                list=list_id
+                name="library"
+                placeholder="any"
+                prop:value=move || value.get()
+                on:input=move |ev| value.set(event_target_value(&ev))
+            />
+        </label>
+        <LibraryNames id=list_id/>
+    }
+}
+
+/// The session's sticky library as a chip whose × forgets it (and empties
+/// the page's library field).
+#[component]
+pub fn StickyChip(sticky: RwSignal<Option<Sticky>>, library: RwSignal<String>) -> impl IntoView {
+    let clear = move |_| {
+        if let Some(id) = client::session_id() {
+            leptos::task::spawn_local(async move {
+                if clear_sticky(id, client::token()).await.is_ok() {
+                    sticky.set(None);
+                }
+            });
+        }
+        library.set(String::new());
+    };
+    move || {
+        sticky.get().map(|s| {
+            let label = match &s.version {
+                Some(v) => format!("{} {v}", s.library),
+                None => s.library.clone(),
+            };
+            view! {
+                <span class="chip" role="status" aria-label="Sticky library">
+                    "Sticky: " <strong>{label}</strong>
+                    <button
+                        type="button"
+                        class="chip-clear"
+                        aria-label=format!("Clear sticky library {}", s.library)
+                        on:click=clear
+                    >
+                        "×"
+                    </button>
+                </span>
+            }
+        })
     }
 }

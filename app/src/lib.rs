@@ -16,6 +16,9 @@ mod client;
 mod components;
 pub mod error;
 mod pages;
+// Read by the Ask page in the browser; unit-tested everywhere.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+mod sse;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
@@ -67,6 +70,7 @@ pub fn App() -> impl IntoView {
                     <a class="brand" href="/">"docshelf"</a>
                     <nav aria-label="Main">
                         <A href="/">"Search"</A>
+                        <A href="/ask">"Ask"</A>
                         <A href="/upload">"Upload"</A>
                         <A href="/libraries">"Libraries"</A>
                         <A href="/status">"Status"</A>
@@ -76,6 +80,7 @@ pub fn App() -> impl IntoView {
                 <main class="content">
                     <Routes fallback=pages::NotFound>
                         <Route path=StaticSegment("") view=pages::SearchPage/>
+                        <Route path=StaticSegment("ask") view=pages::AskPage/>
                         <Route path=StaticSegment("upload") view=pages::UploadPage/>
                         <Route path=StaticSegment("libraries") view=pages::LibrariesPage/>
                         <Route path=StaticSegment("doc") view=pages::DocumentPage/>

@@ -23,11 +23,13 @@
 //! - [`fusion`]: merging dense and keyword rankings (RRF, DBSF).
 //! - [`scoring`]: relevance blended with recency and feedback.
 //! - [`search`]: search requests, checked the same way for every face.
+//! - [`ask`]: questions answered from the documents, their sources and citations.
 //! - [`job`]: upload jobs and per-file progress.
 //! - [`status`]: what the server reports about itself.
 //! - [`validate`]: library and version names.
 //! - [`error`]: the kinds of failure and the error body every face answers with.
 
+pub mod ask;
 pub mod catalog;
 #[cfg(feature = "ingest")]
 pub mod chunk;
@@ -54,4 +56,4 @@ pub mod validate;
 pub mod version;
 
 pub use error::{ErrorBody, ErrorKind};
-pub use status::{EmbeddingStatus, ServerStatus, StoreCounts, StoreStatus};
+pub use status::{AskStatus, EmbeddingStatus, ServerStatus, StoreCounts, StoreStatus};

@@ -13,6 +13,21 @@ pub struct ServerStatus {
     pub uptime_secs: u64,
     pub store: StoreStatus,
     pub embedding: EmbeddingStatus,
+    /// Whether Ask (answers written by a language model) is on.
+    #[serde(default)]
+    pub ask: AskStatus,
+}
+
+/// Ask's language model, as far as a client needs to know.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AskStatus {
+    /// Whether a model is configured (`--llm-url`).
+    pub enabled: bool,
+    /// The model's name as configured, when on.
+    pub model: Option<String>,
+    /// How to turn Ask on, when it is off.
+    pub how_to_enable: Option<String>,
 }
 
 /// Where documents are stored and how much is there.
@@ -77,6 +92,7 @@ mod tests {
                 backend: None,
                 error: Some("missing".into()),
             },
+            ask: AskStatus::default(),
         };
         let json = serde_json::to_value(&status).expect("serialises");
         // The JSON shape is a public API (REST clients read it): pin it.

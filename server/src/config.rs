@@ -152,6 +152,9 @@ pub struct ServeConfig {
     pub allowed_hosts: Vec<String>,
 
     #[command(flatten)]
+    pub llm: crate::llm::LlmConfig,
+
+    #[command(flatten)]
     pub engine: EngineConfig,
 }
 

@@ -7,10 +7,12 @@
 //! variant here without a kind does not compile, so no face can fall out of
 //! step.
 
+use index_core::ask::AskError;
 use index_core::search::SearchError;
 use index_core::validate::NameError;
 use index_core::{ErrorBody, ErrorKind};
 
+use crate::llm::LlmError;
 use crate::search::RunError;
 use crate::store::StoreError;
 
@@ -25,6 +27,11 @@ pub enum EngineError {
     NoFiles,
     #[error(transparent)]
     BadSearch(#[from] SearchError),
+    #[error(transparent)]
+    BadQuestion(#[from] AskError),
+    /// Ask's model is off, unreachable, slow or talking nonsense.
+    #[error(transparent)]
+    Llm(LlmError),
     #[error("{}", unknown_library(given, candidates))]
     UnknownLibrary {
         given: String,
@@ -68,12 +75,19 @@ impl EngineError {
     /// What kind of failure this is: the one decision every face maps from.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Self::InvalidName(_) | Self::NoFiles | Self::BadSearch(_) => ErrorKind::BadInput,
+            Self::InvalidName(_) | Self::NoFiles | Self::BadSearch(_) | Self::BadQuestion(_) => {
+                ErrorKind::BadInput
+            }
             Self::UnknownLibrary { .. }
             | Self::UnknownVersion { .. }
             | Self::UnknownDocument { .. }
             | Self::UnknownChunk(_) => ErrorKind::NotFound,
-            Self::NoModel(_) | Self::Search(RunError::NoModel(_)) => ErrorKind::Unavailable,
+            // The model server is another service docshelf depends on:
+            // whatever went wrong there, this request cannot be answered
+            // now, and the message says why.
+            Self::NoModel(_) | Self::Search(RunError::NoModel(_)) | Self::Llm(_) => {
+                ErrorKind::Unavailable
+            }
             Self::Busy(_) | Self::TimedOut(_) => ErrorKind::Busy,
             Self::Store(_) | Self::Search(RunError::Store(_) | RunError::Embed(_)) => {
                 ErrorKind::Internal

@@ -8,6 +8,8 @@
 //! - [`store`]: the LanceDB chunk store.
 //! - [`upgrade`]: re-embedding a store written by an older docshelf, on open.
 //! - [`search`]: hybrid search over the store; sticky sessions.
+//! - [`ask`]: answers written by a language model from what search finds.
+//! - [`llm`]: the OpenAI-compatible model client Ask writes with.
 //! - [`eval`]: retrieval quality on a judged corpus (`docshelf eval`).
 //! - [`http`]: the axum router: REST API, dashboard rendering, static files.
 //! - [`cli`]: the `docshelf` command line.
@@ -15,6 +17,7 @@
 // The dashboard's view types are deeply nested generics.
 #![recursion_limit = "256"]
 
+pub mod ask;
 pub mod cli;
 pub mod config;
 pub mod embed;
@@ -23,6 +26,7 @@ pub mod error;
 pub mod eval;
 pub mod http;
 pub mod ingest;
+pub mod llm;
 pub mod mcp;
 pub mod metrics;
 pub mod search;

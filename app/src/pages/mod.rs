@@ -1,5 +1,6 @@
 //! One module per page of the dashboard.
 
+mod ask;
 mod document;
 pub(crate) mod libraries;
 mod not_found;
@@ -7,6 +8,7 @@ pub(crate) mod search;
 mod status;
 mod upload;
 
+pub use ask::AskPage;
 pub use document::DocumentPage;
 pub use libraries::LibrariesPage;
 pub use not_found::NotFound;

@@ -13,9 +13,9 @@ use leptos_router::hooks::{use_navigate, use_query_map};
 use leptos_router::NavigateOptions;
 use serde::{Deserialize, Serialize};
 
-use crate::api::{clear_sticky, get_sticky, search, send_feedback};
+use crate::api::{get_sticky, search, send_feedback};
 use crate::client;
-use crate::components::{ErrorNotice, LibraryNames};
+use crate::components::{ErrorNotice, LibraryField, StickyChip};
 
 /// Filters and options, as they appear in the URL. The field names are
 /// the URL's keys: reading and writing the URL go through serde, so a new
@@ -136,17 +136,6 @@ pub fn SearchPage() -> impl IntoView {
         navigate(&query.to_url(), NavigateOptions::default());
     };
 
-    let clear = move |_| {
-        if let Some(id) = client::session_id() {
-            leptos::task::spawn_local(async move {
-                if clear_sticky(id, client::token()).await.is_ok() {
-                    sticky.set(None);
-                }
-            });
-        }
-        library.set(String::new());
-    };
-
     view! {
         <section class="panel search" aria-labelledby="search-heading">
             <h1 id="search-heading">"Search"</h1>
@@ -164,17 +153,7 @@ pub fn SearchPage() -> impl IntoView {
                     <button type="submit" class="primary">"Search"</button>
                 </div>
                 <div class="filters">
-                    <label>
-                        "Library"
-                        <input
-                            list="library-names"
-                            name="library"
-                            placeholder="any"
-                            prop:value=move || library.get()
-                            on:input=move |ev| library.set(event_target_value(&ev))
-                        />
-                    </label>
-                    <LibraryNames id="library-names"/>
+                    <LibraryField value=library list_id="library-names"/>
                     <label>
                         "Version"
                         <input
@@ -184,29 +163,7 @@ pub fn SearchPage() -> impl IntoView {
                             on:input=move |ev| version.set(event_target_value(&ev))
                         />
                     </label>
-                    {move || {
-                        sticky
-                            .get()
-                            .map(|s| {
-                                let label = match &s.version {
-                                    Some(v) => format!("{} {v}", s.library),
-                                    None => s.library.clone(),
-                                };
-                                view! {
-                                    <span class="chip" role="status" aria-label="Sticky library">
-                                        "Sticky: " <strong>{label.clone()}</strong>
-                                        <button
-                                            type="button"
-                                            class="chip-clear"
-                                            aria-label=format!("Clear sticky library {}", s.library)
-                                            on:click=clear
-                                        >
-                                            "×"
-                                        </button>
-                                    </span>
-                                }
-                            })
-                    }}
+                    <StickyChip sticky library/>
                 </div>
                 <details class="advanced">
                     <summary>"Advanced"</summary>
@@ -357,24 +314,12 @@ fn Hit(hit: SearchHit) -> impl IntoView {
     if let Some(page) = hit.page {
         source.push_str(&format!(" · page {page}"));
     }
-    let open = format!(
-        "/doc?library={}&version={}&file_path={}&chunk={}",
-        client::encode(&hit.library),
-        client::encode(&hit.version),
-        client::encode(&hit.file_path),
-        hit.chunk_index
-    );
+    let open = client::doc_href(&hit.library, &hit.version, &hit.file_path, hit.chunk_index);
     let sections: Vec<SectionLink> = hit
         .sections
         .iter()
         .map(|s| SectionLink {
-            href: format!(
-                "/doc?library={}&version={}&file_path={}&chunk={}",
-                client::encode(&hit.library),
-                client::encode(&hit.version),
-                client::encode(&hit.file_path),
-                s.chunk_index
-            ),
+            href: client::doc_href(&hit.library, &hit.version, &hit.file_path, s.chunk_index),
             label: match s.heading_path.as_str() {
                 "" => format!("Chunk {}", s.chunk_index + 1),
                 h => h.to_owned(),

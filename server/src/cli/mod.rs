@@ -2,10 +2,12 @@
 //!
 //! - [`query`]: `search`, `libraries`, `get`, `delete` against the store.
 //! - [`eval`]: `eval`, retrieval quality on a judged corpus.
+//! - [`ask`]: `ask`, a question answered by a language model from the store.
 //!
 //! Exit codes: 0 success, 1 a search found nothing, 2 an error (bad usage
 //! included), as grep and ripgrep do.
 
+mod ask;
 mod eval;
 mod query;
 
@@ -54,6 +56,8 @@ pub enum Command {
     Search(query::SearchArgs),
     /// List libraries with their versions and counts.
     Libraries(query::LibrariesArgs),
+    /// Answer a question from the stored documents with a language model, citing sources.
+    Ask(ask::AskArgs),
     /// Print a whole stored document.
     Get(query::GetArgs),
     /// Delete a library, one version of it, or one document.
@@ -132,6 +136,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Embed(args) => done(embed(args)),
         Command::Search(args) => runtime()?.block_on(query::search(args)),
         Command::Libraries(args) => done(runtime()?.block_on(query::libraries(args))),
+        Command::Ask(args) => done(runtime()?.block_on(ask::ask(args))),
         Command::Get(args) => done(runtime()?.block_on(query::get(args))),
         Command::Delete(args) => done(runtime()?.block_on(query::delete(args))),
         Command::Eval(args) => done(runtime()?.block_on(eval::eval(args))),
@@ -165,7 +170,12 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     if token.is_none() {
         tracing::info!("no token set: uploads and deletes are open to local users");
     }
-    let engine = Arc::new(Engine::open(&config.engine).await?);
+    let llm = crate::llm::Llm::from_config(&config.llm).context("Ask's language model")?;
+    match &llm {
+        Some(llm) => tracing::info!(endpoint = llm.endpoint(), "Ask is on"),
+        None => tracing::info!("Ask is off (no --llm-url)"),
+    }
+    let engine = Arc::new(Engine::open(&config.engine).await?.with_llm(llm));
     // Load the model before listening: the first search is not slow, and
     // the status says at once whether the model works.
     engine.warm().await;

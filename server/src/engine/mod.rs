@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
+use index_core::ask::{Answer, Ask, AskEvent};
 use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo};
 use index_core::chunk::ChunkConfig;
 use index_core::document::{reassemble, Piece};
@@ -21,13 +22,15 @@ use index_core::library::{self, Resolution};
 use index_core::search::{Mode, Search, SearchHit, SearchParams, SearchResponse, Sticky};
 use index_core::validate::{self, NameError};
 use index_core::version;
-use index_core::{EmbeddingStatus, ServerStatus, StoreStatus};
+use index_core::{AskStatus, EmbeddingStatus, ServerStatus, StoreStatus};
 
 use self::scope::SearchScope;
+use crate::ask::conversations::Conversations;
 use crate::config::{is_local_location, EngineConfig, ModelConfig};
 use crate::embed::{EmbedError, EmbedQueue, Embedder};
 use crate::ingest::pipeline::Pipeline;
 use crate::ingest::{run_job, JobHandle, Jobs, Upload};
+use crate::llm::{Llm, LlmError};
 use crate::metrics::Metrics;
 use crate::search::rerank::{LeadPrior, SecondStage};
 use crate::search::sessions::Sessions;
@@ -66,6 +69,9 @@ pub struct Engine {
     search_budget: std::time::Duration,
     jobs: Jobs,
     sessions: Sessions,
+    /// Ask's language model; `None` turns Ask off.
+    llm: Option<Llm>,
+    conversations: Conversations,
     metrics: Metrics,
     chunking: ChunkConfig,
     archive_limits: ArchiveLimits,
@@ -108,6 +114,8 @@ impl Engine {
             search_budget: SEARCH_BUDGET,
             jobs: Jobs::default(),
             sessions: Sessions::default(),
+            llm: None,
+            conversations: Conversations::default(),
             metrics: Metrics::default(),
             chunking: ChunkConfig::default(),
             archive_limits: config.archive_limits(),
@@ -172,6 +180,34 @@ impl Engine {
     pub fn with_context_boost(mut self, boost: f32) -> Self {
         self.store = self.store.with_context_boost(boost);
         self
+    }
+
+    /// Turns Ask on, with this model.
+    pub fn with_llm(mut self, llm: Option<Llm>) -> Self {
+        self.llm = llm;
+        self
+    }
+
+    /// Ask's model, or why Ask is off.
+    pub fn llm(&self) -> Result<&Llm, EngineError> {
+        self.llm
+            .as_ref()
+            .ok_or(EngineError::Llm(LlmError::NotConfigured))
+    }
+
+    /// Each Ask session's last exchanges.
+    pub fn conversations(&self) -> &Conversations {
+        &self.conversations
+    }
+
+    /// Answers a question from the documents (see [`crate::ask`]), sending
+    /// sources and text through `emit` as they come.
+    pub async fn ask(
+        &self,
+        ask: Ask,
+        emit: &mut (dyn FnMut(AskEvent) + Send),
+    ) -> Result<Answer, EngineError> {
+        crate::ask::answer(self, self.llm()?, ask, emit).await
     }
 
     /// The chunk store.
@@ -510,6 +546,18 @@ impl Engine {
                 loaded,
                 backend,
                 error,
+            },
+            ask: match &self.llm {
+                Some(llm) => AskStatus {
+                    enabled: true,
+                    model: Some(llm.model().to_owned()),
+                    how_to_enable: None,
+                },
+                None => AskStatus {
+                    enabled: false,
+                    model: None,
+                    how_to_enable: Some(crate::llm::HOW_TO_ENABLE.to_owned()),
+                },
             },
         }
     }

@@ -2,17 +2,19 @@
 //! (server rendering + `#[server]` functions) and the static files of the
 //! browser bundle.
 //!
-//! - [`search`], [`catalog`], [`feedback`], [`jobs`], [`status`]: the REST API.
+//! - [`search`], [`ask`], [`catalog`], [`feedback`], [`jobs`], [`status`]: the REST API.
 //! - [`openapi`]: the API's OpenAPI document.
 //! - [`auth`]: bearer-token guards on the read and write routes; [`guard`]: cross-site writes and foreign
 //!   hosts refused; [`metrics`]: Prometheus metrics.
 //! - [`error`]: JSON errors with the right status.
 //! - [`serve`]: the accept loop, with header and idle timeouts.
 
+mod ask;
 pub mod auth;
 mod catalog;
 mod dashboard;
 mod error;
+mod events;
 mod feedback;
 pub mod guard;
 mod jobs;
@@ -87,6 +89,7 @@ pub fn api_routes(access: Arc<Access>) -> (Router<AppState>, utoipa::openapi::Op
         .routes(routes!(status::status))
         .routes(routes!(search::search))
         .routes(routes!(search::search_stream))
+        .routes(routes!(ask::ask))
         .routes(routes!(catalog::libraries))
         .routes(routes!(catalog::resolve))
         .routes(routes!(catalog::documents))

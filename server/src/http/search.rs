@@ -3,7 +3,7 @@
 use std::convert::Infallible;
 
 use axum::extract::State;
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::sse::{Event, Sse};
 use axum::Json;
 use futures::Stream;
 use index_core::search::{SearchHit, SearchParams, SearchResponse};
@@ -37,10 +37,10 @@ pub async fn search(
 
 /// The `error` event: what a non-streaming request would have answered.
 #[derive(Serialize)]
-struct StreamError {
+pub(super) struct StreamError {
     #[serde(flatten)]
-    body: ErrorBody,
-    status: u16,
+    pub body: ErrorBody,
+    pub status: u16,
 }
 
 /// Hits of one stage, as streamed.
@@ -72,9 +72,8 @@ pub async fn search_stream(
     // Refuse bad requests with a status before the stream starts; the
     // engine takes the checked search as it is.
     let search = params.validate().map_err(EngineError::from)?;
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let engine = state.engine.clone();
-    tokio::spawn(async move {
+    Ok(super::events::stream(move |tx| async move {
         let stages = tx.clone();
         let mut on_stage = move |stage: Stage, results: &[SearchHit]| {
             if let Ok(event) = Event::default()
@@ -98,9 +97,5 @@ pub async fn search_stream(
         if let Ok(event) = event {
             let _ = tx.send(event);
         }
-    });
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|event| (Ok(event), rx))
-    });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+    }))
 }

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use serde_json::Value;
+
 use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
 
@@ -129,4 +131,22 @@ pub async fn request_head_only(base: &str, head: &str) -> (u16, String) {
         assert!(n > 0, "the server closed before answering: {text:?}");
         buf.extend_from_slice(&chunk[..n]);
     }
+}
+
+/// Server-sent events as (event, data) pairs.
+pub fn sse(text: &str) -> Vec<(String, Value)> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let mut event = None;
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(e) = line.strip_prefix("event:") {
+                    event = Some(e.trim().to_owned());
+                } else if let Some(d) = line.strip_prefix("data:") {
+                    data.push_str(d.trim_start());
+                }
+            }
+            Some((event?, serde_json::from_str(&data).ok()?))
+        })
+        .collect()
 }

@@ -6,9 +6,11 @@
 //! they exercise; `cargo test --test integration search::` runs one of them.
 
 mod common;
+mod llm_server;
 #[path = "../support/synthetic.rs"]
 mod synthetic;
 
+mod ask;
 mod crash;
 mod embed;
 mod hardening;

@@ -85,24 +85,6 @@ async fn get_json(base: &str, path: &str) -> (StatusCode, Value) {
     (status, res.json().await.unwrap_or(Value::Null))
 }
 
-/// Server-sent events as (event, data) pairs.
-fn sse(text: &str) -> Vec<(String, Value)> {
-    text.split("\n\n")
-        .filter_map(|block| {
-            let mut event = None;
-            let mut data = String::new();
-            for line in block.lines() {
-                if let Some(e) = line.strip_prefix("event:") {
-                    event = Some(e.trim().to_owned());
-                } else if let Some(d) = line.strip_prefix("data:") {
-                    data.push_str(d.trim_start());
-                }
-            }
-            Some((event?, serde_json::from_str(&data).ok()?))
-        })
-        .collect()
-}
-
 async fn seeded(dir: &std::path::Path, access: Access) -> String {
     let base = start(dir, access, &[]).await;
     upload(
@@ -226,7 +208,7 @@ async fn the_stream_sends_keyword_fused_and_expanded_stages_then_done() {
         .text()
         .await
         .expect("body");
-    let events = sse(&text);
+    let events = common::sse(&text);
     let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
     assert_eq!(
         names,
@@ -252,7 +234,7 @@ async fn the_stream_sends_keyword_fused_and_expanded_stages_then_done() {
         .text()
         .await
         .expect("body");
-    let events = sse(&text);
+    let events = common::sse(&text);
     assert_eq!(
         events
             .last()
@@ -524,6 +506,7 @@ async fn every_documented_route_is_served_and_oversized_bodies_get_json_413() {
         "GET /api/libraries/resolve",
         "GET /api/libraries/{library}/documents",
         "GET /api/status",
+        "POST /api/ask",
         "POST /api/feedback",
         "POST /api/search",
         "POST /api/search/stream",
@@ -533,6 +516,7 @@ async fn every_documented_route_is_served_and_oversized_bodies_get_json_413() {
     for schema in [
         "SearchParams",
         "SearchResponse",
+        "AskParams",
         "SearchHit",
         "LibraryInfo",
         "Document",
