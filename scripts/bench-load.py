@@ -13,7 +13,11 @@ uploads a few pages to search, and prints:
 Every loop is bounded in count and time; traffic goes to 127.0.0.1 only.
 Standard library only. Figures are printed, never asserted.
 
-Usage: bench-load.py [--corpus DIR] [--seconds N] [--bin PATH]
+With --idle-only it stops after the idle figures; --serve-arg passes a flag
+to `docshelf serve` (repeatable), to compare a setting's cost, e.g.
+`--idle-only --serve-arg=--read-consistency-secs=0`.
+
+Usage: bench-load.py [--corpus DIR] [--seconds N] [--bin PATH] [--idle-only] [--serve-arg=FLAG ...]
 """
 import argparse
 import concurrent.futures as cf
@@ -102,6 +106,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "data", "eval", "git-docs", "corpus"))
     ap.add_argument("--seconds", type=int, default=30, help="length of the sustained run")
+    ap.add_argument("--idle-only", action="store_true", help="stop after the idle search figures")
+    ap.add_argument("--serve-arg", action="append", default=[], help="a flag for docshelf serve")
     ap.add_argument("--bin", default=os.environ.get("DOCSHELF_BIN") or os.path.join(
         os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "debug", "docshelf"))
     args = ap.parse_args()
@@ -111,7 +117,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="docshelf-load-") as store:
         server = subprocess.Popen(
             [args.bin, "serve", "--addr", "127.0.0.1:0", "--data", store, "--model-dir", model,
-             "--device", "cpu"],
+             "--device", "cpu", *args.serve_arg],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         log = []
         base = None
@@ -134,6 +140,8 @@ def main():
 
             idle = [search(base, i)[1] for i in range(100)]
             print(f"idle search            {summary(idle)}")
+            if args.idle_only:
+                return
 
             started = time.perf_counter()
             job = upload(base, "ingest", files)

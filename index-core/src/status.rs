@@ -38,6 +38,11 @@ pub struct StoreStatus {
     pub location: String,
     /// What the store holds; `None` while no store is open.
     pub counts: Option<StoreCounts>,
+    /// The chunk table's version this server reads. Every commit, by any
+    /// process on the store, makes a new one: servers sharing a store
+    /// serve the same data once they show the same version.
+    #[serde(default)]
+    pub table_version: Option<u64>,
 }
 
 /// How much a store holds.
@@ -84,6 +89,7 @@ mod tests {
                     documents: 2,
                     chunks: 3,
                 }),
+                table_version: Some(4),
             },
             embedding: EmbeddingStatus {
                 model: "all-MiniLM-L6-v2".into(),

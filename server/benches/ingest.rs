@@ -58,17 +58,13 @@ fn main() {
             || root.join("models/all-MiniLM-L6-v2"),
             |p| if p.is_relative() { root.join(p) } else { p },
         );
-    let config = EngineConfig {
-        data: store.path().display().to_string(),
-        model: ModelConfig {
+    let config = EngineConfig::new(
+        store.path().display().to_string(),
+        ModelConfig {
             model_dir,
             device: DeviceChoice::Auto,
         },
-        max_files: 10_000,
-        max_expanded_mib: 1024,
-        max_job_text_mib: 256,
-        max_job_chunks: 200_000,
-    };
+    );
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
         let engine = Engine::open(&config).await.expect("engine");

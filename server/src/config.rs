@@ -72,9 +72,38 @@ pub struct EngineConfig {
         default_value_t = 200_000
     )]
     pub max_job_chunks: usize,
+
+    /// Seconds after which a read looks for what other processes wrote to
+    /// the store (another server, `docshelf ingest`): their documents
+    /// become searchable here within this time. 0 checks on every read.
+    #[arg(
+        long = "read-consistency-secs",
+        env = "DOCSHELF_READ_CONSISTENCY_SECS",
+        default_value_t = 2.0
+    )]
+    pub read_consistency_secs: f64,
 }
 
 impl EngineConfig {
+    /// The settings `docshelf` uses by default, for a store at `data` with
+    /// this model (tests, benches and tools adjust the limits from here).
+    pub fn new(data: impl Into<String>, model: ModelConfig) -> Self {
+        Self {
+            data: data.into(),
+            model,
+            max_files: 10_000,
+            max_expanded_mib: 1024,
+            max_job_text_mib: 256,
+            max_job_chunks: 200_000,
+            read_consistency_secs: 2.0,
+        }
+    }
+
+    /// How stale a read may be (see `--read-consistency-secs`).
+    pub fn read_consistency(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.read_consistency_secs.clamp(0.0, 3600.0))
+    }
+
     /// What one upload job may cost in all.
     pub fn job_limits(&self) -> crate::ingest::JobLimits {
         crate::ingest::JobLimits {
@@ -185,5 +214,19 @@ mod tests {
         assert!(is_local_location("file:///var/lib/docshelf"));
         assert!(!is_local_location("s3://bucket/docshelf"));
         assert!(!is_local_location("gs://bucket"));
+    }
+
+    #[test]
+    fn the_defaults_in_code_are_the_command_line_defaults() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Probe {
+            #[command(flatten)]
+            engine: EngineConfig,
+        }
+        let parsed = Probe::try_parse_from(["probe"]).expect("defaults parse");
+        let model = parsed.engine.model.clone();
+        let coded = EngineConfig::new(parsed.engine.data.clone(), model);
+        assert_eq!(format!("{:?}", parsed.engine), format!("{coded:?}"));
     }
 }

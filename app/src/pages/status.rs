@@ -60,6 +60,15 @@ fn StatusTable(status: ServerStatus) -> impl IntoView {
         ),
         None => "store not opened".to_owned(),
     };
+    let table_version = status
+        .store
+        .table_version
+        .map_or_else(|| "unknown".to_owned(), |v| v.to_string());
+    let ask = match (&status.ask.model, &status.ask.how_to_enable) {
+        (Some(model), _) if status.ask.enabled => format!("on ({model})"),
+        (_, Some(how)) => format!("off: {how}"),
+        _ => "off".to_owned(),
+    };
     view! {
         <dl class="status-table" aria-label="Server status">
             <dt>"Version"</dt>
@@ -68,10 +77,14 @@ fn StatusTable(status: ServerStatus) -> impl IntoView {
             <dd data-field="store">{status.store.location.clone()}</dd>
             <dt>"Contents"</dt>
             <dd data-field="counts">{counts}</dd>
+            <dt>"Table version"</dt>
+            <dd data-field="table-version">{table_version}</dd>
             <dt>"Model"</dt>
             <dd data-field="model">{embedding.model.clone()} " (" {embedding.model_dir.clone()} ")"</dd>
             <dt>"Embedding backend"</dt>
             <dd data-field="backend">{backend}</dd>
+            <dt>"Ask"</dt>
+            <dd data-field="ask">{ask}</dd>
             <dt>"Uptime"</dt>
             <dd data-field="uptime">{format!("{} s", status.uptime_secs)}</dd>
         </dl>

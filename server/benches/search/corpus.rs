@@ -66,17 +66,13 @@ pub fn engine_config(root: &Path, data: &Path) -> EngineConfig {
         Ok("auto") => DeviceChoice::Auto,
         _ => DeviceChoice::Cpu,
     };
-    EngineConfig {
-        data: data.display().to_string(),
-        model: ModelConfig {
+    EngineConfig::new(
+        data.display().to_string(),
+        ModelConfig {
             model_dir: root.join("models/all-MiniLM-L6-v2"),
             device,
         },
-        max_files: 1000,
-        max_expanded_mib: 64,
-        max_job_text_mib: 256,
-        max_job_chunks: 200_000,
-    }
+    )
 }
 
 /// The store directory holding a `rows`-chunk corpus, made if missing.

@@ -81,12 +81,9 @@ pub async fn eval(args: EvalArgs) -> anyhow::Result<()> {
         }
     };
     let config = EngineConfig {
-        data: store.to_string_lossy().into_owned(),
-        model: args.model.clone(),
         max_files: 100_000,
         max_expanded_mib: 4096,
-        max_job_text_mib: 256,
-        max_job_chunks: 200_000,
+        ..EngineConfig::new(store.to_string_lossy(), args.model.clone())
     };
     let mut engine = Engine::open(&config).await?;
     if let Some(boost) = args.context_boost {

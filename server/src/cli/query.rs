@@ -1,7 +1,7 @@
 //! `docshelf search | libraries | get | delete`: the store from a shell.
 //!
 //! These open the store directly (no server needed); a running server on the
-//! same store sees the changes on its next read.
+//! same store sees the changes within its `--read-consistency-secs`.
 
 use std::io::{IsTerminal, Write};
 

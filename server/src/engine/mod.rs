@@ -90,7 +90,7 @@ impl Engine {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create the store directory {dir}"))?;
         }
-        let store = Store::open(&location).await?;
+        let store = Store::open_watching(&location, config.read_consistency()).await?;
         // A job killed before it folded its rows into the full-text
         // indexes left documents the keyword leg cannot see: catch up now.
         match store.unindexed_text_rows().await {
@@ -539,6 +539,7 @@ impl Engine {
             store: StoreStatus {
                 location: self.store.location().to_owned(),
                 counts,
+                table_version: self.store.table_version().await.ok(),
             },
             embedding: EmbeddingStatus {
                 model: MODEL_NAME.to_owned(),

@@ -25,15 +25,15 @@ pub fn shared_data() -> PathBuf {
 /// An engine configuration on a fresh store with the real model on the CPU.
 pub fn engine_config(store: &std::path::Path) -> EngineConfig {
     EngineConfig {
-        data: store.display().to_string(),
-        model: ModelConfig {
-            model_dir: model_dir(),
-            device: DeviceChoice::Cpu,
-        },
         max_files: 1000,
         max_expanded_mib: 64,
-        max_job_text_mib: 256,
-        max_job_chunks: 200_000,
+        ..EngineConfig::new(
+            store.display().to_string(),
+            ModelConfig {
+                model_dir: model_dir(),
+                device: DeviceChoice::Cpu,
+            },
+        )
     }
 }
 

@@ -16,15 +16,15 @@ struct TestServer {
 /// A fresh store in `store`, and a model directory that does not exist.
 fn without_model(store: &std::path::Path) -> EngineConfig {
     EngineConfig {
-        data: store.display().to_string(),
-        model: ModelConfig {
-            model_dir: store.join("no-model"),
-            device: DeviceChoice::Cpu,
-        },
         max_files: 100,
         max_expanded_mib: 10,
-        max_job_text_mib: 256,
-        max_job_chunks: 200_000,
+        ..EngineConfig::new(
+            store.display().to_string(),
+            ModelConfig {
+                model_dir: store.join("no-model"),
+                device: DeviceChoice::Cpu,
+            },
+        )
     }
 }
 

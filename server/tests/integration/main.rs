@@ -19,5 +19,6 @@ mod ingest;
 mod ranking;
 mod rest_api;
 mod search;
+mod shared_store;
 mod upload_api;
 mod vector_index;
