@@ -241,6 +241,44 @@ fn units(text: &str, config: &ChunkConfig) -> Vec<Unit> {
             });
         }
     }
+    carry_blanks_forward(text, out, config.hard_max)
+}
+
+/// A piece of whitespace alone (the blank tail of a cut block) is glued to
+/// the chunk before it by `chunk_text`, unless that chunk is already at
+/// the hard maximum: then it joins the unit after it here, so it starts the
+/// next chunk instead of being a chunk of nothing that would be dropped,
+/// leaving a hole in the text (a property test found a code block of
+/// exactly the hard maximum followed by a blank line).
+fn carry_blanks_forward(text: &str, units: Vec<Unit>, hard_max: usize) -> Vec<Unit> {
+    let mut out: Vec<Unit> = Vec::with_capacity(units.len());
+    let mut carried: Option<usize> = None;
+    for mut unit in units {
+        let blank = text[unit.start..unit.end].trim().is_empty();
+        let before_is_full = out
+            .last()
+            .is_some_and(|prev| prev.len() + unit.len() > hard_max);
+        if blank && before_is_full && carried.is_none() {
+            carried = Some(unit.start);
+            continue;
+        }
+        if let Some(from) = carried.take() {
+            if unit.end - from <= hard_max {
+                unit.start = from;
+            } else if let Some(prev) = out.last_mut() {
+                // Full on both sides (rare): see below.
+                prev.end = unit.start;
+            }
+        }
+        out.push(unit);
+    }
+    // Whitespace that fits nowhere (at the very end, after a full unit, or
+    // between two full ones) goes with the unit before it, a few blank
+    // bytes past the maximum, rather than leave a hole that reassembling
+    // the document would show.
+    if let (Some(_), Some(last)) = (carried, out.last_mut()) {
+        last.end = text.len();
+    }
     out
 }
 
@@ -487,6 +525,23 @@ mod tests {
             covered = covered.max(c.end);
         }
         assert_eq!(covered, text.len());
+    }
+
+    #[test]
+    fn a_blank_line_after_a_full_code_chunk_starts_the_next_chunk() {
+        // The first fence plus its line break is exactly the hard maximum,
+        // so the blank line after it fits neither it nor a chunk of its own;
+        // the next block alone is past the target.
+        let code = "let a = 1;\n".repeat(20);
+        let fence = format!("```rust\n{code}```\n");
+        let more = "let b = 2;\n".repeat(15);
+        let text = format!("{fence}\n```rust\n{more}```\n");
+        let chunks = chunk_text(&text, &config(100, 0, fence.len()));
+        assert_eq!(chunks.len(), 2, "{chunks:?}");
+        assert_eq!(chunks[0].end, fence.len());
+        assert_eq!(chunks[1].start, fence.len());
+        assert_eq!(chunks[1].end, text.len());
+        assert!(chunks.iter().all(|c| c.text.len() <= fence.len()));
     }
 
     #[test]

@@ -73,6 +73,15 @@ pub struct EngineConfig {
     )]
     pub max_job_chunks: usize,
 
+    /// Seconds one uploaded file's extraction may take; past it the file
+    /// fails with that reason and the job goes on.
+    #[arg(
+        long = "extract-timeout-secs",
+        env = "DOCSHELF_EXTRACT_TIMEOUT_SECS",
+        default_value_t = 120.0
+    )]
+    pub extract_timeout_secs: f64,
+
     /// Seconds after which a read looks for what other processes wrote to
     /// the store (another server, `docshelf ingest`): their documents
     /// become searchable here within this time. 0 checks on every read.
@@ -95,6 +104,7 @@ impl EngineConfig {
             max_expanded_mib: 1024,
             max_job_text_mib: 256,
             max_job_chunks: 200_000,
+            extract_timeout_secs: 120.0,
             read_consistency_secs: 2.0,
         }
     }
@@ -109,6 +119,9 @@ impl EngineConfig {
         crate::ingest::JobLimits {
             max_text_bytes: self.max_job_text_mib.saturating_mul(1024 * 1024),
             max_chunks: self.max_job_chunks,
+            extract_deadline: std::time::Duration::from_secs_f64(
+                self.extract_timeout_secs.clamp(0.001, 86_400.0),
+            ),
         }
     }
 

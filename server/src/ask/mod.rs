@@ -36,6 +36,10 @@ const TOOL_PASSAGES: usize = 4;
 /// offers no tool, so it must answer.
 pub const MAX_TOOL_ROUNDS: u32 = 3;
 
+/// Longest answer kept, in bytes: `--llm-max-tokens` bounds a well-behaved
+/// model, and this bounds one that ignores it (800 tokens are ~4 KB).
+const MAX_ANSWER_BYTES: usize = 256 * 1024;
+
 /// The `search_docs` arguments.
 #[derive(Debug, Deserialize)]
 struct SearchArgs {
@@ -94,6 +98,10 @@ pub async fn answer(
                     Delta::Text(piece) => {
                         said.push_str(&piece);
                         emit(AskEvent::Token(Token { text: piece }));
+                        if text.len() + said.len() > MAX_ANSWER_BYTES {
+                            tracing::warn!("the model ignored its token limit: answer cut");
+                            break;
+                        }
                     }
                     Delta::End { tool_calls } => calls = tool_calls,
                 }

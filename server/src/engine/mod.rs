@@ -76,6 +76,8 @@ pub struct Engine {
     chunking: ChunkConfig,
     archive_limits: ArchiveLimits,
     job_limits: crate::ingest::JobLimits,
+    /// Extraction threads' permits, shared by every job.
+    extractions: Arc<tokio::sync::Semaphore>,
     started: Instant,
 }
 
@@ -120,6 +122,9 @@ impl Engine {
             chunking: ChunkConfig::default(),
             archive_limits: config.archive_limits(),
             job_limits: config.job_limits(),
+            extractions: Arc::new(tokio::sync::Semaphore::new(
+                crate::ingest::pipeline::MAX_EXTRACTIONS,
+            )),
             started: Instant::now(),
         };
         if engine.store.has_legacy() {
@@ -266,6 +271,7 @@ impl Engine {
             chunking: self.chunking,
             archive_limits: self.archive_limits,
             job_limits: self.job_limits,
+            extractions: &self.extractions,
         };
         run_job(&pipeline, job, uploads).await;
     }

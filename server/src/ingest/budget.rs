@@ -16,6 +16,9 @@ pub struct JobLimits {
     pub max_text_bytes: u64,
     /// Chunks over every document of the job.
     pub max_chunks: usize,
+    /// How long one uploaded file's extraction may take before the file
+    /// fails and the job goes on (see `pipeline`).
+    pub extract_deadline: std::time::Duration,
 }
 
 impl Default for JobLimits {
@@ -25,6 +28,7 @@ impl Default for JobLimits {
         Self {
             max_text_bytes: 256 * 1024 * 1024,
             max_chunks: 200_000,
+            extract_deadline: std::time::Duration::from_secs(120),
         }
     }
 }
@@ -86,6 +90,7 @@ mod tests {
         let mut b = Budget::new(JobLimits {
             max_text_bytes: 3 * 1024 * 1024,
             max_chunks: 10,
+            ..JobLimits::default()
         });
         assert!(b.take_text(2 * 1024 * 1024).is_ok());
         let err = b.take_text(2 * 1024 * 1024).unwrap_err();

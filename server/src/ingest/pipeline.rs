@@ -28,9 +28,17 @@ pub struct Upload {
     pub bytes: Vec<u8>,
 }
 
+/// Extractions running at once, across every job. Each is a blocking
+/// thread; one that runs past its deadline cannot be stopped (a thread
+/// cannot be killed), so it keeps its permit until it ends by itself:
+/// runaway extractions then hold up new ones, instead of piling threads up.
+pub const MAX_EXTRACTIONS: usize = 4;
+
 /// What a job needs from the engine.
 pub struct Pipeline<'a> {
     pub store: &'a Store,
+    /// Permits for extraction threads (see [`MAX_EXTRACTIONS`]).
+    pub extractions: &'a std::sync::Arc<tokio::sync::Semaphore>,
     pub embedder: &'a EmbedQueue,
     /// Where each file's outcome is counted, as it ends.
     pub metrics: &'a Metrics,
@@ -54,10 +62,42 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
     for (upload, slot) in uploads.into_iter().zip(slots) {
         job.set_file(slot, FileState::Extracting);
         let limits = pipeline.archive_limits;
-        let extracted = tokio::task::spawn_blocking(move || {
+        let Ok(permit) = pipeline.extractions.clone().acquire_owned().await else {
+            // The semaphore is never closed; if it were, nothing could run.
+            finish(
+                pipeline,
+                job,
+                slot,
+                FileState::Failed {
+                    reason: "the server is shutting down".into(),
+                },
+            );
+            continue;
+        };
+        let extracting = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             extract::extract(&upload.name, &upload.bytes, &limits)
-        })
-        .await;
+        });
+        let deadline = pipeline.job_limits.extract_deadline;
+        let Ok(extracted) = tokio::time::timeout(deadline, extracting).await else {
+            tracing::warn!(
+                ?deadline,
+                "an extraction ran past its deadline and was abandoned"
+            );
+            finish(
+                pipeline,
+                job,
+                slot,
+                FileState::Failed {
+                    reason: format!(
+                    "extracting took longer than {} s and was abandoned (a malformed file, or one \
+                     too large to read in time: see --extract-timeout-secs)",
+                    deadline.as_secs_f64()
+                ),
+                },
+            );
+            continue;
+        };
         let extraction = match extracted {
             Ok(Ok(x)) => x,
             Ok(Err(err)) => {

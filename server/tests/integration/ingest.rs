@@ -307,3 +307,34 @@ async fn a_job_over_its_budget_fails_with_a_reason_and_nothing_of_it_is_embedded
         .expect("documents");
     assert_eq!(docs.len(), 1, "{docs:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extraction_past_its_deadline_fails_that_file_and_the_job_goes_on() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pdf =
+        std::fs::read(common::shared_data().join("pdf/pypdf-Seige_of_Vicksburg_Sample_OCR.pdf"))
+            .expect("shared PDF");
+    // A real PDF takes far longer than a millisecond to read.
+    let tight = docshelf_server::config::EngineConfig {
+        extract_timeout_secs: 0.001,
+        ..common::engine_config(dir.path())
+    };
+    let engine = Engine::open(&tight).await.expect("engine");
+    let status = run(&engine, "slow", "1", vec![upload("big.pdf", pdf.clone())]).await;
+    assert_eq!(status.state, JobState::Done);
+    match state_of(&status, "big.pdf") {
+        FileState::Failed { reason } => assert!(reason.contains("took longer than"), "{reason}"),
+        other => panic!("big.pdf: {other:?}"),
+    }
+    drop(engine);
+
+    // With the default deadline the same file is stored.
+    let engine = Engine::open(&common::engine_config(dir.path()))
+        .await
+        .expect("engine");
+    let status = run(&engine, "slow", "1", vec![upload("big.pdf", pdf)]).await;
+    assert!(
+        matches!(state_of(&status, "big.pdf"), FileState::Stored { .. }),
+        "{status:#?}"
+    );
+}
