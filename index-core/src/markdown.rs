@@ -36,6 +36,59 @@ pub fn markdown_snippet(text: &str, terms: &[String], max_chars: usize) -> Strin
     html
 }
 
+/// An Ask answer (Markdown, as models write) rendered whole as the same
+/// restricted HTML, with every citation mark (`[2]`, `[1, 3]`) turned into
+/// links: `href(n)` gives source n's address, or `None` to leave the number
+/// as text. Marks are swapped for private-use placeholders before parsing,
+/// because Markdown would read brackets as the start of a link.
+pub fn markdown_answer(text: &str, href: impl Fn(u32) -> Option<String>) -> String {
+    const OPEN: char = '\u{E000}';
+    const CLOSE: char = '\u{E001}';
+    let mut source = String::with_capacity(text.len());
+    let mut at = 0;
+    for mark in crate::ask::marks(text) {
+        source.push_str(&text[at..mark.start]);
+        for n in mark.numbers {
+            source.push(OPEN);
+            source.push_str(&n.to_string());
+            source.push(CLOSE);
+        }
+        at = mark.end;
+    }
+    source.push_str(&text[at..]);
+    let mut rendered = String::with_capacity(source.len() + 64);
+    render(&source, &[], &mut rendered);
+
+    let mut html = String::with_capacity(rendered.len() + 64);
+    let mut rest = rendered.as_str();
+    while let Some(open) = rest.find(OPEN) {
+        html.push_str(&rest[..open]);
+        let after = &rest[open + OPEN.len_utf8()..];
+        let Some(close) = after.find(CLOSE) else {
+            rest = after;
+            continue;
+        };
+        let number = &after[..close];
+        match number.parse::<u32>().ok().and_then(&href) {
+            Some(address) => {
+                html.push_str("<a class=\"cite\" href=\"");
+                escape_into(&mut html, &address);
+                html.push_str("\">[");
+                html.push_str(number);
+                html.push_str("]</a>");
+            }
+            None => {
+                html.push('[');
+                html.push_str(number);
+                html.push(']');
+            }
+        }
+        rest = &after[close + CLOSE.len_utf8()..];
+    }
+    html.push_str(rest);
+    html
+}
+
 /// Whether `before` leaves a fenced code block open.
 fn inside_fence(before: &str) -> bool {
     before
@@ -128,6 +181,27 @@ fn marked(text: &str, terms: &[String], out: &mut String) {
 mod tests {
     use super::*;
     use crate::highlight::query_terms;
+
+    #[test]
+    fn answers_render_markdown_with_citations_as_links() {
+        let answer = "Use **rebase** [1].\n\n```sh\ngit rebase -i HEAD~3\n```\n\nSee also [2, 9] and <b>x</b>.";
+        let html = markdown_answer(answer, |n| (n <= 2).then(|| format!("/doc?chunk={n}&a=\"")));
+        assert!(html.contains("<strong>rebase</strong>"), "{html}");
+        assert!(
+            html.contains("<a class=\"cite\" href=\"/doc?chunk=1&amp;a=&quot;\">[1]</a>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<a class=\"cite\" href=\"/doc?chunk=2&amp;a=&quot;\">[2]</a>[9]"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<pre><code class=\"language-sh\">git rebase -i HEAD~3\n</code></pre>"),
+            "{html}"
+        );
+        assert!(html.contains("&lt;b&gt;x&lt;/b&gt;"), "{html}");
+        assert!(!html.contains('\u{E000}'));
+    }
 
     #[test]
     fn code_blocks_are_formatted_and_markers_are_gone() {

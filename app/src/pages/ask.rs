@@ -1,6 +1,8 @@
 //! The Ask page: a conversation with the configured language model about
-//! the stored documents. Answers stream in as they are written; `[n]`
-//! citations link to the passage in its document; Stop cancels the answer
+//! the stored documents. Answers stream in as they are written, rendered
+//! from Markdown as restricted HTML (`index_core::markdown`, the same tags
+//! as search snippets: a model's output is as untrusted as a document's);
+//! `[n]` citations link to the passage in its document; Stop cancels the answer
 //! (and the model's generation), Retry asks again, New conversation starts
 //! over. The session, and with it the sticky library, is the one the search
 //! page uses.
@@ -8,7 +10,8 @@
 //! The stream is `POST /api/ask` read through `fetch` (see [`crate::sse`]):
 //! server functions answer once, and `EventSource` cannot send a body.
 
-use index_core::ask::{self, AskParams, Source};
+use index_core::ask::{AskParams, Source};
+use index_core::markdown::markdown_answer;
 use index_core::search::Sticky;
 use leptos::prelude::*;
 
@@ -230,9 +233,17 @@ fn ExchangeView(exchange: Exchange) -> impl IntoView {
     view! {
         <li class="exchange" data-progress=move || exchange.progress.get().name()>
             <p class="question"><strong>"Q: "</strong>{exchange.question.get_value()}</p>
-            <div class="answer" data-testid="answer">
-                {move || cited_text(&exchange.answer.get(), &exchange.sources.get())}
-            </div>
+            <div
+                class="answer snippet"
+                data-testid="answer"
+                inner_html=move || {
+                    let sources = exchange.sources.get();
+                    markdown_answer(
+                        &exchange.answer.get(),
+                        |n| sources.iter().find(|s| s.n == n).map(source_href),
+                    )
+                }
+            ></div>
             <p class="muted" role="status">{progress}</p>
             {move || exchange.error.get().map(|message| view! { <ErrorNotice message/> })}
             {move || {
@@ -247,28 +258,6 @@ fn ExchangeView(exchange: Exchange) -> impl IntoView {
             <SourceList sources=exchange.sources/>
         </li>
     }
-}
-
-/// The answer's text with each `[n]` a link to source n.
-fn cited_text(answer: &str, sources: &[Source]) -> impl IntoView {
-    let mut pieces = Vec::new();
-    let mut at = 0;
-    for mark in ask::marks(answer) {
-        pieces.push(answer[at..mark.start].to_owned().into_any());
-        for n in mark.numbers {
-            let piece = match sources.iter().find(|s| s.n == n) {
-                Some(s) => view! {
-                    <a class="cite" href=source_href(s) title=source_label(s)>{format!("[{n}]")}</a>
-                }
-                .into_any(),
-                None => format!("[{n}]").into_any(),
-            };
-            pieces.push(piece);
-        }
-        at = mark.end;
-    }
-    pieces.push(answer[at..].to_owned().into_any());
-    pieces
 }
 
 #[component]
