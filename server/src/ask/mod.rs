@@ -179,17 +179,14 @@ async fn search_again(
     let mut passages = Vec::new();
     let mut new = Vec::new();
     for hit in &found.results {
-        let n = match sources.iter().find(|s| s.chunk_id == hit.chunk_id) {
-            Some(known) => known.n,
-            None => {
-                let n = sources.len() as u32 + 1;
-                let passage = Passage::from_hit(n, hit);
-                sources.push(passage.source.clone());
-                new.push(passage.source.clone());
-                n
-            }
-        };
-        passages.push(Passage::from_hit(n, hit));
+        // A passage already given keeps its number; a new one takes the next.
+        let known = sources.iter().find(|s| s.chunk_id == hit.chunk_id);
+        let passage = Passage::from_hit(known.map_or(sources.len() as u32 + 1, |s| s.n), hit);
+        if known.is_none() {
+            sources.push(passage.source.clone());
+            new.push(passage.source.clone());
+        }
+        passages.push(passage);
     }
     emit(AskEvent::Search(MoreSources {
         query: args.query,
