@@ -84,18 +84,27 @@ pub fn chunk_text(text: &str, config: &ChunkConfig) -> Vec<Chunk> {
     let units = units(text, &config);
     let mut chunks = Vec::new();
 
+    // Where the last stored chunk ends. A chunk that does not start with
+    // overlap starts here, so whitespace that fitted in no chunk before it
+    // (the blank tail of a cut block after a full chunk) opens the next one
+    // instead of leaving a hole in the text.
+    let mut covered = 0;
     let mut current: Option<Open> = None;
     for unit in units {
-        // Whitespace alone (the blank tail of a cut block) is never a chunk
-        // of its own, which `push` would drop, leaving a hole in the text:
-        // it goes with the chunk before it, past the target if need be.
-        let blank = text[unit.start..unit.end].trim().is_empty();
-        if let Some(open) = current.as_mut() {
-            if blank && open.end - open.start + unit.len() <= config.hard_max {
+        // Whitespace alone is never a chunk's reason to exist: it goes with
+        // the chunk before it while that stays under the hard maximum, and
+        // otherwise with the next one (through `covered`).
+        if text[unit.start..unit.end].trim().is_empty() {
+            if let Some(open) = current
+                .as_mut()
+                .filter(|open| open.end - open.start + unit.len() <= config.hard_max)
+            {
                 open.end = unit.end;
-                continue;
             }
-            if open.end - open.start + unit.len() > config.target {
+            continue;
+        }
+        if let Some(open) = current.as_mut() {
+            if unit.end - open.start > config.target {
                 if open.has_new_text {
                     // Repeat the previous chunk's closing prose, if the
                     // unit still fits after it.
@@ -105,7 +114,7 @@ pub fn chunk_text(text: &str, config: &ChunkConfig) -> Vec<Chunk> {
                             overlap_start(text, from.max(open.start + 1), open.end, config.overlap)
                         })
                         .filter(|&start| unit.end - start <= config.target);
-                    push(&mut chunks, text, open);
+                    covered = push(&mut chunks, text, open);
                     current = overlap.map(|start| Open {
                         start,
                         end: unit.start,
@@ -121,7 +130,7 @@ pub fn chunk_text(text: &str, config: &ChunkConfig) -> Vec<Chunk> {
             }
         }
         let open = current.get_or_insert_with(|| Open {
-            start: unit.start,
+            start: covered,
             end: unit.start,
             heading_path: unit.heading_path.clone(),
             prose_from: None,
@@ -135,7 +144,13 @@ pub fn chunk_text(text: &str, config: &ChunkConfig) -> Vec<Chunk> {
         };
     }
     if let Some(open) = current.filter(|o| o.has_new_text) {
-        push(&mut chunks, text, &open);
+        covered = push(&mut chunks, text, &open);
+    }
+    // Whitespace after the last chunk that fitted nowhere goes with it, a
+    // few blank bytes past the maximum, rather than be lost to reassembly.
+    if let Some(last) = chunks.last_mut().filter(|_| covered < text.len()) {
+        last.end = text.len();
+        last.text = text[last.start..].to_owned();
     }
     chunks
 }
@@ -151,10 +166,9 @@ struct Open {
     has_new_text: bool,
 }
 
-fn push(chunks: &mut Vec<Chunk>, text: &str, open: &Open) {
-    if text[open.start..open.end].trim().is_empty() {
-        return;
-    }
+/// Stores the open chunk; returns where it ends. Only a chunk with new,
+/// non-blank text is ever opened, so none is empty.
+fn push(chunks: &mut Vec<Chunk>, text: &str, open: &Open) -> usize {
     chunks.push(Chunk {
         index: chunks.len(),
         start: open.start,
@@ -163,6 +177,7 @@ fn push(chunks: &mut Vec<Chunk>, text: &str, open: &Open) {
         heading_path: open.heading_path.clone(),
         page: None,
     });
+    open.end
 }
 
 /// The earliest sentence or line boundary in the last `overlap` bytes of
@@ -240,44 +255,6 @@ fn units(text: &str, config: &ChunkConfig) -> Vec<Unit> {
                 heading_path: path.clone(),
             });
         }
-    }
-    carry_blanks_forward(text, out, config.hard_max)
-}
-
-/// A piece of whitespace alone (the blank tail of a cut block) is glued to
-/// the chunk before it by `chunk_text`, unless that chunk is already at
-/// the hard maximum: then it joins the unit after it here, so it starts the
-/// next chunk instead of being a chunk of nothing that would be dropped,
-/// leaving a hole in the text (a property test found a code block of
-/// exactly the hard maximum followed by a blank line).
-fn carry_blanks_forward(text: &str, units: Vec<Unit>, hard_max: usize) -> Vec<Unit> {
-    let mut out: Vec<Unit> = Vec::with_capacity(units.len());
-    let mut carried: Option<usize> = None;
-    for mut unit in units {
-        let blank = text[unit.start..unit.end].trim().is_empty();
-        let before_is_full = out
-            .last()
-            .is_some_and(|prev| prev.len() + unit.len() > hard_max);
-        if blank && before_is_full && carried.is_none() {
-            carried = Some(unit.start);
-            continue;
-        }
-        if let Some(from) = carried.take() {
-            if unit.end - from <= hard_max {
-                unit.start = from;
-            } else if let Some(prev) = out.last_mut() {
-                // Full on both sides (rare): see below.
-                prev.end = unit.start;
-            }
-        }
-        out.push(unit);
-    }
-    // Whitespace that fits nowhere (at the very end, after a full unit, or
-    // between two full ones) goes with the unit before it, a few blank
-    // bytes past the maximum, rather than leave a hole that reassembling
-    // the document would show.
-    if let (Some(_), Some(last)) = (carried, out.last_mut()) {
-        last.end = text.len();
     }
     out
 }
@@ -542,6 +519,30 @@ mod tests {
         assert_eq!(chunks[1].start, fence.len());
         assert_eq!(chunks[1].end, text.len());
         assert!(chunks.iter().all(|c| c.text.len() <= fence.len()));
+    }
+
+    #[test]
+    fn a_blank_tail_that_fits_no_chunk_is_still_kept() {
+        // Two paragraphs share a chunk; the second is cut (it leaves no room
+        // for overlap), and its blank tail fits neither that chunk nor,
+        // before the next 70-byte piece, a chunk under the target. It must
+        // open the next chunk (which it fits under the hard maximum).
+        let first = format!("{}.\n\n", "A".repeat(22));
+        let second = format!("{}.\n{}", "B".repeat(68), "\n".repeat(40));
+        let third = format!("{}.\n", "C".repeat(93));
+        let text = format!("{first}{second}{third}");
+        let chunks = chunk_text(&text, &config(100, 30, 120));
+        let mut covered = 0;
+        for c in &chunks {
+            assert!(
+                c.start <= covered,
+                "a gap before chunk {}: {chunks:?}",
+                c.index
+            );
+            assert!(c.text.len() <= 120, "{chunks:?}");
+            covered = c.end;
+        }
+        assert_eq!(covered, text.len(), "{chunks:?}");
     }
 
     #[test]

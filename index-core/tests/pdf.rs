@@ -111,37 +111,56 @@ fn a_pdf_without_a_text_layer_is_refused_with_a_message() {
     assert!(err.to_string().contains("no text layer"));
 }
 
+/// `head` Flate compressed, followed by `padding` bytes of spaces.
+fn deflated(head: &[u8], padding: usize) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    out.write_all(head).expect("compress");
+    let spaces = vec![b' '; 1 << 16];
+    for _ in 0..padding / spaces.len() {
+        out.write_all(&spaces).expect("compress");
+    }
+    out.finish().expect("compress")
+}
+
+/// A Flate stream object with `extra` entries in its dictionary.
+fn stream_object(extra: &str, data: &[u8]) -> Vec<u8> {
+    [
+        format!(
+            "<< /Length {} /Filter /FlateDecode {extra}>>\nstream\n",
+            data.len()
+        )
+        .as_bytes(),
+        data,
+        b"\nendstream",
+    ]
+    .concat()
+}
+
 /// A one-page PDF that says "Hello docshelf" and whose content stream, Flate
 /// compressed, then runs on with `padding` bytes of spaces.
 fn padded_pdf(padding: usize) -> Vec<u8> {
-    use std::io::Write;
-    let mut content = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
-    content
-        .write_all(b"BT /F1 12 Tf 72 700 Td (Hello docshelf) Tj ET\n")
-        .expect("compress");
-    let spaces = vec![b' '; 1 << 16];
-    for _ in 0..padding / spaces.len() {
-        content.write_all(&spaces).expect("compress");
-    }
-    let stream = content.finish().expect("compress");
-    let objects: Vec<Vec<u8>> = vec![
+    pdf_with_object_stream(padding, None)
+}
+
+/// As [`padded_pdf`], plus, with `Some(n)`, an object stream (the PDF 1.5
+/// container the reader unpacks while loading the file) holding one small
+/// object and then `n` bytes of spaces.
+fn pdf_with_object_stream(padding: usize, object_stream_padding: Option<usize>) -> Vec<u8> {
+    let stream = deflated(b"BT /F1 12 Tf 72 700 Td (Hello docshelf) Tj ET\n", padding);
+    let mut objects: Vec<Vec<u8>> = vec![
         b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R \
           /Resources << /Font << /F1 5 0 R >> >> >>"
             .to_vec(),
-        [
-            format!(
-                "<< /Length {} /Filter /FlateDecode >>\nstream\n",
-                stream.len()
-            )
-            .as_bytes(),
-            &stream,
-            b"\nendstream",
-        ]
-        .concat(),
+        stream_object("", &stream),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
     ];
+    if let Some(n) = object_stream_padding {
+        let packed = deflated(b"7 0 << /Note (docshelf) >>", n);
+        objects.push(stream_object("/Type /ObjStm /N 1 /First 4 ", &packed));
+    }
     let mut pdf = b"%PDF-1.4\n".to_vec();
     let mut offsets = Vec::new();
     for (i, body) in objects.iter().enumerate() {
@@ -192,6 +211,37 @@ fn a_pdf_whose_streams_inflate_past_the_bound_is_refused_before_it_is_read() {
         Err(err @ ExtractError::PdfBomb(_)) => {
             assert!(err.to_string().contains("4 MiB"), "{err}");
         }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_object_stream_that_inflates_past_the_bound_is_refused_before_it_is_unpacked() {
+    // Object streams are unpacked by the reader while it loads the file, so
+    // they are counted as it meets them, not after.
+    let limits = ArchiveLimits {
+        max_pdf_inflated_bytes: 4 << 20,
+        ..ArchiveLimits::default()
+    };
+    let fine = pdf_with_object_stream(1 << 20, Some(1 << 20));
+    let read = extract("fine.pdf", &fine, &limits).expect("a PDF under the bound reads");
+    assert!(read.documents[0].text.contains("Hello docshelf"));
+
+    // Each part alone is under the bound; together they are over it.
+    let over = pdf_with_object_stream(3 << 20, Some(2 << 20));
+    assert!(matches!(
+        extract("over.pdf", &over, &limits),
+        Err(ExtractError::PdfBomb(_))
+    ));
+
+    let bomb = pdf_with_object_stream(0, Some(64 << 20));
+    assert!(
+        bomb.len() < 200 * 1024,
+        "the bomb is small: {} bytes",
+        bomb.len()
+    );
+    match extract("bomb.pdf", &bomb, &limits) {
+        Err(err @ ExtractError::PdfBomb(_)) => assert!(err.to_string().contains("4 MiB"), "{err}"),
         other => panic!("expected a refusal, got {other:?}"),
     }
 }

@@ -1,8 +1,9 @@
 //! PDF text, page by page.
 
+use std::cell::Cell;
 use std::io::Read;
 
-use pdf_extract::{Document, Object, PlainTextOutput, Stream};
+use pdf_extract::{Document, LoadOptions, Object, ObjectId, PlainTextOutput, Stream};
 
 use super::{ExtractError, Extracted, PageSpan};
 
@@ -16,15 +17,28 @@ use super::{ExtractError, Extracted, PageSpan};
 ///
 /// Before the reader decodes anything, the compressed streams are inflated
 /// into a counter, never into memory: past `max_inflated` bytes in all the
-/// file is refused as a decompression bomb.
+/// file is refused as a decompression bomb. Object streams, which the
+/// reader unpacks while it loads the file, are counted as it meets them.
 pub fn extract(bytes: &[u8], max_inflated: u64) -> Result<Extracted, ExtractError> {
-    let mut doc = guard(|| Document::load_mem(bytes))
+    let (loaded, left) = with_object_stream_budget(max_inflated, || {
+        guard(|| {
+            Document::load_mem_with_options(
+                bytes,
+                LoadOptions {
+                    filter: Some(count_object_stream),
+                    ..LoadOptions::default()
+                },
+            )
+        })
+    });
+    let left = left.ok_or(ExtractError::PdfBomb(max_inflated))?;
+    let mut doc = loaded
         .and_then(|r| r.map_err(|e| e.to_string()))
         .map_err(ExtractError::CorruptPdf)?;
     if doc.is_encrypted() && doc.decrypt("").is_err() {
         return Err(ExtractError::EncryptedPdf);
     }
-    check_inflated_size(&doc, max_inflated)?;
+    check_inflated_size(&doc, left, max_inflated)?;
     let title = title_of(&doc);
     let page_count = doc.get_pages().len() as u32;
     if page_count == 0 {
@@ -75,11 +89,48 @@ pub fn extract(bytes: &[u8], max_inflated: u64) -> Result<Extracted, ExtractErro
     })
 }
 
-/// Refuses a PDF whose Flate streams would inflate past `max` bytes in all.
-/// Image streams are left out: the text reader never decodes them, and a
-/// scanned book's images may well inflate past any sensible text bound.
-fn check_inflated_size(doc: &Document, max: u64) -> Result<(), ExtractError> {
-    let mut left = max;
+thread_local! {
+    /// What the PDF being loaded on this thread may still inflate in object
+    /// streams; `None` once it went past. The reader's filter is a plain
+    /// `fn`, so the budget cannot be captured; the reader (built without its
+    /// `rayon` feature) calls it on the loading thread.
+    static OBJECT_STREAM_BUDGET: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// Runs `load` with `budget` bytes for object streams; returns what it gave
+/// and what is left of the budget (`None`: it went past).
+fn with_object_stream_budget<T>(budget: u64, load: impl FnOnce() -> T) -> (T, Option<u64>) {
+    OBJECT_STREAM_BUDGET.set(Some(budget));
+    let loaded = load();
+    (loaded, OBJECT_STREAM_BUDGET.take())
+}
+
+/// The reader's load filter: counts what each Flate object stream inflates
+/// to before the reader unpacks it, and drops it, unread, past the budget.
+///
+/// The reader goes on with the object it passed, and reads the returned one
+/// only for the objects it took out of an object stream (never streams).
+/// So streams answer `Null`, sparing a copy of their content, and other
+/// objects answer themselves.
+fn count_object_stream(id: ObjectId, object: &mut Object) -> Option<(ObjectId, Object)> {
+    let Object::Stream(stream) = object else {
+        return Some((id, object.clone()));
+    };
+    if stream.dict.has_type(b"ObjStm") && is_flate(stream) {
+        let left = OBJECT_STREAM_BUDGET.get()?;
+        let inflated = inflated_len(&stream.content, left.saturating_add(1));
+        let rest = left.checked_sub(inflated);
+        OBJECT_STREAM_BUDGET.set(rest);
+        rest?;
+    }
+    Some((id, Object::Null))
+}
+
+/// Refuses a PDF whose Flate streams would inflate past `left` bytes in
+/// all (`max` is the whole bound, for the message). Image streams are left
+/// out: the text reader never decodes them, and a scanned book's images may
+/// well inflate past any sensible text bound.
+fn check_inflated_size(doc: &Document, mut left: u64, max: u64) -> Result<(), ExtractError> {
     for object in doc.objects.values() {
         let Object::Stream(stream) = object else {
             continue;
