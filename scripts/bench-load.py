@@ -94,6 +94,24 @@ def wait_job(base, job, limit_s):
     return False
 
 
+def thread_cpu(pid):
+    """CPU seconds (user + system) each thread name of `pid` has used so far."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue  # the thread ended
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        # Numbered pool threads count together (e.g. "rayon-3" -> "rayon-N").
+        name = re.sub(r"\d+$", "N", name)
+        out[name] = out.get(name, 0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def summary(ms):
     if not ms:
         return "n/a"
@@ -143,6 +161,7 @@ def main():
             if args.idle_only:
                 return
 
+            cpu_before = thread_cpu(server.pid)
             started = time.perf_counter()
             job = upload(base, "ingest", files)
             during, done = [], threading.Event()
@@ -164,6 +183,14 @@ def main():
             t.join()
             print(f"search during ingest   {summary(during)}")
             print(f"ingest of {len(files)} files  {ingest_s:.1f} s{'' if finished else ' (did not finish)'}")
+            # Where the CPU went meanwhile (searches included), by thread
+            # name: what competes with search while an upload runs.
+            cpu_after = thread_cpu(server.pid)
+            spent = {n: t - cpu_before.get(n, 0) for n, t in cpu_after.items()}
+            total = sum(spent.values()) or 1
+            print(f"  CPU by thread        {total:.0f} s in all: " + ", ".join(
+                f"{n} {t:.0f} s ({100 * t / total:.0f}%)"
+                for n, t in sorted(spent.items(), key=lambda kv: -kv[1]) if t >= 0.01 * total))
 
             with cf.ThreadPoolExecutor(max_workers=200) as pool:
                 burst = list(pool.map(lambda i: search(base, i), range(200)))

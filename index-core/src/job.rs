@@ -138,6 +138,14 @@ mod tests {
     }
 }
 
+/// One uploaded file, as every face hands it to the engine: its name
+/// (a path inside the library version, or an archive's name) and bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upload {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
 /// What an accepted upload answers (202): the job to follow.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -12,10 +12,10 @@ use docshelf_server::cli::collect_uploads;
 use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
 use docshelf_server::engine::Engine;
-use docshelf_server::ingest::{JobHandle, Upload};
 use index_core::chunk::{chunk_document, ChunkConfig};
 use index_core::extract::{extract, ArchiveLimits};
 use index_core::job::FileState;
+use index_core::job::Upload;
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -73,13 +73,14 @@ fn main() {
             .await
             .map(|e| e.backend().to_string())
             .unwrap_or_default();
-        let job = JobHandle::detached("git", "2.39");
         let files = subset.len();
         let start = Instant::now();
-        engine.ingest(&job, subset).await;
+        let status = engine
+            .ingest("git", "2.39", subset)
+            .await
+            .expect("a valid library");
         let secs = start.elapsed().as_secs_f64();
-        let chunks: usize = job
-            .status()
+        let chunks: usize = status
             .files
             .iter()
             .map(|f| match f.state {

@@ -28,7 +28,6 @@ use std::time::Instant;
 
 use docshelf_server::cli::collect_uploads;
 use docshelf_server::engine::Engine;
-use docshelf_server::ingest::JobHandle;
 use index_core::search::SearchParams;
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -99,11 +98,13 @@ async fn git_pages(root: &Path) {
             .take(files)
             .collect();
         let started = Instant::now();
-        let job = JobHandle::detached("git", "2.39");
-        engine.ingest(&job, uploads).await;
+        let status = engine
+            .ingest("git", "2.39", uploads)
+            .await
+            .expect("a valid library");
         println!(
             "uploaded {} pages in {:.1} s",
-            job.status().files.len(),
+            status.files.len(),
             started.elapsed().as_secs_f64()
         );
     }

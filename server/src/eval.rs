@@ -22,11 +22,11 @@ use std::time::Instant;
 
 use anyhow::Context;
 use index_core::eval::{ndcg_at, recall_at};
+use index_core::job::Upload;
 use index_core::search::{Mode, SearchParams};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
-use crate::ingest::{JobHandle, Upload};
 
 #[derive(Debug, Deserialize)]
 struct Query {
@@ -152,12 +152,15 @@ pub async fn run(engine: &Engine, spec: &EvalSpec, uploads: Vec<Upload>) -> anyh
         let files = uploads.len();
         eprintln!("uploading {files} file(s) from {}", spec.corpus.display());
         let started = Instant::now();
-        let job = JobHandle::detached(&spec.library, &spec.version);
-        let progress = tokio::spawn(report_progress(job.subscribe(), files));
-        engine.ingest(&job, uploads).await;
-        let status = job.status();
-        drop(job);
-        progress.await.ok();
+        let mut progress = None;
+        let status = engine
+            .ingest_watched(&spec.library, &spec.version, uploads, |rx| {
+                progress = Some(tokio::spawn(report_progress(rx, files)));
+            })
+            .await?;
+        if let Some(progress) = progress {
+            progress.await.ok();
+        }
         if let Some(err) = status.error {
             anyhow::bail!("the upload failed: {err}");
         }

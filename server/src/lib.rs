@@ -18,6 +18,7 @@
 #![recursion_limit = "256"]
 
 pub mod ask;
+pub mod background;
 pub mod cli;
 pub mod config;
 pub mod embed;

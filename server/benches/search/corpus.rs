@@ -28,7 +28,6 @@ use docshelf_server::cli::collect_uploads;
 use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
 use docshelf_server::engine::Engine;
-use docshelf_server::ingest::JobHandle;
 use docshelf_server::store::{ChunkRow, DocumentChunks, Store, StoredChunk};
 use index_core::chunk::Chunk;
 
@@ -131,11 +130,13 @@ async fn seeds(root: &Path) -> Vec<(StoredChunk, Vec<f32>)> {
             collect_uploads(&[corpus]).expect("the git-docs corpus (../shared/data/eval/git-docs)");
         let started = Instant::now();
         println!("seeds: embedding the git manual's pages (once)");
-        let job = JobHandle::detached("git", "2.39");
-        engine.ingest(&job, uploads).await;
+        let status = engine
+            .ingest("git", "2.39", uploads)
+            .await
+            .expect("a valid library");
         println!(
             "seeds: {} pages in {:.0} s",
-            job.status().files.len(),
+            status.files.len(),
             started.elapsed().as_secs_f64()
         );
         std::fs::write(&done, "").expect("marker");

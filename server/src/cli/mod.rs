@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use index_core::format::Format;
-use index_core::job::FileState;
+use index_core::job::{FileState, Upload};
 use index_core::validate;
 use index_core::ErrorKind;
 
@@ -30,7 +30,6 @@ use crate::config::{EngineConfig, ModelConfig, ServeConfig};
 use crate::embed::Embedder;
 use crate::engine::{Engine, EngineError};
 use crate::http::{self, RouterConfig};
-use crate::ingest::{JobHandle, Upload};
 
 /// Self-hosted documentation search.
 #[derive(Debug, Parser)]
@@ -291,13 +290,16 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
         uploads.len()
     );
 
-    let job = JobHandle::detached(&library, &version);
-    let printer = tokio::spawn(print_progress(job.subscribe()));
-    engine.ingest(&job, uploads).await;
-    let status = job.status();
+    let mut printer = None;
+    let status = engine
+        .ingest_watched(&library, &version, uploads, |rx| {
+            printer = Some(tokio::spawn(print_progress(rx)));
+        })
+        .await?;
     // The printer ends when the job's sender is dropped; it has seen the last state.
-    drop(job);
-    printer.await.context("the progress printer failed")?;
+    if let Some(printer) = printer {
+        printer.await.context("the progress printer failed")?;
+    }
 
     let (stored, failed) = status.tally();
     eprintln!("done: {stored} stored, {failed} failed");

@@ -1,18 +1,24 @@
 //! Coalesces concurrent embedding requests into batches, searches first.
 //!
 //! A forward pass over 16 short queries costs little more than over one, so
-//! rather than queueing requests one by one, a single worker thread owns the
-//! model, takes every query waiting when it wakes (up to a batch), and
-//! answers them all from one pass. Async callers never block the runtime.
+//! rather than answering requests one by one, a worker takes every query
+//! waiting when it wakes (up to a batch) and answers them all from one
+//! pass. Async callers never block the runtime.
 //!
-//! Two lanes, because a search must not wait for an upload: a document's
-//! chunks were embedded in one pass, and while 190 pages were ingested
-//! searches waited behind them (`make bench-load`: p50 1.0 s, p99 3.4 s,
-//! against 38 / 45 ms idle). Queries ([`EmbedQueue::embed_one`]) now always go first, and bulk
-//! work ([`EmbedQueue::embed_many`]) is embedded [`BULK_SLICE`] texts per
-//! pass, so a query waits for at most one slice.
+//! Two lanes with a worker each, sharing one model, because a search must
+//! not wait for an upload:
+//! - A document's chunks were first embedded in one pass, and while 190
+//!   pages were ingested searches waited behind them (`make bench-load`:
+//!   p50 1.0 s, p99 3.4 s, against 38 / 45 ms idle).
+//! - One worker serving both lanes, bulk work [`BULK_SLICE`] texts a pass,
+//!   still made a query wait for the slice under way: about half a pass,
+//!   ~170 ms of a p50 of ~220 ms during an upload.
+//! - Now queries ([`EmbedQueue::embed_one`]) have a worker of their own on
+//!   rayon's global pool, and bulk work ([`EmbedQueue::embed_many`]) runs
+//!   beside it on a pool whose threads yield the CPU to searches
+//!   (`crate::background`). A query starts at once and gets the larger
+//!   share of the cores.
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -21,13 +27,11 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{Backend, EmbedError, Embedder, Embedding, DEFAULT_BATCH};
 
-/// Texts of bulk work (a document's chunks) embedded per pass. Small enough
-/// that a query arriving mid-pass waits a fraction of a second on a 2-core
-/// CPU, large enough that each core still gets a slice of several texts.
-/// Measured with `make bench-load` (190-page upload): 8 took search p99
-/// during the upload from 3.4 s to 1.7 s for 4% slower ingestion; 4 gave
-/// 1.5 s for 14% slower, as the rest of the wait is the two cores being
-/// busy, not the queue.
+/// Texts of bulk work (a document's chunks) embedded per pass: each core
+/// still gets a slice of several texts, and a cancelled upload stops within
+/// a pass. (When queries shared the bulk worker, this bounded their wait:
+/// 8 took search p99 during a 190-page upload from 3.4 s to 1.7 s for 4%
+/// slower ingestion.)
 pub const BULK_SLICE: usize = 8;
 
 type Reply = oneshot::Sender<Result<Vec<Embedding>, Arc<EmbedError>>>;
@@ -35,29 +39,22 @@ type Reply = oneshot::Sender<Result<Vec<Embedding>, Arc<EmbedError>>>;
 /// Which lane a request travels in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lane {
-    /// A search's query: answered before any bulk work.
+    /// A search's query: never waits for bulk work.
     Query,
     /// A document's chunks: embedded a slice at a time.
     Bulk,
 }
 
 struct Request {
-    lane: Lane,
     texts: Vec<String>,
-    reply: Reply,
-}
-
-/// Bulk work under way: its texts, and the vectors of those done so far.
-struct InFlight {
-    texts: Vec<String>,
-    done: Vec<Embedding>,
     reply: Reply,
 }
 
 /// A handle to the embedding worker; cheap to clone.
 #[derive(Clone)]
 pub struct EmbedQueue {
-    tx: mpsc::Sender<Request>,
+    queries: mpsc::Sender<Request>,
+    bulk: mpsc::Sender<Request>,
     backend: Backend,
     counters: Arc<Counters>,
 }
@@ -88,14 +85,35 @@ impl EmbedQueue {
     /// Moves `embedder` onto a dedicated worker thread.
     pub fn start(embedder: Embedder) -> std::io::Result<Self> {
         let backend = embedder.backend().clone();
-        let (tx, rx) = mpsc::channel::<Request>(1024);
+        let embedder = Arc::new(embedder);
         let counters = Arc::new(Counters::default());
-        let worker_counters = counters.clone();
-        thread::Builder::new()
-            .name("embed".into())
-            .spawn(move || worker(embedder, rx, &worker_counters))?;
+        let (queries, query_rx) = mpsc::channel::<Request>(1024);
+        let (bulk, bulk_rx) = mpsc::channel::<Request>(1024);
+        // Bulk passes run on threads of their own below normal priority
+        // (see `crate::background`), queries on rayon's global pool. New
+        // threads take the priority of the thread that starts them: the
+        // engine loads the model from its own runtime, never an upload's.
+        let bulk_pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(rayon::current_num_threads())
+            .thread_name(|i| format!("embed-bulk-{i}"))
+            .start_handler(|_| crate::background::lower_this_thread())
+            .build()
+            .map_err(std::io::Error::other)?;
+        {
+            let (embedder, counters) = (embedder.clone(), counters.clone());
+            thread::Builder::new()
+                .name("embed-query".into())
+                .spawn(move || query_worker(&embedder, query_rx, &counters))?;
+        }
+        {
+            let counters = counters.clone();
+            thread::Builder::new()
+                .name("embed-bulk".into())
+                .spawn(move || bulk_worker(&embedder, &bulk_pool, bulk_rx, &counters))?;
+        }
         Ok(Self {
-            tx,
+            queries,
+            bulk,
             backend,
             counters,
         })
@@ -116,15 +134,15 @@ impl EmbedQueue {
         &self.backend
     }
 
-    /// Embeds one text (a query), ahead of any bulk work and batched with
+    /// Embeds one text (a query), beside any bulk work and batched with
     /// the other queries waiting.
     pub async fn embed_one(&self, text: impl Into<String>) -> Result<Embedding, Arc<EmbedError>> {
         let mut out = self.request(Lane::Query, vec![text.into()]).await?;
         out.pop().ok_or_else(|| Arc::new(EmbedError::WorkerGone))
     }
 
-    /// Embeds many texts (a document's chunks), in order, a slice at a time
-    /// between queries.
+    /// Embeds many texts (a document's chunks), in order, a slice at a time,
+    /// below searches' priority.
     pub async fn embed_many(&self, texts: Vec<String>) -> Result<Vec<Embedding>, Arc<EmbedError>> {
         self.request(Lane::Bulk, texts).await
     }
@@ -135,96 +153,86 @@ impl EmbedQueue {
         texts: Vec<String>,
     ) -> Result<Vec<Embedding>, Arc<EmbedError>> {
         let (reply, answer) = oneshot::channel();
-        self.tx
-            .send(Request { lane, texts, reply })
+        let tx = match lane {
+            Lane::Query => &self.queries,
+            Lane::Bulk => &self.bulk,
+        };
+        tx.send(Request { texts, reply })
             .await
             .map_err(|_| Arc::new(EmbedError::WorkerGone))?;
         answer.await.map_err(|_| Arc::new(EmbedError::WorkerGone))?
     }
 }
 
-fn worker(embedder: Embedder, mut rx: mpsc::Receiver<Request>, counters: &Counters) {
-    let mut queries: VecDeque<Request> = VecDeque::new();
-    let mut bulk: VecDeque<InFlight> = VecDeque::new();
-    let route = |r: Request, queries: &mut VecDeque<Request>, bulk: &mut VecDeque<InFlight>| {
-        counters.requests.fetch_add(1, Ordering::Relaxed);
-        match r.lane {
-            Lane::Query => queries.push_back(r),
-            Lane::Bulk => bulk.push_back(InFlight {
-                done: Vec::with_capacity(r.texts.len()),
-                texts: r.texts,
-                reply: r.reply,
-            }),
-        }
-    };
-    loop {
-        if queries.is_empty() && bulk.is_empty() {
-            match rx.blocking_recv() {
-                Some(r) => route(r, &mut queries, &mut bulk),
-                None => return,
+/// Answers queries: every one waiting, up to a batch, in one pass.
+fn query_worker(embedder: &Embedder, mut rx: mpsc::Receiver<Request>, counters: &Counters) {
+    while let Some(first) = rx.blocking_recv() {
+        let mut batch = vec![first];
+        let mut waiting = batch[0].texts.len();
+        while waiting < DEFAULT_BATCH {
+            match rx.try_recv() {
+                Ok(r) => {
+                    waiting += r.texts.len();
+                    batch.push(r);
+                }
+                Err(_) => break,
             }
         }
-        while let Ok(r) = rx.try_recv() {
-            route(r, &mut queries, &mut bulk);
+        counters
+            .requests
+            .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        let texts: Vec<&str> = batch
+            .iter()
+            .flat_map(|r| r.texts.iter().map(String::as_str))
+            .collect();
+        match pass(embedder, &texts, counters, Lane::Query) {
+            Ok(vectors) => {
+                let mut vectors = vectors.into_iter();
+                for request in batch {
+                    let mine: Vec<Embedding> = vectors.by_ref().take(request.texts.len()).collect();
+                    // The caller may have gone away (a cancelled search): fine.
+                    let _ = request.reply.send(Ok(mine));
+                }
+            }
+            Err(err) => {
+                for request in batch {
+                    let _ = request.reply.send(Err(err.clone()));
+                }
+            }
         }
-        if !queries.is_empty() {
-            // Every waiting query, up to a batch, in one pass.
-            let mut batch = Vec::new();
-            let mut waiting = 0;
-            while let Some(q) = queries.front() {
-                if waiting > 0 && waiting + q.texts.len() > DEFAULT_BATCH {
+    }
+}
+
+/// Works through bulk requests in order, [`BULK_SLICE`] texts a pass on
+/// `pool`, dropping the rest of one whose caller went away.
+fn bulk_worker(
+    embedder: &Embedder,
+    pool: &rayon::ThreadPool,
+    mut rx: mpsc::Receiver<Request>,
+    counters: &Counters,
+) {
+    while let Some(request) = rx.blocking_recv() {
+        counters.requests.fetch_add(1, Ordering::Relaxed);
+        let Request { texts, reply } = request;
+        let mut done: Vec<Embedding> = Vec::with_capacity(texts.len());
+        let mut failed = None;
+        for slice in texts.chunks(BULK_SLICE) {
+            if reply.is_closed() {
+                break; // the upload was cancelled
+            }
+            let slice: Vec<&str> = slice.iter().map(String::as_str).collect();
+            match pool.install(|| pass(embedder, &slice, counters, Lane::Bulk)) {
+                Ok(vectors) => done.extend(vectors),
+                Err(err) => {
+                    failed = Some(err);
                     break;
                 }
-                waiting += q.texts.len();
-                batch.extend(queries.pop_front());
-            }
-            let texts: Vec<&str> = batch
-                .iter()
-                .flat_map(|r| r.texts.iter().map(String::as_str))
-                .collect();
-            match pass(&embedder, &texts, counters, Lane::Query) {
-                Ok(vectors) => {
-                    let mut vectors = vectors.into_iter();
-                    for request in batch {
-                        let mine: Vec<Embedding> =
-                            vectors.by_ref().take(request.texts.len()).collect();
-                        // The caller may have gone away (a cancelled search): fine.
-                        let _ = request.reply.send(Ok(mine));
-                    }
-                }
-                Err(err) => {
-                    for request in batch {
-                        let _ = request.reply.send(Err(err.clone()));
-                    }
-                }
-            }
-            continue;
-        }
-        let Some(work) = bulk.front_mut() else {
-            continue;
-        };
-        if work.reply.is_closed() {
-            // The upload was cancelled: drop the rest of its work.
-            bulk.pop_front();
-            continue;
-        }
-        let from = work.done.len();
-        let to = (from + BULK_SLICE).min(work.texts.len());
-        let texts: Vec<&str> = work.texts[from..to].iter().map(String::as_str).collect();
-        match pass(&embedder, &texts, counters, Lane::Bulk) {
-            Ok(vectors) => work.done.extend(vectors),
-            Err(err) => {
-                if let Some(work) = bulk.pop_front() {
-                    let _ = work.reply.send(Err(err));
-                }
-                continue;
             }
         }
-        if work.done.len() == work.texts.len() {
-            if let Some(work) = bulk.pop_front() {
-                let _ = work.reply.send(Ok(work.done));
-            }
-        }
+        let _ = reply.send(match failed {
+            Some(err) => Err(err),
+            None => Ok(done),
+        });
     }
 }
 

@@ -18,6 +18,7 @@ use index_core::chunk::ChunkConfig;
 use index_core::document::{reassemble, Piece};
 use index_core::extract::ArchiveLimits;
 use index_core::feedback::{FeedbackRequest, Votes};
+use index_core::job::{JobStatus, Upload, UploadAccepted};
 use index_core::library::{self, Resolution};
 use index_core::search::{Mode, Search, SearchHit, SearchParams, SearchResponse, Sticky};
 use index_core::validate::{self, NameError};
@@ -26,10 +27,11 @@ use index_core::{AskStatus, EmbeddingStatus, ServerStatus, StoreStatus};
 
 use self::scope::SearchScope;
 use crate::ask::conversations::Conversations;
+use crate::background::Background;
 use crate::config::{is_local_location, EngineConfig, ModelConfig};
 use crate::embed::{EmbedError, EmbedQueue, Embedder};
 use crate::ingest::pipeline::Pipeline;
-use crate::ingest::{run_job, JobHandle, Jobs, Upload};
+use crate::ingest::{run_job, JobHandle, Jobs};
 use crate::llm::{Llm, LlmError};
 use crate::metrics::Metrics;
 use crate::search::rerank::{LeadPrior, SecondStage};
@@ -78,6 +80,10 @@ pub struct Engine {
     job_limits: crate::ingest::JobLimits,
     /// Extraction threads' permits, shared by every job.
     extractions: Arc<tokio::sync::Semaphore>,
+    /// Where upload jobs run: below searches' priority.
+    background: Background,
+    /// How often a long job folds new rows into the indexes.
+    refresh_every: std::time::Duration,
     started: Instant,
 }
 
@@ -125,6 +131,8 @@ impl Engine {
             extractions: Arc::new(tokio::sync::Semaphore::new(
                 crate::ingest::pipeline::MAX_EXTRACTIONS,
             )),
+            background: Background::start().context("cannot start the upload runtime")?,
+            refresh_every: crate::ingest::pipeline::REFRESH_EVERY,
             started: Instant::now(),
         };
         if engine.store.has_legacy() {
@@ -187,6 +195,14 @@ impl Engine {
         self
     }
 
+    /// Folds a long job's new rows into the indexes every `every` instead
+    /// of every [`crate::ingest::pipeline::REFRESH_EVERY`] (tests use zero:
+    /// after every file).
+    pub fn with_index_refresh(mut self, every: std::time::Duration) -> Self {
+        self.refresh_every = every;
+        self
+    }
+
     /// Turns Ask on, with this model.
     pub fn with_llm(mut self, llm: Option<Llm>) -> Self {
         self.llm = llm;
@@ -237,13 +253,14 @@ impl Engine {
         &self.metrics
     }
 
-    /// Starts an upload job in the background and returns it at once.
+    /// Starts an upload job in the background and returns it at once: its
+    /// id, to follow it in [`Self::jobs`].
     pub async fn start_upload(
         self: &Arc<Self>,
         library: &str,
         version: &str,
         uploads: Vec<Upload>,
-    ) -> Result<Arc<JobHandle>, EngineError> {
+    ) -> Result<UploadAccepted, EngineError> {
         let (library, version) = (validate::library(library)?, validate::version(version)?);
         if uploads.is_empty() {
             return Err(EngineError::NoFiles);
@@ -251,12 +268,42 @@ impl Engine {
         self.embedder().await?;
         let job = self.jobs.create(&library, &version);
         let (engine, handle) = (self.clone(), job.clone());
-        tokio::spawn(async move { engine.ingest(&handle, uploads).await });
-        Ok(job)
+        self.background
+            .spawn(async move { engine.run_upload(&handle, uploads).await });
+        Ok(job.accepted())
     }
 
-    /// Runs an upload job to the end (the CLI waits on this directly).
-    pub async fn ingest(&self, job: &JobHandle, uploads: Vec<Upload>) {
+    /// Runs an upload job here, to its end, and says how it ended: the CLI
+    /// and evaluation wait on this (the server uses [`Self::start_upload`]).
+    /// The job is not listed among the server's jobs.
+    pub async fn ingest(
+        &self,
+        library: &str,
+        version: &str,
+        uploads: Vec<Upload>,
+    ) -> Result<JobStatus, EngineError> {
+        self.ingest_watched(library, version, uploads, |_| {}).await
+    }
+
+    /// As [`Self::ingest`]; `watch` is handed the job's status, which
+    /// changes as each file moves on, before any work starts. Its sender
+    /// is dropped when the job ends.
+    pub async fn ingest_watched(
+        &self,
+        library: &str,
+        version: &str,
+        uploads: Vec<Upload>,
+        watch: impl FnOnce(tokio::sync::watch::Receiver<JobStatus>),
+    ) -> Result<JobStatus, EngineError> {
+        let (library, version) = (validate::library(library)?, validate::version(version)?);
+        let job = JobHandle::detached(&library, &version);
+        watch(job.subscribe());
+        self.run_upload(&job, uploads).await;
+        Ok(job.status())
+    }
+
+    /// Runs `job` to the end.
+    async fn run_upload(&self, job: &JobHandle, uploads: Vec<Upload>) {
         let embedder = match self.embedder().await {
             Ok(e) => e,
             Err(err) => {
@@ -271,6 +318,7 @@ impl Engine {
             chunking: self.chunking,
             archive_limits: self.archive_limits,
             job_limits: self.job_limits,
+            refresh_every: self.refresh_every,
             extractions: &self.extractions,
         };
         run_job(&pipeline, job, uploads).await;

@@ -16,14 +16,13 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Json;
 use futures::Stream;
-use index_core::job::{JobState, JobStatus, UploadAccepted};
+use index_core::job::{JobState, JobStatus, Upload, UploadAccepted};
 use serde::Deserialize;
 
 use super::auth;
 use super::error::{ApiError, ApiQuery};
 use super::openapi::ErrorBody;
 use super::AppState;
-use crate::ingest::Upload;
 
 /// The upload form, for the OpenAPI document.
 #[derive(utoipa::ToSchema)]
@@ -88,8 +87,8 @@ pub async fn upload(
     }
     let library = library.ok_or_else(|| ApiError::bad_request("the form needs a library field"))?;
     let version = version.ok_or_else(|| ApiError::bad_request("the form needs a version field"))?;
-    let job = state.engine.start_upload(&library, &version, files).await?;
-    Ok((StatusCode::ACCEPTED, Json(job.accepted())))
+    let accepted = state.engine.start_upload(&library, &version, files).await?;
+    Ok((StatusCode::ACCEPTED, Json(accepted)))
 }
 
 fn multipart_error(err: MultipartError) -> ApiError {

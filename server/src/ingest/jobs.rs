@@ -78,8 +78,8 @@ impl JobHandle {
         bool::from(token.as_bytes().ct_eq(self.watch_token.as_bytes()))
     }
 
-    /// A standalone job (the CLI's), not listed in any registry.
-    pub fn detached(library: &str, version: &str) -> Self {
+    /// A standalone job (`Engine::ingest`'s), not listed in any registry.
+    pub(crate) fn detached(library: &str, version: &str) -> Self {
         Self::new("cli".into(), library.to_owned(), version.to_owned())
     }
 

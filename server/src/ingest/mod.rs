@@ -10,4 +10,4 @@ pub mod pipeline;
 
 pub use budget::JobLimits;
 pub use jobs::{JobHandle, Jobs};
-pub use pipeline::{run_job, Upload};
+pub use pipeline::run_job;

@@ -17,8 +17,8 @@ use crate::common;
 use crate::llm_server::{LlamaServer, Proxy};
 use docshelf_server::engine::Engine;
 use docshelf_server::http::RouterConfig;
-use docshelf_server::ingest::{JobHandle, Upload};
 use docshelf_server::llm::{Llm, LlmConfig};
+use index_core::job::Upload;
 
 const WIDGETS: &str =
     "# Frobnicating widgets\n\nTo frobnicate a widget, run `widget frob --level 3`. \
@@ -48,14 +48,14 @@ async fn serve_with(
     let engine = Engine::open(&common::engine_config(dir))
         .await
         .expect("engine");
-    let job = JobHandle::detached("tools", "1.0");
     let page = |name: &str, text: &str| Upload {
         name: name.to_owned(),
         bytes: text.as_bytes().to_vec(),
     };
-    engine
+    let status = engine
         .ingest(
-            &job,
+            "tools",
+            "1.0",
             vec![
                 page("widgets.md", WIDGETS),
                 page("gadgets.md", GADGETS),
@@ -63,7 +63,8 @@ async fn serve_with(
             ],
         )
         .await;
-    assert_eq!(job.status().tally().1, 0, "{:#?}", job.status());
+    let status = status.expect("a valid library");
+    assert_eq!(status.tally().1, 0, "{status:#?}");
     let llm = Llm::from_config(&LlmConfig {
         url: llm_url.map(str::to_owned),
         model: "smollm2".into(),

@@ -5,8 +5,7 @@ use crate::common;
 use std::io::{Cursor, Write};
 
 use docshelf_server::engine::Engine;
-use docshelf_server::ingest::{JobHandle, Upload};
-use index_core::job::{FileState, JobState, JobStatus};
+use index_core::job::{FileState, JobState, JobStatus, Upload};
 
 fn upload(name: &str, bytes: impl Into<Vec<u8>>) -> Upload {
     Upload {
@@ -26,9 +25,10 @@ fn zip(entries: &[(&str, &[u8])]) -> Vec<u8> {
 }
 
 async fn run(engine: &Engine, library: &str, version: &str, uploads: Vec<Upload>) -> JobStatus {
-    let job = JobHandle::detached(library, version);
-    engine.ingest(&job, uploads).await;
-    job.status()
+    engine
+        .ingest(library, version, uploads)
+        .await
+        .expect("a valid library")
 }
 
 fn state_of<'a>(status: &'a JobStatus, path: &str) -> &'a FileState {
@@ -178,6 +178,52 @@ async fn identical_uploads_store_nothing_new_and_changed_files_replace_the_old_v
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folding_rows_into_the_indexes_between_files_loses_and_doubles_nothing() {
+    // A long job refreshes the indexes (compaction included) between the
+    // documents it stores; here after every file, with a replacement of a
+    // document from an earlier job in the middle.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = Engine::open(&common::engine_config(dir.path()))
+        .await
+        .expect("engine")
+        .with_index_refresh(std::time::Duration::ZERO);
+    let first = vec![
+        upload("a.md", "# A\n\nThe old zanzibrook text.\n"),
+        upload("b.md", "# B\n\nA plovermint note.\n"),
+    ];
+    run(&engine, "lib", "1", first).await;
+    let second = vec![
+        upload("c.md", "# C\n\nThe quillotrope page.\n"),
+        upload("a.md", "# A\n\nThe new marrowfleck text.\n"),
+        upload("d.md", "# D\n\nSome vexillant words.\n"),
+    ];
+    let status = run(&engine, "lib", "1", second).await;
+    assert_eq!(status.tally(), (3, 0), "{status:#?}");
+
+    assert_eq!(engine.store().counts().await.expect("counts").chunks, 4);
+    assert_eq!(
+        engine.store().unindexed_text_rows().await.expect("stats"),
+        0
+    );
+    for (word, file) in [
+        ("plovermint", "b.md"),
+        ("quillotrope", "c.md"),
+        ("marrowfleck", "a.md"),
+        ("vexillant", "d.md"),
+    ] {
+        let hits = engine.store().keyword(word, None, 5).await.expect("search");
+        let files: Vec<&str> = hits.iter().map(|h| h.chunk.file_path.as_str()).collect();
+        assert_eq!(files, [file], "{word}");
+    }
+    let old = engine
+        .store()
+        .keyword("zanzibrook", None, 5)
+        .await
+        .expect("search");
+    assert!(old.is_empty(), "the replaced text is still found");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_names_and_empty_uploads_are_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
     let engine = std::sync::Arc::new(
@@ -188,20 +234,17 @@ async fn invalid_names_and_empty_uploads_are_refused() {
     let err = engine
         .start_upload("bad/name", "1", vec![upload("a.md", "x")])
         .await
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert!(err.to_string().contains("library"), "{err}");
     let err = engine
         .start_upload("ok", "latest", vec![upload("a.md", "x")])
         .await
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert!(err.to_string().contains("reserved"), "{err}");
     let err = engine
         .start_upload("ok", "1", vec![])
         .await
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert!(err.to_string().contains("at least one file"), "{err}");
 }
 

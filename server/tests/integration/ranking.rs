@@ -11,8 +11,8 @@ use lancedb::query::ExecutableQuery;
 use std::collections::BTreeSet;
 
 use docshelf_server::engine::Engine;
-use docshelf_server::ingest::{JobHandle, Upload};
 use index_core::feedback::{FeedbackRequest, Vote};
+use index_core::job::Upload;
 use index_core::search::{SearchParams, SearchResponse};
 
 fn upload(name: &str, text: &str) -> Upload {
@@ -23,9 +23,10 @@ fn upload(name: &str, text: &str) -> Upload {
 }
 
 async fn ingest(engine: &Engine, library: &str, uploads: Vec<Upload>) {
-    let job = JobHandle::detached(library, "1");
-    engine.ingest(&job, uploads).await;
-    let status = job.status();
+    let status = engine
+        .ingest(library, "1", uploads)
+        .await
+        .expect("a valid library");
     assert_eq!(status.tally().1, 0, "{status:#?}");
     assert_eq!(status.error, None);
 }

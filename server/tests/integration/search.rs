@@ -4,9 +4,9 @@
 use crate::common;
 
 use docshelf_server::engine::{Engine, EngineError};
-use docshelf_server::ingest::{JobHandle, Upload};
 use docshelf_server::store::Target;
 use index_core::feedback::{FeedbackRequest, Vote};
+use index_core::job::Upload;
 use index_core::search::{Mode, SearchParams, SearchResponse};
 
 fn md(name: &str, text: &str) -> Upload {
@@ -17,9 +17,10 @@ fn md(name: &str, text: &str) -> Upload {
 }
 
 async fn ingest(engine: &Engine, library: &str, version: &str, uploads: Vec<Upload>) {
-    let job = JobHandle::detached(library, version);
-    engine.ingest(&job, uploads).await;
-    let status = job.status();
+    let status = engine
+        .ingest(library, version, uploads)
+        .await
+        .expect("a valid library");
     let (_, failed) = status.tally();
     assert_eq!(failed, 0, "{status:#?}");
     assert_eq!(status.error, None);

@@ -9,7 +9,7 @@ use crate::common;
 
 use docshelf_server::config::EngineConfig;
 use docshelf_server::engine::Engine;
-use docshelf_server::ingest::{JobHandle, Upload};
+use index_core::job::Upload;
 use index_core::search::SearchParams;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -24,17 +24,18 @@ async fn a_document_stored_by_one_process_is_searchable_in_another() {
     assert!(reader.libraries().await.expect("libraries").is_empty());
     let before = reader.status().await.store.table_version;
 
-    let job = JobHandle::detached("shared", "1");
-    writer
+    let status = writer
         .ingest(
-            &job,
+            "shared",
+            "1",
             vec![Upload {
                 name: "replica.md".into(),
                 bytes: b"# Replicas\n\nA quibbleflux keeps replicas in step.\n".to_vec(),
             }],
         )
         .await;
-    assert_eq!(job.status().tally().1, 0, "{:#?}", job.status());
+    let status = status.expect("a valid library");
+    assert_eq!(status.tally().1, 0, "{status:#?}");
     let written = writer.status().await.store.table_version;
     assert_ne!(written, before);
 
