@@ -135,7 +135,7 @@ impl Store {
     /// matched is not an error here: the caller decides what that means.
     #[tracing::instrument(skip(self))]
     pub async fn delete(&self, target: Target<'_>) -> Result<Deleted, StoreError> {
-        let _writer = self.write.lock().await;
+        let _writer = self.begin_write().await?;
         let documents = self.documents().await?;
         let doomed: Vec<&DocumentInfo> = documents.iter().filter(|d| target.matches(d)).collect();
         let counted = Deleted {

@@ -21,6 +21,7 @@ pub mod filter;
 pub mod legacy;
 pub mod retrieve;
 pub mod schema;
+pub mod writers;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -32,7 +33,7 @@ use lancedb::index::Index;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::table::OptimizeAction;
 use lancedb::{Connection, Table};
-use tokio::sync::{Mutex, RwLock};
+use tokio::sync::RwLock;
 
 pub use catalog::Target;
 pub use retrieve::{Retrieved, VectorSearchTuning, CONTEXT_BOOST, VECTOR_INDEX_MIN_ROWS};
@@ -60,6 +61,11 @@ pub enum StoreError {
     EmptyDocument,
     #[error("the query could not be built: {0}")]
     Query(String),
+    #[error("{what}: {source}")]
+    Io {
+        what: &'static str,
+        source: std::io::Error,
+    },
 }
 
 /// The chunk store.
@@ -70,9 +76,8 @@ pub struct Store {
     /// The v1 chunk table, while the store still holds one.
     legacy: Option<Table>,
     feedback: Table,
-    /// One writer at a time: LanceDB commits are optimistic, and retries on
-    /// conflict would only waste the embedding work behind them.
-    write: Mutex<()>,
+    /// One writer at a time, across processes too (see [`writers`]).
+    write: writers::WriteLock,
     catalog: RwLock<Option<catalog::Catalog>>,
     /// Set once the full-text index is known to exist.
     fts_ready: std::sync::atomic::AtomicBool,
@@ -155,13 +160,34 @@ impl Store {
             chunks,
             legacy,
             feedback,
-            write: Mutex::new(()),
+            write: writers::WriteLock::open(local_dir(location).as_deref()).map_err(|err| {
+                StoreError::Io {
+                    what: "cannot open the store's lock file",
+                    source: err,
+                }
+            })?,
             catalog: RwLock::new(None),
             fts_ready: std::sync::atomic::AtomicBool::new(false),
             tuning: VectorSearchTuning::default(),
             context_boost: retrieve::CONTEXT_BOOST,
             vector_index_min_rows: VECTOR_INDEX_MIN_ROWS,
         })
+    }
+
+    /// Waits for the store's write turn (see [`writers`]) and moves the
+    /// chunk table to the latest version, so what is written next builds
+    /// on what the last writer, in any process, left.
+    async fn begin_write(&self) -> Result<writers::WriteGuard<'_>, StoreError> {
+        let guard = self
+            .write
+            .acquire()
+            .await
+            .map_err(|source| StoreError::Io {
+                what: "cannot take the store's lock file",
+                source,
+            })?;
+        self.chunks.checkout_latest().await?;
+        Ok(guard)
     }
 
     /// Builds the vector index from `rows` rows instead of the default
@@ -206,7 +232,7 @@ impl Store {
         let schema = batch.schema();
         let reader = RecordBatchIterator::new(vec![Ok(batch)], schema);
 
-        let _writer = self.write.lock().await;
+        let _writer = self.begin_write().await?;
         let mut merge = self.chunks.merge_insert(&["chunk_id"]);
         // Same id means same library, version, path, position and text: an
         // identical chunk is left alone, so re-uploading a file stores nothing.
@@ -244,7 +270,7 @@ impl Store {
         let reader: Box<dyn arrow_array::RecordBatchReader + Send> = Box::new(
             RecordBatchIterator::new(batches.into_iter().map(Ok), schema::chunk_schema()),
         );
-        let _writer = self.write.lock().await;
+        let _writer = self.begin_write().await?;
         self.chunks.add(reader).execute().await?;
         Ok(rows as u64)
     }
@@ -259,7 +285,7 @@ impl Store {
     /// fragment: without compaction a search would open hundreds of files.
     #[tracing::instrument(skip_all)]
     pub async fn refresh_indexes(&self) -> Result<(), StoreError> {
-        let _writer = self.write.lock().await;
+        let _writer = self.begin_write().await?;
         let rows = self.chunks.count_rows(None).await?;
         if rows == 0 {
             return Ok(());
@@ -438,4 +464,14 @@ pub(crate) fn string_column<'a>(
         .column_by_name(name)
         .and_then(|c| c.as_any().downcast_ref::<StringArray>())
         .ok_or_else(|| StoreError::Shape(format!("{name} is not a string column")))
+}
+
+/// The directory of a local store (a path or a `file://` URL), or `None`
+/// for an object store.
+fn local_dir(location: &str) -> Option<std::path::PathBuf> {
+    match location.split_once("://") {
+        None => Some(location.into()),
+        Some((scheme, path)) if scheme.eq_ignore_ascii_case("file") => Some(path.into()),
+        Some(_) => None,
+    }
 }

@@ -64,3 +64,94 @@ async fn a_document_stored_by_one_process_is_searchable_in_another() {
     // Once caught up, both serve the same table version.
     assert_eq!(reader.status().await.store.table_version, written);
 }
+
+fn page(name: &str, text: &str) -> Upload {
+    Upload {
+        name: name.into(),
+        bytes: text.as_bytes().to_vec(),
+    }
+}
+
+/// A page of several chunks, every one carrying `marker`, so a document
+/// mixing two writers' versions would show it.
+fn long_page(marker: &str) -> String {
+    let mut text = format!("# Shared page\n\nWritten by {marker}.\n");
+    for i in 0..12 {
+        text.push_str(&format!(
+            "\n## Part {i}\n\n{}\n",
+            format!("Paragraph {i} of the page written by {marker}. ").repeat(12)
+        ));
+    }
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_writing_at_once_lose_nothing_and_replace_whole() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = common::engine_config(dir.path());
+    let a = Engine::open(&config).await.expect("engine a");
+    let b = Engine::open(&config).await.expect("engine b");
+
+    // Different documents at once, each process committing its own.
+    let from_a: Vec<Upload> = (0..6)
+        .map(|i| page(&format!("a{i}.md"), &format!("# A{i}\n\nAlpha page {i}.\n")))
+        .collect();
+    let from_b: Vec<Upload> = (0..6)
+        .map(|i| page(&format!("b{i}.md"), &format!("# B{i}\n\nBeta page {i}.\n")))
+        .collect();
+    let (sa, sb) = tokio::join!(
+        a.ingest("shared", "1", from_a),
+        b.ingest("shared", "1", from_b)
+    );
+    for status in [sa.expect("valid"), sb.expect("valid")] {
+        assert_eq!(status.tally(), (6, 0), "{status:#?}");
+        assert_eq!(status.error, None, "{status:#?}");
+    }
+
+    // The same document replaced by both at once: one version wins whole.
+    let (sa, sb) = tokio::join!(
+        a.ingest("shared", "1", vec![page("same.md", &long_page("writer-a"))]),
+        b.ingest("shared", "1", vec![page("same.md", &long_page("writer-b"))])
+    );
+    for status in [sa.expect("valid"), sb.expect("valid")] {
+        assert_eq!(status.tally().1, 0, "{status:#?}");
+    }
+
+    // A third process sees it all.
+    let c = Engine::open(&config).await.expect("engine c");
+    let documents = c.documents("shared", Some("1")).await.expect("documents");
+    let mut names: Vec<&str> = documents.iter().map(|d| d.file_path.as_str()).collect();
+    names.sort_unstable();
+    let mut expected: Vec<String> = (0..6)
+        .flat_map(|i| [format!("a{i}.md"), format!("b{i}.md")])
+        .collect();
+    expected.push("same.md".into());
+    expected.sort_unstable();
+    assert_eq!(names, expected);
+    let chunks = c
+        .store()
+        .document("shared", "1", "same.md")
+        .await
+        .expect("same.md");
+    assert!(chunks.len() > 1, "{chunks:#?}");
+    let writers: std::collections::BTreeSet<&str> = chunks
+        .iter()
+        .map(|c| {
+            if c.text.contains("writer-a") {
+                "a"
+            } else if c.text.contains("writer-b") {
+                "b"
+            } else {
+                "neither"
+            }
+        })
+        .collect();
+    assert_eq!(writers.len(), 1, "a mix of versions: {writers:?}");
+    assert!(!writers.contains("neither"));
+    let indexes: Vec<usize> = chunks.iter().map(|c| c.chunk_index as usize).collect();
+    assert_eq!(
+        indexes,
+        (0..chunks.len()).collect::<Vec<_>>(),
+        "{indexes:?}"
+    );
+}

@@ -1,0 +1,115 @@
+//! One writer at a time on a store, across processes too.
+//!
+//! LanceDB's commits are optimistic: a writer reads a version, prepares its
+//! change and commits it on top of whatever was committed meanwhile, unless
+//! Lance sees a conflict. Two processes replacing the same document at once
+//! each merged against the version they had read, neither saw the other's
+//! rows, Lance found nothing in conflict (both only added rows), and the
+//! document was left holding both versions' chunks
+//! (`server/tests/integration/shared_store.rs` found it, about one run in
+//! two).
+//!
+//! So a writer holds the store's lock file while it commits, and first moves
+//! its table handle to the latest version: the next writer, in this process
+//! or another, merges against what the last one left. On a local store the
+//! lock is an OS file lock (`flock`), released if the process dies. Object
+//! stores have no such lock; they are not supported yet.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio::sync::{Mutex, MutexGuard};
+
+/// The lock file, beside the store's tables.
+pub const LOCK_FILE: &str = ".docshelf-write.lock";
+
+/// How often a writer waiting for another process tries the lock again:
+/// commits take tens of milliseconds to seconds, so this adds little.
+const RETRY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The store's writer lock: this process's tasks queue on the mutex, and
+/// the one holding it takes the file lock that other processes share.
+pub struct WriteLock {
+    local: Mutex<()>,
+    file: Option<Arc<File>>,
+}
+
+/// Held while writing; dropping it lets the next writer in.
+pub struct WriteGuard<'a> {
+    _local: MutexGuard<'a, ()>,
+    file: Option<Arc<File>>,
+}
+
+impl WriteLock {
+    /// The lock for a store in `dir` (a local store), or for this process
+    /// alone (`None`: an object store).
+    pub fn open(dir: Option<&Path>) -> std::io::Result<Self> {
+        let file = match dir {
+            Some(dir) => Some(Arc::new(
+                File::options()
+                    .create(true)
+                    .truncate(false)
+                    .write(true)
+                    .open(dir.join(LOCK_FILE))?,
+            )),
+            None => None,
+        };
+        Ok(Self {
+            local: Mutex::new(()),
+            file,
+        })
+    }
+
+    /// Waits for this process's turn, then for the other processes'. The
+    /// file lock is tried, not waited on in a thread, so a writer that gives
+    /// up waiting (its task cancelled) never leaves it taken.
+    pub async fn acquire(&self) -> std::io::Result<WriteGuard<'_>> {
+        let local = self.local.lock().await;
+        if let Some(file) = &self.file {
+            loop {
+                match file.try_lock() {
+                    Ok(()) => break,
+                    Err(std::fs::TryLockError::WouldBlock) => {
+                        tokio::time::sleep(RETRY).await;
+                    }
+                    Err(std::fs::TryLockError::Error(err)) => return Err(err),
+                }
+            }
+        }
+        Ok(WriteGuard {
+            _local: local,
+            file: self.file.clone(),
+        })
+    }
+}
+
+impl Drop for WriteGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(file) = &self.file {
+            if let Err(err) = file.unlock() {
+                tracing::warn!(%err, "could not release the store's lock file");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_second_handle_on_the_same_store_waits_for_the_first() {
+        let dir = tempfile::tempdir().expect("dir");
+        let first = WriteLock::open(Some(dir.path())).expect("lock");
+        let second = WriteLock::open(Some(dir.path())).expect("lock");
+        let held = first.acquire().await.expect("first");
+        let waiting = tokio::time::timeout(std::time::Duration::from_millis(200), second.acquire());
+        assert!(waiting.await.is_err(), "both held the lock at once");
+        drop(held);
+        let _second = tokio::time::timeout(std::time::Duration::from_secs(5), second.acquire())
+            .await
+            .expect("the second gets it once the first lets go")
+            .expect("lock");
+    }
+}
