@@ -91,6 +91,16 @@ pub struct EngineConfig {
         default_value_t = 2.0
     )]
     pub read_consistency_secs: f64,
+
+    /// Seconds between the index refreshes of a long upload: until one
+    /// covers a stored document, every search scans its rows. The job
+    /// always refreshes once more at its end.
+    #[arg(
+        long = "index-refresh-secs",
+        env = "DOCSHELF_INDEX_REFRESH_SECS",
+        default_value_t = 5.0
+    )]
+    pub index_refresh_secs: f64,
 }
 
 impl EngineConfig {
@@ -106,7 +116,14 @@ impl EngineConfig {
             max_job_chunks: 200_000,
             extract_timeout_secs: 120.0,
             read_consistency_secs: 2.0,
+            index_refresh_secs: crate::ingest::pipeline::REFRESH_EVERY.as_secs_f64(),
         }
+    }
+
+    /// How often a long upload refreshes the indexes (see
+    /// `--index-refresh-secs`).
+    pub fn index_refresh(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.index_refresh_secs.clamp(0.0, 86_400.0))
     }
 
     /// How stale a read may be (see `--read-consistency-secs`).

@@ -132,7 +132,7 @@ impl Engine {
                 crate::ingest::pipeline::MAX_EXTRACTIONS,
             )),
             background: Background::start().context("cannot start the upload runtime")?,
-            refresh_every: crate::ingest::pipeline::REFRESH_EVERY,
+            refresh_every: config.index_refresh(),
             started: Instant::now(),
         };
         if engine.store.has_legacy() {
@@ -192,14 +192,6 @@ impl Engine {
     /// leg (see [`crate::store::CONTEXT_BOOST`]).
     pub fn with_context_boost(mut self, boost: f32) -> Self {
         self.store = self.store.with_context_boost(boost);
-        self
-    }
-
-    /// Folds a long job's new rows into the indexes every `every` instead
-    /// of every [`crate::ingest::pipeline::REFRESH_EVERY`] (tests use zero:
-    /// after every file).
-    pub fn with_index_refresh(mut self, every: std::time::Duration) -> Self {
-        self.refresh_every = every;
         self
     }
 

@@ -39,7 +39,7 @@ pub struct Pipeline<'a> {
     pub archive_limits: ArchiveLimits,
     pub job_limits: JobLimits,
     /// How often a long job folds new rows into the indexes
-    /// ([`REFRESH_EVERY`] unless a test asks for another).
+    /// (`--index-refresh-secs`, [`REFRESH_EVERY`] by default).
     pub refresh_every: std::time::Duration,
 }
 

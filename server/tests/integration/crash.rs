@@ -35,6 +35,10 @@ fn ingest(store: &std::path::Path, docs: &std::path::Path) -> std::process::Chil
             "1",
             "--device",
             "cpu",
+            // No refresh mid-job: what the killed job stored must be left
+            // outside the full-text index, for the catch-up on open below.
+            "--index-refresh-secs",
+            "3600",
             "--data",
         ])
         .arg(store)
@@ -142,4 +146,69 @@ async fn killing_an_upload_leaves_every_document_whole_old_or_new() {
         new,
         "keyword search finds every new document"
     );
+}
+
+/// Starts `docshelf ingest` and kills it (SIGKILL) once it has stored
+/// three documents, mid-job: it may well die holding the store's lock.
+fn ingest_and_kill_after_three(store: &std::path::Path, docs: &std::path::Path) {
+    let mut child = ingest(store, docs);
+    let stderr = child.stderr.take().expect("stderr");
+    let mut stored = 0;
+    for line in BufReader::new(stderr).lines() {
+        if line.expect("line").starts_with("stored") {
+            stored += 1;
+            if stored == 3 {
+                break;
+            }
+        }
+    }
+    assert_eq!(stored, 3, "the ingest ended before it could be killed");
+    child.kill().expect("kill -9");
+    child.wait().expect("reaped");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_killed_mid_upload_leaves_the_other_process_serving_and_writing() {
+    let store_dir = tempfile::tempdir().expect("temp dir");
+    let docs = tempfile::tempdir().expect("temp dir");
+    write_version(docs.path(), "OLD");
+    // The other process: open before, and through, the kill.
+    let config = docshelf_server::config::EngineConfig {
+        read_consistency_secs: 0.0,
+        ..common::engine_config(store_dir.path())
+    };
+    let survivor = Engine::open(&config).await.expect("engine");
+
+    ingest_and_kill_after_three(store_dir.path(), docs.path());
+
+    // It still answers, and sees only whole documents.
+    let hits = survivor
+        .search(index_core::search::SearchParams {
+            query: "OLD release notes".into(),
+            mode: Some("keyword".into()),
+            ..Default::default()
+        })
+        .await
+        .expect("searches after the kill");
+    assert!(hits.results.iter().all(|h| h.text.contains("OLD")));
+    // Its own upload of the same files goes through: the dead process's
+    // lock went with it.
+    let uploads = docshelf_server::cli::collect_uploads(&[docs.path().to_owned()]).expect("files");
+    let status = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        survivor.ingest("crashlib", "1", uploads),
+    )
+    .await
+    .expect("the upload did not wait forever for the dead writer's lock")
+    .expect("valid library");
+    assert_eq!(status.tally(), (FILES, 0), "{status:#?}");
+    assert_eq!(status.error, None, "{status:#?}");
+    for (_, _, path, stored, expected) in survivor
+        .store()
+        .document_integrity()
+        .await
+        .expect("integrity")
+    {
+        assert_eq!(stored, expected, "{path} is partly stored");
+    }
 }

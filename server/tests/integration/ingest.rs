@@ -183,10 +183,11 @@ async fn folding_rows_into_the_indexes_between_files_loses_and_doubles_nothing()
     // documents it stores; here after every file, with a replacement of a
     // document from an earlier job in the middle.
     let dir = tempfile::tempdir().expect("temp dir");
-    let engine = Engine::open(&common::engine_config(dir.path()))
-        .await
-        .expect("engine")
-        .with_index_refresh(std::time::Duration::ZERO);
+    let config = docshelf_server::config::EngineConfig {
+        index_refresh_secs: 0.0,
+        ..common::engine_config(dir.path())
+    };
+    let engine = Engine::open(&config).await.expect("engine");
     let first = vec![
         upload("a.md", "# A\n\nThe old zanzibrook text.\n"),
         upload("b.md", "# B\n\nA plovermint note.\n"),
