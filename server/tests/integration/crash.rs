@@ -67,24 +67,7 @@ async fn killing_an_upload_leaves_every_document_whole_old_or_new() {
     );
 
     write_version(docs.path(), "NEW");
-    let mut child = ingest(store_dir.path(), docs.path());
-    let stderr = child.stderr.take().expect("stderr");
-    let mut stored = 0;
-    for line in BufReader::new(stderr).lines() {
-        let line = line.expect("line");
-        if line.starts_with("stored") {
-            stored += 1;
-            if stored == 3 {
-                break;
-            }
-        }
-    }
-    assert_eq!(
-        stored, 3,
-        "the second ingest ended before it could be killed"
-    );
-    child.kill().expect("kill -9");
-    child.wait().expect("reaped");
+    ingest_and_kill_after_three(store_dir.path(), docs.path());
 
     let store = Store::open(&store_dir.path().display().to_string())
         .await
