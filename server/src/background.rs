@@ -113,4 +113,20 @@ mod tests {
         let job_nice = rx.recv().expect("the job ran");
         assert_eq!(job_nice, (thread_nice() + NICE).min(19));
     }
+
+    #[test]
+    fn the_last_owner_may_let_go_from_a_job_of_its_own() {
+        // An engine's last reference can be the one its upload job holds.
+        let background = std::sync::Arc::new(Background::start().expect("runtime"));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let owner = background.clone();
+        background.spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            drop(owner);
+            let _ = tx.send(());
+        });
+        drop(background);
+        rx.recv_timeout(std::time::Duration::from_secs(5))
+            .expect("the job ran to its end without a panic");
+    }
 }
