@@ -160,12 +160,7 @@ impl Store {
             chunks,
             legacy,
             feedback,
-            write: writers::WriteLock::open(local_dir(location).as_deref()).map_err(|err| {
-                StoreError::Io {
-                    what: "cannot open the store's lock file",
-                    source: err,
-                }
-            })?,
+            write: writers::WriteLock::open(local_dir(location).as_deref()),
             catalog: RwLock::new(None),
             fts_ready: std::sync::atomic::AtomicBool::new(false),
             tuning: VectorSearchTuning::default(),

@@ -43,22 +43,34 @@ pub struct WriteGuard<'a> {
 
 impl WriteLock {
     /// The lock for a store in `dir` (a local store), or for this process
-    /// alone (`None`: an object store).
-    pub fn open(dir: Option<&Path>) -> std::io::Result<Self> {
-        let file = match dir {
-            Some(dir) => Some(Arc::new(
-                File::options()
-                    .create(true)
-                    .truncate(false)
-                    .write(true)
-                    .open(dir.join(LOCK_FILE))?,
-            )),
-            None => None,
-        };
-        Ok(Self {
+    /// alone (`None`: an object store). A store whose directory cannot
+    /// hold the lock file (a read-only mount, served for reading) gets
+    /// this process's lock alone, with a warning: writing there would fail
+    /// anyway.
+    pub fn open(dir: Option<&Path>) -> Self {
+        let file = dir.and_then(|dir| {
+            let path = dir.join(LOCK_FILE);
+            match File::options()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+            {
+                Ok(file) => Some(Arc::new(file)),
+                Err(err) => {
+                    tracing::warn!(
+                        path = %path.display(),
+                        %err,
+                        "cannot open the store's lock file: other processes' writes are not coordinated with this one's"
+                    );
+                    None
+                }
+            }
+        });
+        Self {
             local: Mutex::new(()),
             file,
-        })
+        }
     }
 
     /// Waits for this process's turn, then for the other processes'. The
@@ -101,8 +113,8 @@ mod tests {
     #[tokio::test]
     async fn a_second_handle_on_the_same_store_waits_for_the_first() {
         let dir = tempfile::tempdir().expect("dir");
-        let first = WriteLock::open(Some(dir.path())).expect("lock");
-        let second = WriteLock::open(Some(dir.path())).expect("lock");
+        let first = WriteLock::open(Some(dir.path()));
+        let second = WriteLock::open(Some(dir.path()));
         let held = first.acquire().await.expect("first");
         let waiting = tokio::time::timeout(std::time::Duration::from_millis(200), second.acquire());
         assert!(waiting.await.is_err(), "both held the lock at once");
@@ -111,5 +123,14 @@ mod tests {
             .await
             .expect("the second gets it once the first lets go")
             .expect("lock");
+    }
+
+    #[tokio::test]
+    async fn a_directory_that_cannot_hold_the_lock_file_still_serves_this_process() {
+        let dir = tempfile::tempdir().expect("dir");
+        let missing = dir.path().join("not-there");
+        let lock = WriteLock::open(Some(&missing));
+        assert!(lock.file.is_none());
+        let _held = lock.acquire().await.expect("this process's turn");
     }
 }
