@@ -19,7 +19,7 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load bench-peers bench-ask llm llm-server eval lint fmt
+.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load bench-replicas bench-peers bench-ask llm llm-server eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
@@ -29,6 +29,7 @@ help:
 	@echo "make bench-embed | bench-kernels | bench-ingest | bench-search | bench-vector | bench-load | bench-peers   benchmarks (print figures)"
 	@echo "make bench-search ROWS=100000 CONCURRENCY=16   search at scale, in-process and over HTTP"
 	@echo "make bench-ask   Ask's time to sources and to first token with a local model"
+	@echo "make bench-replicas   two servers on one store: time until one sees the other's upload"
 	@echo "make llm-server  a local model for Ask on http://127.0.0.1:8081 (then DOCSHELF_LLM_URL=http://127.0.0.1:8081 make run)"
 
 setup:
@@ -110,6 +111,10 @@ bench-vector:
 # 16 clients sustained (loopback only; bounded in count and time).
 bench-load: setup build-server
 	python3 scripts/bench-load.py $(ARGS)
+
+# Two servers on one store: how soon one sees what the other stored.
+bench-replicas: setup build-server
+	python3 scripts/bench-replicas.py $(ARGS)
 
 bench-ask: setup llm build-server
 	python3 scripts/bench-ask.py $(ARGS)
