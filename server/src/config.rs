@@ -123,12 +123,12 @@ impl EngineConfig {
     /// How often a long upload refreshes the indexes (see
     /// `--index-refresh-secs`).
     pub fn index_refresh(&self) -> std::time::Duration {
-        std::time::Duration::from_secs_f64(self.index_refresh_secs.clamp(0.0, 86_400.0))
+        seconds(self.index_refresh_secs, 0.0, 86_400.0)
     }
 
     /// How stale a read may be (see `--read-consistency-secs`).
     pub fn read_consistency(&self) -> std::time::Duration {
-        std::time::Duration::from_secs_f64(self.read_consistency_secs.clamp(0.0, 3600.0))
+        seconds(self.read_consistency_secs, 0.0, 3600.0)
     }
 
     /// What one upload job may cost in all.
@@ -136,9 +136,7 @@ impl EngineConfig {
         crate::ingest::JobLimits {
             max_text_bytes: self.max_job_text_mib.saturating_mul(1024 * 1024),
             max_chunks: self.max_job_chunks,
-            extract_deadline: std::time::Duration::from_secs_f64(
-                self.extract_timeout_secs.clamp(0.001, 86_400.0),
-            ),
+            extract_deadline: seconds(self.extract_timeout_secs, 0.001, 86_400.0),
         }
     }
 
@@ -224,12 +222,25 @@ impl ServeConfig {
     }
 }
 
-/// Whether a store location names a local directory (as opposed to an
-/// object-store URI such as `s3://…`), so docshelf may create it.
-pub fn is_local_location(location: &str) -> bool {
+/// A seconds setting as a duration, held within `[min, max]`. clap reads
+/// `nan` and `inf` as numbers too: NaN counts as `min` (a duration from NaN
+/// would panic), infinity as `max`.
+fn seconds(value: f64, min: f64, max: f64) -> std::time::Duration {
+    let value = if value.is_nan() {
+        min
+    } else {
+        value.clamp(min, max)
+    };
+    std::time::Duration::from_secs_f64(value)
+}
+
+/// The directory a store location names (a path or a `file://` URL), or
+/// `None` for an object-store URI such as `s3://…`.
+pub fn local_dir(location: &str) -> Option<std::path::PathBuf> {
     match location.split_once("://") {
-        Some((scheme, _)) => scheme.eq_ignore_ascii_case("file"),
-        None => true,
+        None => Some(location.into()),
+        Some((scheme, path)) if scheme.eq_ignore_ascii_case("file") => Some(path.into()),
+        Some(_) => None,
     }
 }
 
@@ -238,12 +249,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn seconds_settings_are_held_in_range_even_when_not_numbers() {
+        assert_eq!(
+            seconds(f64::NAN, 0.5, 9.0),
+            std::time::Duration::from_millis(500)
+        );
+        assert_eq!(
+            seconds(f64::INFINITY, 0.5, 9.0),
+            std::time::Duration::from_secs(9)
+        );
+        assert_eq!(
+            seconds(-3.0, 0.5, 9.0),
+            std::time::Duration::from_millis(500)
+        );
+        assert_eq!(seconds(2.0, 0.5, 9.0), std::time::Duration::from_secs(2));
+    }
+
+    #[test]
     fn local_locations_are_told_apart_from_object_store_uris() {
-        assert!(is_local_location("./data"));
-        assert!(is_local_location("/var/lib/docshelf"));
-        assert!(is_local_location("file:///var/lib/docshelf"));
-        assert!(!is_local_location("s3://bucket/docshelf"));
-        assert!(!is_local_location("gs://bucket"));
+        assert_eq!(local_dir("./data"), Some("./data".into()));
+        assert_eq!(
+            local_dir("/var/lib/docshelf"),
+            Some("/var/lib/docshelf".into())
+        );
+        assert_eq!(
+            local_dir("file:///var/lib/docshelf"),
+            Some("/var/lib/docshelf".into())
+        );
+        assert_eq!(local_dir("s3://bucket/docshelf"), None);
+        assert_eq!(local_dir("gs://bucket"), None);
     }
 
     #[test]

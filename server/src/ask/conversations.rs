@@ -8,7 +8,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use moka::policy::EvictionPolicy;
 use moka::sync::Cache;
 
 use super::prompt::Turn;
@@ -30,11 +29,7 @@ pub struct Conversations {
 impl Default for Conversations {
     fn default() -> Self {
         Self {
-            inner: Cache::builder()
-                .max_capacity(MAX_CONVERSATIONS)
-                .time_to_idle(IDLE_LIMIT)
-                .eviction_policy(EvictionPolicy::lru())
-                .build(),
+            inner: crate::search::sessions::session_cache(MAX_CONVERSATIONS, IDLE_LIMIT),
         }
     }
 }

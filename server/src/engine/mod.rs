@@ -28,7 +28,7 @@ use index_core::{AskStatus, EmbeddingStatus, ServerStatus, StoreStatus};
 use self::scope::SearchScope;
 use crate::ask::conversations::Conversations;
 use crate::background::Background;
-use crate::config::{is_local_location, EngineConfig, ModelConfig};
+use crate::config::{local_dir, EngineConfig, ModelConfig};
 use crate::embed::{EmbedError, EmbedQueue, Embedder};
 use crate::ingest::pipeline::Pipeline;
 use crate::ingest::{run_job, JobHandle, Jobs};
@@ -93,10 +93,9 @@ impl Engine {
     /// must be re-embedded on open.
     pub async fn open(config: &EngineConfig) -> anyhow::Result<Self> {
         let location = config.data.clone();
-        if is_local_location(&location) {
-            let dir = location.strip_prefix("file://").unwrap_or(&location);
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create the store directory {dir}"))?;
+        if let Some(dir) = local_dir(&location) {
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create the store directory {}", dir.display()))?;
         }
         let store = Store::open_watching(&location, config.read_consistency()).await?;
         // A job killed before it folded its rows into the full-text

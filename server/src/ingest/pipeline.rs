@@ -47,8 +47,10 @@ pub struct Pipeline<'a> {
 ///
 /// Every stored document is a commit of its own, and until the indexes
 /// cover it, every search scans its rows for the keyword leg and opens its
-/// fragment: while the 190 git pages were ingested in one job, a search cost
-/// several times its idle CPU and took p50 ~700 ms (`make bench-load`).
+/// fragment: while the 190 git pages were ingested in one job, searches took
+/// p50 ~700 ms (`make bench-load`), and a perf sample of the main runtime
+/// put their CPU at roughly 330 ms each (derived: 15 s of CPU over ~45
+/// searches in 40 s; idle CPU per search was not measured).
 /// Folding in every few seconds keeps that work small (same bench, one run
 /// each: search p50 / p99 during the upload 703 / 1,749 ms without, 245 /
 /// 502 every 15 s, 218 / 450 every 5 s). The upload got faster too (236 s

@@ -20,6 +20,20 @@ const MAX_SESSIONS: u64 = 10_000;
 /// Longest session id a client may bring.
 const MAX_ID_LEN: usize = 128;
 
+/// A per-session cache: at most `capacity` sessions, the least recently
+/// used evicted first, each forgotten after `idle` unused. Shared with
+/// Ask's conversations, which the same session id names.
+pub(crate) fn session_cache<V>(capacity: u64, idle: Duration) -> Cache<String, V>
+where
+    V: Clone + Send + Sync + 'static,
+{
+    Cache::builder()
+        .max_capacity(capacity)
+        .time_to_idle(idle)
+        .eviction_policy(EvictionPolicy::lru())
+        .build()
+}
+
 /// Every live session: its sticky library, if any.
 ///
 /// A bounded cache (moka) with least-recently-used eviction and an idle
@@ -40,11 +54,7 @@ impl Default for Sessions {
 impl Sessions {
     fn with_capacity(capacity: u64) -> Self {
         Self {
-            inner: Cache::builder()
-                .max_capacity(capacity)
-                .time_to_idle(IDLE_LIMIT)
-                .eviction_policy(EvictionPolicy::lru())
-                .build(),
+            inner: session_cache(capacity, IDLE_LIMIT),
         }
     }
 

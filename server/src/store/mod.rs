@@ -160,7 +160,7 @@ impl Store {
             chunks,
             legacy,
             feedback,
-            write: writers::WriteLock::open(local_dir(location).as_deref()),
+            write: writers::WriteLock::open(crate::config::local_dir(location).as_deref()),
             catalog: RwLock::new(None),
             fts_ready: std::sync::atomic::AtomicBool::new(false),
             tuning: VectorSearchTuning::default(),
@@ -459,14 +459,4 @@ pub(crate) fn string_column<'a>(
         .column_by_name(name)
         .and_then(|c| c.as_any().downcast_ref::<StringArray>())
         .ok_or_else(|| StoreError::Shape(format!("{name} is not a string column")))
-}
-
-/// The directory of a local store (a path or a `file://` URL), or `None`
-/// for an object store.
-fn local_dir(location: &str) -> Option<std::path::PathBuf> {
-    match location.split_once("://") {
-        None => Some(location.into()),
-        Some((scheme, path)) if scheme.eq_ignore_ascii_case("file") => Some(path.into()),
-        Some(_) => None,
-    }
 }

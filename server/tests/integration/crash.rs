@@ -72,24 +72,7 @@ async fn killing_an_upload_leaves_every_document_whole_old_or_new() {
     let store = Store::open(&store_dir.path().display().to_string())
         .await
         .expect("reopens");
-    let docs = store.document_integrity().await.expect("integrity");
-    assert_eq!(docs.len(), FILES, "every document is still there");
-    let (mut old, mut new) = (0, 0);
-    for (library, version, path, stored, expected) in &docs {
-        assert_eq!(stored, expected, "{path} is partly stored");
-        let chunks = store
-            .document(library, version, path)
-            .await
-            .expect("chunks");
-        let olds = chunks.iter().filter(|c| c.text.contains("OLD")).count();
-        let news = chunks.iter().filter(|c| c.text.contains("NEW")).count();
-        assert!(olds == 0 || news == 0, "{path} mixes versions");
-        if news > 0 {
-            new += 1;
-        } else {
-            old += 1;
-        }
-    }
+    let (old, new) = assert_whole_versions(&store, "OLD", "NEW").await;
     assert!(
         new >= 3,
         "the documents stored before the kill are new ({new})"
@@ -154,44 +137,72 @@ fn ingest_and_kill_after_three(store: &std::path::Path, docs: &std::path::Path) 
 async fn a_writer_killed_mid_upload_leaves_the_other_process_serving_and_writing() {
     let store_dir = tempfile::tempdir().expect("temp dir");
     let docs = tempfile::tempdir().expect("temp dir");
-    write_version(docs.path(), "OLD");
-    // The other process: open before, and through, the kill.
+    // The other process: open before, and through, the kill. It stores the
+    // old versions; the process that is killed replaces some of them.
     let config = docshelf_server::config::EngineConfig {
         read_consistency_secs: 0.0,
         ..common::engine_config(store_dir.path())
     };
     let survivor = Engine::open(&config).await.expect("engine");
+    write_version(docs.path(), "OLD");
+    let files = || docshelf_server::cli::collect_uploads(&[docs.path().to_owned()]).expect("files");
+    let status = survivor
+        .ingest("crashlib", "1", files())
+        .await
+        .expect("valid library");
+    assert_eq!(status.tally(), (FILES, 0), "{status:#?}");
 
+    write_version(docs.path(), "NEW");
     ingest_and_kill_after_three(store_dir.path(), docs.path());
 
-    // It still answers, and sees only whole documents.
+    // It still answers, sees what the dead process committed, and every
+    // document is one version whole.
     let hits = survivor
         .search(index_core::search::SearchParams {
-            query: "OLD release notes".into(),
+            query: "NEW release notes".into(),
             mode: Some("keyword".into()),
+            k: Some(50),
+            duplicates: Some(true),
             ..Default::default()
         })
         .await
         .expect("searches after the kill");
-    assert!(hits.results.iter().all(|h| h.text.contains("OLD")));
-    // Its own upload of the same files goes through: the dead process's
-    // lock went with it.
-    let uploads = docshelf_server::cli::collect_uploads(&[docs.path().to_owned()]).expect("files");
+    assert!(hits.results.iter().any(|h| h.text.contains("NEW")));
+    assert_whole_versions(survivor.store(), "OLD", "NEW").await;
+
+    // Its own upload of the new files goes through: the dead process's lock
+    // (if it died holding it) went with it.
     let status = tokio::time::timeout(
         std::time::Duration::from_secs(120),
-        survivor.ingest("crashlib", "1", uploads),
+        survivor.ingest("crashlib", "1", files()),
     )
     .await
     .expect("the upload did not wait forever for the dead writer's lock")
     .expect("valid library");
     assert_eq!(status.tally(), (FILES, 0), "{status:#?}");
     assert_eq!(status.error, None, "{status:#?}");
-    for (_, _, path, stored, expected) in survivor
-        .store()
-        .document_integrity()
-        .await
-        .expect("integrity")
-    {
+    let (old, new) = assert_whole_versions(survivor.store(), "OLD", "NEW").await;
+    assert_eq!((old, new), (0, FILES));
+}
+
+/// Every document is stored whole and holds one of the two versions only;
+/// returns how many hold each.
+async fn assert_whole_versions(store: &Store, a: &str, b: &str) -> (usize, usize) {
+    let (mut with_a, mut with_b) = (0, 0);
+    let docs = store.document_integrity().await.expect("integrity");
+    assert_eq!(docs.len(), FILES, "every document is there");
+    for (library, version, path, stored, expected) in &docs {
         assert_eq!(stored, expected, "{path} is partly stored");
+        let chunks = store
+            .document(library, version, path)
+            .await
+            .expect("chunks");
+        let count = |marker: &str| chunks.iter().filter(|c| c.text.contains(marker)).count();
+        match (count(a), count(b)) {
+            (_, 0) => with_a += 1,
+            (0, _) => with_b += 1,
+            _ => panic!("{path} mixes versions"),
+        }
     }
+    (with_a, with_b)
 }
