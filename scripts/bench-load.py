@@ -4,8 +4,10 @@
 Starts `docshelf serve` (DOCSHELF_BIN, or the dev build) on a fresh store,
 uploads a few pages to search, and prints:
   - search latency with the server idle (p50/p99);
-  - the same while a whole corpus is being uploaded, and the upload's time
-    (how far ingestion slows search, and search slows ingestion);
+  - the time to upload a whole corpus with no searches;
+  - search latency while the same corpus is uploaded again (into another
+    library), and that upload's time: how far ingestion slows search, and
+    search slows ingestion;
   - a burst of 200 concurrent searches: how many answered, how many were
     refused at once with 503 + Retry-After, and their latency;
   - sustained searches/s from 16 clients for a fixed time, with p99 and
@@ -112,11 +114,16 @@ def thread_cpu(pid):
     return out
 
 
+def p99_of(ms):
+    ms = sorted(ms)
+    return ms[min(len(ms) - 1, int(len(ms) * 0.99))] if ms else float("nan")
+
+
 def summary(ms):
     if not ms:
         return "n/a"
+    p99 = p99_of(ms)
     ms = sorted(ms)
-    p99 = ms[min(len(ms) - 1, int(len(ms) * 0.99))]
     return f"p50 {statistics.median(ms):7.1f} ms  p99 {p99:7.1f} ms  max {ms[-1]:7.1f} ms  n={len(ms)}"
 
 
@@ -161,6 +168,15 @@ def main():
             if args.idle_only:
                 return
 
+            # The same upload with no searches, first, to set the slowdown
+            # against. It runs first so the searched upload meets the larger
+            # store: if anything, that makes the slowdown look worse.
+            started = time.perf_counter()
+            alone_ok = wait_job(base, upload(base, "alone", files), 1800)
+            alone_s = time.perf_counter() - started
+            print(f"ingest of {len(files)} files, no searches  {alone_s:.1f} s"
+                  f"{'' if alone_ok else ' (did not finish)'}")
+
             cpu_before = thread_cpu(server.pid)
             started = time.perf_counter()
             job = upload(base, "ingest", files)
@@ -182,7 +198,9 @@ def main():
             done.set()
             t.join()
             print(f"search during ingest   {summary(during)}")
-            print(f"ingest of {len(files)} files  {ingest_s:.1f} s{'' if finished else ' (did not finish)'}")
+            print(f"ingest of {len(files)} files  {ingest_s:.1f} s{'' if finished else ' (did not finish)'}"
+                  f"  ({ingest_s / alone_s:.2f}x the time with no searches;"
+                  f" p99 during / p99 idle {p99_of(during) / p99_of(idle):.2f}x)")
             # Where the CPU went meanwhile (searches included), by thread
             # name: what competes with search while an upload runs.
             cpu_after = thread_cpu(server.pid)

@@ -1,14 +1,19 @@
 //! HTML extraction over the whole git manual (190 real pages).
 
+mod common;
+
 use std::path::PathBuf;
 
 use index_core::chunk::{chunk_document, ChunkConfig};
 use index_core::extract::{extract, ArchiveLimits};
 
+fn corpus() -> PathBuf {
+    common::shared_data().join("eval/git-docs/corpus")
+}
+
 #[test]
 fn every_git_manual_page_converts_to_clean_markdown() {
-    let dir =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/eval/git-docs/corpus");
+    let dir = corpus();
     let mut pages = 0;
     for entry in std::fs::read_dir(&dir).expect("the shared git-docs corpus is present") {
         let path = entry.expect("dir entry").path();
@@ -41,8 +46,7 @@ fn every_git_manual_page_converts_to_clean_markdown() {
 
 #[test]
 fn the_name_section_survives_as_text() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data/eval/git-docs/corpus/git-add.html");
+    let path = corpus().join("git-add.html");
     let bytes = std::fs::read(path).expect("git-add.html");
     let doc = extract("git-add.html", &bytes, &ArchiveLimits::default())
         .expect("extracts")

@@ -2,13 +2,15 @@
 //! (`../shared/data/pdf/expected.json`: page counts, phrases from the first
 //! and last pages, word counts, and what must happen for the hard cases).
 
+mod common;
+
 use std::path::PathBuf;
 
 use index_core::extract::{extract, ArchiveLimits, ExtractError};
 use serde_json::Value;
 
 fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/pdf")
+    common::shared_data().join("pdf")
 }
 
 fn expected() -> serde_json::Map<String, Value> {

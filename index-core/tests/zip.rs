@@ -1,5 +1,7 @@
 //! ZIP uploads: nested archives, reported skips, and hostile archives refused.
 
+mod common;
+
 use std::io::{Cursor, Write};
 
 use index_core::extract::{extract, ArchiveLimits, ExtractError};
@@ -50,11 +52,8 @@ fn entries_keep_their_paths_nested_zips_included_and_unsupported_are_reported() 
 
 #[test]
 fn a_bad_entry_is_skipped_with_its_reason_and_the_rest_extracts() {
-    let pdf = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/data/pdf/03-invalid.pdf"
-    ))
-    .expect("shared corrupt pdf");
+    let pdf = std::fs::read(common::shared_data().join("pdf/03-invalid.pdf"))
+        .expect("shared corrupt pdf");
     let archive = build(&[("broken.pdf", &pdf), ("ok.md", b"fine\n")]);
     let out = extract("mixed.zip", &archive, &limits()).expect("extracts");
     assert_eq!(out.documents.len(), 1);

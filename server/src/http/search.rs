@@ -13,7 +13,7 @@ use super::error::{ApiError, ApiJson};
 use super::openapi::ErrorBody;
 use super::AppState;
 use crate::engine::EngineError;
-use crate::search::Stage;
+use index_core::search::Stage;
 
 /// Searches the stored documents.
 #[utoipa::path(

@@ -9,7 +9,7 @@ use docshelf_server::embed::DeviceChoice;
 
 /// The real model, as `make setup` installs it (or `DOCSHELF_MODEL_DIR`).
 pub fn model_dir() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = package_dir().join("..");
     match std::env::var_os("DOCSHELF_MODEL_DIR").map(PathBuf::from) {
         Some(p) if p.is_relative() => root.join(p),
         Some(p) => p,
@@ -17,9 +17,18 @@ pub fn model_dir() -> PathBuf {
     }
 }
 
+/// The server package's directory, read when the test runs (cargo sets it
+/// then too), not baked in at build time: a test binary reused from a shared
+/// target directory, built from a checkout elsewhere, still finds this
+/// checkout's files.
+pub fn package_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
+}
+
 /// The shared test data (`../shared` beside the repository).
 pub fn shared_data() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
+    package_dir().join("../../shared/data")
 }
 
 /// An engine configuration on a fresh store with the real model on the CPU.

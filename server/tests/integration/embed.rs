@@ -28,10 +28,7 @@ fn load(choice: DeviceChoice) -> Embedder {
 }
 
 fn reference() -> Reference {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/minilm-reference.json"
-    );
+    let path = common::package_dir().join("tests/fixtures/minilm-reference.json");
     let text = std::fs::read_to_string(path).expect("reference fixture");
     serde_json::from_str(&text).expect("reference fixture parses")
 }
