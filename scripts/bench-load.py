@@ -27,13 +27,13 @@ import json
 import os
 import re
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
+
+import docshelf_proc
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -140,23 +140,7 @@ def main():
     model = os.environ.get("DOCSHELF_MODEL_DIR", os.path.join(ROOT, "models", "all-MiniLM-L6-v2"))
 
     with tempfile.TemporaryDirectory(prefix="docshelf-load-") as store:
-        server = subprocess.Popen(
-            [args.bin, "serve", "--addr", "127.0.0.1:0", "--data", store, "--model-dir", model,
-             "--device", "cpu", *args.serve_arg],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        log = []
-        base = None
-        deadline = time.monotonic() + 120
-        while base is None and time.monotonic() < deadline:
-            line = server.stdout.readline()
-            log.append(line)
-            m = re.search(r"listening on (http://\S+)", line)
-            if m:
-                base = m.group(1)
-        if base is None:
-            server.kill()
-            sys.exit("docshelf did not start:\n" + "".join(log))
-        threading.Thread(target=lambda: [None for _ in server.stdout], daemon=True).start()
+        server, base = docshelf_proc.start(args.bin, store, model, args.serve_arg)
         try:
             print(f"docshelf {args.bin}\ncorpus {args.corpus} ({len(files)} files)")
             assert wait_job(base, upload(base, "bench", files[:20]), 600), "the first upload did not finish"
@@ -236,11 +220,7 @@ def main():
             errors = len(results) - len(good)
             print(f"16 clients, {args.seconds} s      {len(good) / args.seconds:.1f} searches/s, errors {errors}; {summary(good)}")
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            docshelf_proc.stop(server)
 
 
 if __name__ == "__main__":

@@ -14,15 +14,13 @@ Usage: bench-replicas.py [--rounds N] [--read-consistency-secs S] [--bin PATH]
 import argparse
 import json
 import os
-import re
 import statistics
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
+
+import docshelf_proc
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -58,23 +56,6 @@ def found(base, word):
     return any(word in (h.get("text") or "") for h in hits.get("results", []))
 
 
-def start(binary, store, model, extra):
-    server = subprocess.Popen(
-        [binary, "serve", "--addr", "127.0.0.1:0", "--data", store, "--model-dir", model,
-         "--device", "cpu", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    log, deadline = [], time.monotonic() + 120
-    while time.monotonic() < deadline:
-        line = server.stdout.readline()
-        log.append(line)
-        m = re.search(r"listening on (http://\S+)", line)
-        if m:
-            threading.Thread(target=lambda: [None for _ in server.stdout], daemon=True).start()
-            return server, m.group(1)
-    server.kill()
-    sys.exit("docshelf did not start:\n" + "".join(log))
-
-
 def summary(seconds):
     if not seconds:
         return "n=0"
@@ -93,8 +74,8 @@ def main():
     extra = ["--read-consistency-secs", str(args.read_consistency_secs)]
 
     with tempfile.TemporaryDirectory(prefix="docshelf-replicas-") as store:
-        writer, a = start(args.bin, store, model, extra)
-        reader, b = start(args.bin, store, model, extra)
+        writer, a = docshelf_proc.start(args.bin, store, model, extra)
+        reader, b = docshelf_proc.start(args.bin, store, model, extra)
         try:
             print(f"docshelf {args.bin}\ntwo servers on one store, --read-consistency-secs "
                   f"{args.read_consistency_secs}")
@@ -119,11 +100,7 @@ def main():
                 print(f"not visible on the other within 60 s: {missing}")
         finally:
             for server in (writer, reader):
-                server.terminate()
-                try:
-                    server.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    server.kill()
+                docshelf_proc.stop(server)
 
 
 if __name__ == "__main__":

@@ -22,14 +22,16 @@ are printed too). Figures are printed, never asserted.
 import argparse
 import json
 import os
-import re
 import statistics
-import subprocess
+import sys
 import tempfile
-import threading
 import time
 import urllib.request
 import warnings
+
+# The benches' shared way to run docshelf lives one folder up.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import docshelf_proc  # noqa: E402
 
 # LanceDB deprecates the create_index arguments used below; they still work.
 warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -38,26 +40,6 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 def percentile(values, p):
     s = sorted(values)
     return s[round((len(s) - 1) * p)]
-
-
-def start_docshelf(binary, store, model):
-    server = subprocess.Popen(
-        [binary, "serve", "--addr", "127.0.0.1:0", "--device", "cpu", "--data", store,
-         "--model-dir", model],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 300
-    log = []
-    while time.monotonic() < deadline:
-        line = server.stdout.readline()
-        if not line:
-            break
-        log.append(line)
-        m = re.search(r"listening on (http://\S+)", line)
-        if m:
-            threading.Thread(target=lambda: [None for _ in server.stdout], daemon=True).start()
-            return server, m.group(1)
-    server.kill()
-    raise SystemExit("docshelf did not start:\n" + "".join(log))
 
 
 def main():
@@ -116,7 +98,7 @@ def main():
     print(f"chroma: {rows} chunks added in {time.perf_counter() - t:.0f} s")
     del table, ids, libs, texts, vectors
 
-    server, base = start_docshelf(args.bin, args.store, args.model)
+    server, base = docshelf_proc.start(args.bin, args.store, args.model, wait_s=300)
     where = f"library = '{args.library}'"
 
     def docshelf(q):
@@ -155,8 +137,7 @@ def main():
                     run(q)
                     times[name].append((time.perf_counter() - t) * 1e3)
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        docshelf_proc.stop(server)
 
     ours = statistics.median(times[systems[0][0]])
     print(f"{'system (end to end, k=10, one library)':<40} {'p50 ms':>8} {'p99 ms':>8} {'docshelf p50 / this':>20}")

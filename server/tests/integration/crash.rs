@@ -91,18 +91,8 @@ async fn killing_an_upload_leaves_every_document_whole_old_or_new() {
         engine.store().unindexed_text_rows().await.expect("stats"),
         0
     );
-    let hits = engine
-        .search(index_core::search::SearchParams {
-            query: "NEW release notes".into(),
-            mode: Some("keyword".into()),
-            k: Some(50),
-            duplicates: Some(true),
-            ..Default::default()
-        })
+    let found_new = keyword_new(&engine)
         .await
-        .expect("keyword search");
-    let found_new = hits
-        .results
         .iter()
         .filter(|h| h.text.contains("NEW"))
         .map(|h| h.file_path.clone())
@@ -157,17 +147,10 @@ async fn a_writer_killed_mid_upload_leaves_the_other_process_serving_and_writing
 
     // It still answers, sees what the dead process committed, and every
     // document is one version whole.
-    let hits = survivor
-        .search(index_core::search::SearchParams {
-            query: "NEW release notes".into(),
-            mode: Some("keyword".into()),
-            k: Some(50),
-            duplicates: Some(true),
-            ..Default::default()
-        })
+    assert!(keyword_new(&survivor)
         .await
-        .expect("searches after the kill");
-    assert!(hits.results.iter().any(|h| h.text.contains("NEW")));
+        .iter()
+        .any(|h| h.text.contains("NEW")));
     assert_whole_versions(survivor.store(), "OLD", "NEW").await;
 
     // Its own upload of the new files goes through: the dead process's lock
@@ -187,6 +170,21 @@ async fn a_writer_killed_mid_upload_leaves_the_other_process_serving_and_writing
 
 /// Every document is stored whole and holds one of the two versions only;
 /// returns how many hold each.
+/// A keyword search for the new version's words, every chunk it finds.
+async fn keyword_new(engine: &Engine) -> Vec<index_core::search::SearchHit> {
+    engine
+        .search(index_core::search::SearchParams {
+            query: "NEW release notes".into(),
+            mode: Some("keyword".into()),
+            k: Some(50),
+            duplicates: Some(true),
+            ..Default::default()
+        })
+        .await
+        .expect("keyword search")
+        .results
+}
+
 async fn assert_whole_versions(store: &Store, a: &str, b: &str) -> (usize, usize) {
     let (mut with_a, mut with_b) = (0, 0);
     let docs = store.document_integrity().await.expect("integrity");
