@@ -48,7 +48,12 @@ run: build
 	@echo "==> starting docshelf"
 	$(DOCSHELF_BIN) serve $(ARGS)
 
-test: build llm test-rust test-wasm-core test-e2e
+# llama-server's one-time build (for Ask's tests) runs beside the Rust and
+# wasm builds at low priority, on the core they leave idle; the tests need all
+# three.
+test: setup
+	@scripts/build-beside-llm.sh $(MAKE) --no-print-directory build-server build-wasm
+	@$(MAKE) --no-print-directory test-rust test-wasm-core test-e2e
 	@echo "==> all tests passed"
 
 # A real model server for Ask's tests (llama.cpp's llama-server built from
