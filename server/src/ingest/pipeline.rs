@@ -1,5 +1,10 @@
 //! The life of an upload: extract → chunk → embed → store, file by file.
 //!
+//! Each document's commit runs while the next document is embedded: the
+//! store's work (writing, the commit, looking up the rows it replaces) then
+//! no longer adds to the embedding time it used to follow. Commits still
+//! happen one at a time and in upload order.
+//!
 //! A file that fails (bad PDF, unknown encoding) fails alone with its reason;
 //! the rest of the job goes on. Each document is stored in one commit (see
 //! [`crate::store`]), so a crash at any point leaves every document either
@@ -71,6 +76,8 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
         .collect();
     let mut budget = Budget::new(pipeline.job_limits);
     let mut refreshed = std::time::Instant::now();
+    // The last embedded document, committed while the next one is embedded.
+    let mut committing: Option<Embedded> = None;
     for (upload, slot) in uploads.into_iter().zip(slots) {
         job.set_file(slot, FileState::Extracting);
         let limits = pipeline.archive_limits;
@@ -189,13 +196,17 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
 
         for (doc, slot) in extraction.documents.iter().zip(doc_slots) {
             job.warn_file(slot, doc.warnings.clone());
-            let state =
-                match store_document(pipeline, job, slot, library, version, doc, &mut budget).await
-                {
-                    Ok(state) => state,
-                    Err(reason) => FileState::Failed { reason },
-                };
-            finish(pipeline, job, slot, state);
+            let (committed, embedded) = tokio::join!(
+                commit(pipeline, committing.take()),
+                embed_document(pipeline, job, slot, library, version, doc, &mut budget),
+            );
+            if let Some((slot, state)) = committed {
+                finish(pipeline, job, slot, state);
+            }
+            match embedded {
+                Ok(next) => committing = Some(next),
+                Err(reason) => finish(pipeline, job, slot, FileState::Failed { reason }),
+            }
         }
         if refreshed.elapsed() >= pipeline.refresh_every {
             // The final refresh below reports a failure; one on the way
@@ -207,6 +218,9 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
         }
     }
 
+    if let Some((slot, state)) = commit(pipeline, committing.take()).await {
+        finish(pipeline, job, slot, state);
+    }
     job.set_state(JobState::Indexing, None);
     let error = pipeline.store.refresh_indexes().await.err().map(|e| {
         reported(
@@ -241,8 +255,14 @@ fn reported(err: &dyn std::fmt::Display, what: &str) -> String {
     format!("{what} (correlation id {id})")
 }
 
-/// Chunks, embeds and stores one document.
-async fn store_document(
+/// A document chunked and embedded, waiting for its commit.
+struct Embedded {
+    slot: FileSlot,
+    document: DocumentChunks,
+}
+
+/// Chunks and embeds one document.
+async fn embed_document(
     pipeline: &Pipeline<'_>,
     job: &JobHandle,
     slot: FileSlot,
@@ -250,7 +270,7 @@ async fn store_document(
     version: &str,
     doc: &Extracted,
     budget: &mut Budget,
-) -> Result<FileState, String> {
+) -> Result<Embedded, String> {
     let chunks = chunk_document(doc, &pipeline.chunking);
     if chunks.is_empty() {
         return Err("the file holds no text".into());
@@ -283,8 +303,7 @@ async fn store_document(
     let created_at_micros = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
-    let count = chunks.len();
-    let stored = DocumentChunks {
+    let document = DocumentChunks {
         library: library.to_owned(),
         version: version.to_owned(),
         file_path: doc.file_path.clone(),
@@ -302,13 +321,24 @@ async fn store_document(
             })
             .collect(),
     };
-    let result = pipeline
-        .store
-        .replace_document(&stored)
-        .await
-        .map_err(|e| reported(&e, "the document could not be stored"))?;
-    Ok(FileState::Stored {
-        chunks: count,
-        new_chunks: result.inserted,
-    })
+    Ok(Embedded { slot, document })
+}
+
+/// Stores an embedded document in one commit, if there is one; says which
+/// file it was and how it ended.
+async fn commit(
+    pipeline: &Pipeline<'_>,
+    embedded: Option<Embedded>,
+) -> Option<(FileSlot, FileState)> {
+    let Embedded { slot, document } = embedded?;
+    let state = match pipeline.store.replace_document(&document).await {
+        Ok(result) => FileState::Stored {
+            chunks: document.chunks.len(),
+            new_chunks: result.inserted,
+        },
+        Err(e) => FileState::Failed {
+            reason: reported(&e, "the document could not be stored"),
+        },
+    };
+    Some((slot, state))
 }

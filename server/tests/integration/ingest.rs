@@ -178,6 +178,31 @@ async fn identical_uploads_store_nothing_new_and_changed_files_replace_the_old_v
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_uploaded_twice_in_one_job_keeps_its_later_version() {
+    // A document is committed while the next one is embedded; the commits
+    // must still land in upload order, or the earlier version would win.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = Engine::open(&common::engine_config(dir.path()))
+        .await
+        .expect("engine");
+    let uploads = vec![
+        upload("a.md", "# A\n\nThe first draft about gorsewick.\n"),
+        upload("a.md", "# A\n\nThe final text about thimbleroot.\n"),
+        upload("b.md", "# B\n\nAnother page.\n"),
+    ];
+    let status = run(&engine, "lib", "1", uploads).await;
+    assert_eq!(status.tally(), (3, 0), "{status:#?}");
+    let chunks = engine
+        .store()
+        .document("lib", "1", "a.md")
+        .await
+        .expect("doc");
+    assert_eq!(chunks.len(), 1, "{chunks:#?}");
+    assert!(chunks[0].text.contains("thimbleroot"), "{chunks:#?}");
+    assert_eq!(engine.store().counts().await.expect("counts").chunks, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn folding_rows_into_the_indexes_between_files_loses_and_doubles_nothing() {
     // A long job refreshes the indexes (compaction included) between the
     // documents it stores; here after every file, with a replacement of a
