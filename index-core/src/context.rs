@@ -91,6 +91,17 @@ fn same_words(a: &str, b: &str) -> bool {
     words(a) == words(b)
 }
 
+/// [`embedding_input`] for each of a document's chunks, given their
+/// contexts from [`chunk_contexts`]: what ingestion, the store upgrade and
+/// the ingest bench all embed.
+pub fn embedding_inputs(chunks: &[crate::chunk::Chunk], contexts: &[String]) -> Vec<String> {
+    chunks
+        .iter()
+        .zip(contexts)
+        .map(|(c, context)| embedding_input(context, &c.text))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

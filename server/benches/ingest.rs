@@ -17,7 +17,7 @@ use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
 use docshelf_server::engine::Engine;
 use index_core::chunk::{chunk_document, ChunkConfig};
-use index_core::context::{chunk_contexts, embedding_input};
+use index_core::context;
 use index_core::extract::{extract, ArchiveLimits};
 use index_core::job::FileState;
 use index_core::job::Upload;
@@ -145,14 +145,8 @@ fn embedding_inputs(uploads: &[Upload]) -> Vec<Vec<String>> {
         {
             let chunks = chunk_document(&doc, &ChunkConfig::default());
             let contexts =
-                chunk_contexts(doc.title.as_deref(), doc.description.as_deref(), &chunks);
-            documents.push(
-                chunks
-                    .iter()
-                    .zip(&contexts)
-                    .map(|(c, context)| embedding_input(context, &c.text))
-                    .collect(),
-            );
+                context::chunk_contexts(doc.title.as_deref(), doc.description.as_deref(), &chunks);
+            documents.push(context::embedding_inputs(&chunks, &contexts));
         }
     }
     documents

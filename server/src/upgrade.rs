@@ -20,7 +20,7 @@
 use std::time::Instant;
 
 use index_core::chunk::Chunk;
-use index_core::context::{chunk_contexts, embedding_input};
+use index_core::context::{chunk_contexts, embedding_inputs};
 
 use crate::embed::EmbedQueue;
 use crate::store::{ChunkRow, DocumentChunks, Store, StoredChunk};
@@ -112,11 +112,7 @@ async fn reembed(old: &[StoredChunk], embedder: &EmbedQueue) -> anyhow::Result<V
     // v1 kept no description: upgraded documents get theirs back when
     // uploaded again.
     let contexts = chunk_contexts(old[0].title.as_deref(), None, &chunks);
-    let inputs: Vec<String> = chunks
-        .iter()
-        .zip(&contexts)
-        .map(|(c, context)| embedding_input(context, &c.text))
-        .collect();
+    let inputs = embedding_inputs(&chunks, &contexts);
     let vectors = embedder
         .embed_many(inputs)
         .await

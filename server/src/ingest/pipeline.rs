@@ -14,7 +14,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use index_core::chunk::{chunk_document, ChunkConfig};
-use index_core::context::{chunk_contexts, embedding_input};
+use index_core::context::{chunk_contexts, embedding_inputs};
 use index_core::extract::{self, ArchiveLimits, Extracted};
 use index_core::ids::chunk_id;
 use index_core::job::{FileProgress, FileState, JobState, Upload};
@@ -285,11 +285,7 @@ async fn embed_document(
     // Each chunk is embedded with its context (title, headings; the
     // description on the first chunk), so a passage knows its page.
     let contexts = chunk_contexts(doc.title.as_deref(), doc.description.as_deref(), &chunks);
-    let inputs: Vec<String> = chunks
-        .iter()
-        .zip(&contexts)
-        .map(|(c, context)| embedding_input(context, &c.text))
-        .collect();
+    let inputs = embedding_inputs(&chunks, &contexts);
     let ids: Vec<String> = chunks
         .iter()
         .zip(&inputs)
