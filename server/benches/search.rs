@@ -10,7 +10,9 @@
 //!   measures what the second stage (rerank over the best 50 candidates)
 //!   adds: each query runs with and without it back to back, and the
 //!   per-query differences are summarised, so machine noise between runs
-//!   cancels.
+//!   cancels. Then the same for a cross-encoder as the second stage
+//!   (`DOCSHELF_RERANKER_DIR`, or one built from the embedding model's
+//!   weights) over the first `DOCSHELF_BENCH_RERANK_QUERIES` (20) queries.
 //! - **At scale** (`make bench-search ROWS=100000 CONCURRENCY=16`, env
 //!   `DOCSHELF_BENCH_ROWS`, `DOCSHELF_BENCH_CONCURRENCY`): a corpus of that
 //!   many chunks grown from the git manual's real ones ([`corpus`]),
@@ -18,6 +20,8 @@
 
 #[path = "search/corpus.rs"]
 mod corpus;
+#[path = "../tests/support/cross_encoder_dir.rs"]
+mod cross_encoder_dir;
 #[path = "search/http.rs"]
 mod http;
 #[path = "search/scale.rs"]
@@ -160,16 +164,48 @@ async fn git_pages(root: &Path) {
         );
     }
 
-    // The second stage's cost: paired runs, hybrid with and without it.
+    second_stage_cost(&engine, &queries, "second stage (N=50)").await;
+
+    // A cross-encoder in its place: the user's (`DOCSHELF_RERANKER_DIR`),
+    // or one built from the embedding model's weights, which costs the
+    // same as any MiniLM-L6 cross-encoder (its scores are meaningless, its
+    // arithmetic is not). Each query costs seconds here, hence fewer.
+    let reranker = match std::env::var_os("DOCSHELF_RERANKER_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            let dir = temp.path().join("cross-encoder");
+            cross_encoder_dir::write(&root.join("models/all-MiniLM-L6-v2"), &dir)
+                .expect("the test cross-encoder");
+            dir
+        }
+    };
+    let mut config = corpus::engine_config(root, &store);
+    config.model.reranker_dir = Some(reranker);
+    let reranked = Engine::open(&config)
+        .await
+        .expect("engine with the reranker");
+    println!("{}", reranked.status().await.reranker);
+    let n = env_usize("DOCSHELF_BENCH_RERANK_QUERIES").unwrap_or(20);
+    second_stage_cost(
+        &reranked,
+        &queries[..n.min(queries.len())],
+        "cross-encoder (N=50)",
+    )
+    .await;
+}
+
+/// What the engine's second stage adds to a hybrid search: paired runs,
+/// each query with and without it back to back, so machine noise between
+/// runs cancels.
+async fn second_stage_cost(engine: &Engine, queries: &[String], label: &str) {
     let (mut with, mut without, mut added) = (Vec::new(), Vec::new(), Vec::new());
-    for q in &queries {
+    for q in queries {
         let time = |rerank: bool| {
             let params = SearchParams {
                 query: q.clone(),
                 rerank: Some(rerank),
                 ..SearchParams::default()
             };
-            let engine = &engine;
             async move {
                 let t = Instant::now();
                 engine.search(params).await.expect("search");
@@ -185,7 +221,8 @@ async fn git_pages(root: &Path) {
         v.sort_by(f64::total_cmp);
     }
     println!(
-        "second stage (N=50): hybrid p50 {:.1} ms with, {:.1} ms without; added per query p50 {:+.2} ms, p90 {:+.2} ms",
+        "{label}, {} queries: hybrid p50 {:.1} ms with, {:.1} ms without; added per query p50 {:+.2} ms, p90 {:+.2} ms",
+        queries.len(),
         percentile(&with, 0.5),
         percentile(&without, 0.5),
         percentile(&added, 0.5),

@@ -109,7 +109,10 @@ async fn main() {
     ] {
         let tuning = VectorSearchTuning {
             nprobes,
+            // Fixed counts here: this table compares them.
+            probe_share: 0.0,
             refine_factor,
+            refine_share: 0.0,
         };
         for fetch in [10, 50] {
             let (mut found, mut ms) = (0usize, Vec::new());

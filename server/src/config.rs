@@ -12,8 +12,8 @@ use index_core::extract::ArchiveLimits;
 
 use crate::embed::DeviceChoice;
 
-/// The embedding model: where it lives and what runs it. Shared by every
-/// command that embeds.
+/// The models: where they live and what runs them. Shared by every command
+/// that embeds or searches.
 #[derive(Debug, Clone, Args)]
 pub struct ModelConfig {
     /// Directory holding the embedding model (`model.safetensors`, `tokenizer.json`, `config.json`).
@@ -27,6 +27,27 @@ pub struct ModelConfig {
     /// Where the embedding model runs: a GPU through wgpu when one exists (auto), a GPU or nothing (gpu), or the CPU.
     #[arg(long = "device", env = "DOCSHELF_DEVICE", value_enum, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
+
+    /// A cross-encoder to rerank each search's best 50 candidates with:
+    /// a directory holding a Hugging Face `BertForSequenceClassification`
+    /// with one label (`model.safetensors`, `tokenizer.json`,
+    /// `config.json`), such as cross-encoder/ms-marco-MiniLM-L-6-v2.
+    /// Without it, docshelf's built-in second stage (a position prior)
+    /// runs. It costs a forward pass over 50 pairs per search: see the
+    /// README's figures before turning it on without a GPU.
+    #[arg(long = "reranker-dir", env = "DOCSHELF_RERANKER_DIR")]
+    pub reranker_dir: Option<PathBuf>,
+}
+
+impl ModelConfig {
+    /// The embedding model in `model_dir` on `device`, and no reranker.
+    pub fn new(model_dir: impl Into<PathBuf>, device: DeviceChoice) -> Self {
+        Self {
+            model_dir: model_dir.into(),
+            device,
+            reranker_dir: None,
+        }
+    }
 }
 
 /// Where the store and the model live, and the limits on uploads. Shared by

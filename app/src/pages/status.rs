@@ -83,6 +83,8 @@ fn StatusTable(status: ServerStatus) -> impl IntoView {
             <dd data-field="model">{embedding.model.clone()} " (" {embedding.model_dir.clone()} ")"</dd>
             <dt>"Embedding backend"</dt>
             <dd data-field="backend">{backend}</dd>
+            <dt>"Reranker"</dt>
+            <dd data-field="reranker">{status.reranker.clone()}</dd>
             <dt>"Ask"</dt>
             <dd data-field="ask">{ask}</dd>
             <dt>"Uptime"</dt>

@@ -67,10 +67,7 @@ pub fn engine_config(root: &Path, data: &Path) -> EngineConfig {
     };
     EngineConfig::new(
         data.display().to_string(),
-        ModelConfig {
-            model_dir: root.join("models/all-MiniLM-L6-v2"),
-            device,
-        },
+        ModelConfig::new(root.join("models/all-MiniLM-L6-v2"), device),
     )
 }
 

@@ -4,7 +4,8 @@
 //! Prints, in order:
 //! - sequential latency per mode through the engine (p50 / p99 over every
 //!   query, twice), and the query embedding alone for reference;
-//! - the dense leg's recall@10 against exact search, same filter;
+//! - the dense leg's recall@10 against exact search, same filter, and with
+//!   `DOCSHELF_BENCH_RECALL_SWEEP` set, over probe shares × refine factors;
 //! - the process's resident memory (now, and its peak);
 //! - with a concurrency, the `docshelf` binary itself serving the store
 //!   over HTTP to that many clients for a fixed time: searches/s, p50 /
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use docshelf_server::engine::Engine;
 use docshelf_server::store::filter::Scope;
-use docshelf_server::store::VectorSearchTuning;
+use docshelf_server::store::{Store, VectorSearchTuning};
 use index_core::search::SearchParams;
 
 use super::corpus::{self, FILTER_LIBRARY};
@@ -91,7 +92,9 @@ async fn sequential(engine: &Engine, queries: &[String]) {
 }
 
 /// The dense leg as search runs it (50 fetched, the first 10 compared)
-/// against exact search, both within the filtered library.
+/// against exact search, both within the filtered library. With
+/// `DOCSHELF_BENCH_RECALL_SWEEP` set, also other probe shares and refine
+/// factors, each with its own latency, to choose the defaults from.
 async fn recall(engine: &Engine, queries: &[String]) {
     let store = engine.store();
     if !store.has_vector_index().await.expect("indices") {
@@ -104,11 +107,11 @@ async fn recall(engine: &Engine, queries: &[String]) {
     }
     .to_sql();
     let embedder = engine.embedder().await.expect("model");
-    let (mut found, mut exact_ms) = (0usize, Vec::new());
+    let (mut cases, mut exact_ms) = (Vec::new(), Vec::new());
     for q in queries {
         let v = embedder.embed_one(q.clone()).await.expect("embed");
         let t = Instant::now();
-        let truth = store
+        let truth: Vec<String> = store
             .dense_with(
                 &v,
                 scope.as_deref(),
@@ -117,21 +120,73 @@ async fn recall(engine: &Engine, queries: &[String]) {
                 true,
             )
             .await
-            .expect("exact");
+            .expect("exact")
+            .into_iter()
+            .map(|c| c.chunk.chunk_id)
+            .collect();
         exact_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        let approx = store.dense(&v, scope.as_deref(), 50).await.expect("dense");
+        cases.push((v, truth));
+    }
+    exact_ms.sort_by(f64::total_cmp);
+    let partitions = store.vector_partitions();
+    let default = VectorSearchTuning::default();
+    let (found, _) = recall_with(store, &cases, scope.as_deref(), default).await;
+    println!(
+        "dense recall@10 vs exact, one library: {found:.3} (exact search alone p50 {:.1} ms; index of {} partitions, {} probed, refine factor {})",
+        percentile(&exact_ms, 0.5),
+        partitions.map_or_else(|| "?".to_owned(), |p| p.to_string()),
+        default.probes(partitions),
+        default.refine(partitions)
+    );
+    if std::env::var_os("DOCSHELF_BENCH_RECALL_SWEEP").is_none() {
+        return;
+    }
+    println!("probe share  refine  probes  recall@10  dense p50 ms");
+    for share in [1.0 / 32.0, 1.0 / 16.0, 1.0 / 8.0, 1.0 / 4.0] {
+        for refine_factor in [5, 10, 20] {
+            let tuning = VectorSearchTuning {
+                probe_share: share,
+                refine_factor,
+                refine_share: 0.0,
+                ..default
+            };
+            let (found, p50) = recall_with(store, &cases, scope.as_deref(), tuning).await;
+            println!(
+                "1/{:<10} {refine_factor:>6}  {:>6}  {found:>9.3}  {p50:>12.1}",
+                (1.0 / share).round(),
+                tuning.probes(partitions)
+            );
+        }
+    }
+}
+
+/// Recall@10 of the dense leg at `tuning` over `cases` (query vector, exact
+/// top 10), and its p50 latency in ms.
+async fn recall_with(
+    store: &Store,
+    cases: &[(Vec<f32>, Vec<String>)],
+    scope: Option<&str>,
+    tuning: VectorSearchTuning,
+) -> (f64, f64) {
+    let (mut found, mut ms) = (0usize, Vec::new());
+    for (v, truth) in cases {
+        let t = Instant::now();
+        let approx = store
+            .dense_with(v, scope, 50, tuning, false)
+            .await
+            .expect("dense");
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
         found += approx
             .iter()
             .take(10)
-            .filter(|a| truth.iter().any(|t| t.chunk.chunk_id == a.chunk.chunk_id))
+            .filter(|a| truth.contains(&a.chunk.chunk_id))
             .count();
     }
-    exact_ms.sort_by(f64::total_cmp);
-    println!(
-        "dense recall@10 vs exact, one library: {:.3} (exact search alone p50 {:.1} ms)",
-        found as f64 / (queries.len() * 10) as f64,
-        percentile(&exact_ms, 0.5)
-    );
+    ms.sort_by(f64::total_cmp);
+    (
+        found as f64 / (cases.len() * 10).max(1) as f64,
+        percentile(&ms, 0.5),
+    )
 }
 
 pub fn params(query: &str, mode: &str, library: Option<&str>) -> SearchParams {

@@ -10,7 +10,7 @@ use std::path::Path;
 use burn::backend::DispatchDevice;
 use burn::module::Module;
 use burn::nn::{Embedding, EmbeddingConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
-use burn::store::{ModuleSnapshot, PyTorchToBurnAdapter, SafetensorsStore};
+use burn::store::{ApplyResult, ModuleSnapshot, PyTorchToBurnAdapter, SafetensorsStore};
 use burn::tensor::{Device, Int, Tensor};
 use serde::Deserialize;
 
@@ -136,41 +136,24 @@ struct Output {
 impl Bert {
     /// Builds the network for `config` and loads its weights from `path`.
     pub fn load(config: &BertConfig, path: &Path, device: &Device) -> Result<Self, EmbedError> {
-        let err = |reason: String| EmbedError::Weights {
-            path: path.to_owned(),
-            reason,
-        };
         let mut model = Self::init(config, device);
-        let mut store = SafetensorsStore::from_file(path)
-            .with_from_adapter(PyTorchToBurnAdapter)
-            .with_key_remapping(r"\.LayerNorm\.", ".layer_norm.")
-            .with_key_remapping(r"attention\.self\.", "attention.self_attn.")
-            // The checkpoint also holds the pooler, which mean pooling never uses.
-            .allow_partial(true);
+        let mut store = checkpoint(path);
         let applied = model
             .load_from(&mut store)
-            .map_err(|e| err(e.to_string()))?;
-        if !applied.errors.is_empty() {
-            return Err(err(format!("{:?}", applied.errors)));
-        }
-        if !applied.missing.is_empty() {
-            let missing: Vec<&str> = applied.missing.iter().map(|(p, _)| p.as_str()).collect();
-            return Err(err(format!("tensors missing: {}", missing.join(", "))));
-        }
-        let unexpected: Vec<&String> = applied
-            .unused
-            .iter()
-            .filter(|p| !p.starts_with("pooler.") && !p.ends_with("position_ids"))
-            .collect();
-        if !unexpected.is_empty() {
-            return Err(err(format!(
-                "tensors the network does not use (a different architecture?): {unexpected:?}"
-            )));
-        }
+            .map_err(|e| weights_error(path, e.to_string()))?;
+        // The checkpoint also holds the pooler, which mean pooling never uses.
+        check_applied(path, &applied, |p| p.starts_with("pooler."))?;
+        model.prepare(device)?;
+        Ok(model)
+    }
+
+    /// Readies the loaded weights for the backend: each layer's
+    /// projections, packed on the CPU. Call once the weights are in.
+    pub(super) fn prepare(&mut self, device: &Device) -> Result<(), EmbedError> {
         // Packed copies (another 42 MB) pay only where burn's products are
         // slow for few tokens: on the CPU.
         let pack = matches!(device.as_dispatch(), DispatchDevice::Flex(_));
-        for layer in &mut model.encoder.layer {
+        for layer in &mut self.encoder.layer {
             let projections = Projections::of(&layer.attention, &layer.intermediate, &layer.output);
             layer.projections = if pack {
                 projections.packed()?
@@ -178,10 +161,11 @@ impl Bert {
                 projections
             };
         }
-        Ok(model)
+        Ok(())
     }
 
-    fn init(c: &BertConfig, device: &Device) -> Self {
+    /// The network for `config`, with weights still to load.
+    pub(super) fn init(c: &BertConfig, device: &Device) -> Self {
         let norm = || {
             LayerNormConfig::new(c.hidden_size)
                 .with_epsilon(c.layer_norm_eps)
@@ -235,7 +219,7 @@ impl Bert {
         let [batch, tokens] = ids.dims();
         let device = ids.device();
         let padding = Padding::new(lengths, tokens, self.heads, &device);
-        let hidden = self.encode(ids, &padding, plan);
+        let hidden = self.encode(ids, None, &padding, plan);
         let [_, _, width] = hidden.dims();
 
         let weights = padding.real_tokens(&device).reshape([batch, tokens, 1]);
@@ -252,14 +236,27 @@ impl Bert {
         pooled / norms
     }
 
-    /// The last hidden state, `[batch, tokens, hidden]`.
-    fn encode(&self, ids: Tensor<2, Int>, padding: &Padding, plan: Plan) -> Tensor<3> {
+    /// Attention heads per layer.
+    pub(super) fn heads(&self) -> usize {
+        self.heads
+    }
+
+    /// The last hidden state, `[batch, tokens, hidden]`. `types` gives each
+    /// token's segment (0 or 1, `[batch, tokens]`) where the input is a
+    /// pair; a single text is all segment 0.
+    pub(super) fn encode(
+        &self,
+        ids: Tensor<2, Int>,
+        types: Option<Tensor<2, Int>>,
+        padding: &Padding,
+        plan: Plan,
+    ) -> Tensor<3> {
         let [batch, tokens] = ids.dims();
         let device = ids.device();
         let positions = Tensor::<1, Int>::arange(0..tokens as i64, &device)
             .reshape([1, tokens])
             .expand([batch, tokens]);
-        let types = Tensor::<2, Int>::zeros([batch, tokens], &device);
+        let types = types.unwrap_or_else(|| Tensor::<2, Int>::zeros([batch, tokens], &device));
 
         let e = &self.embeddings;
         let mut x = e.layer_norm.forward(
@@ -317,5 +314,56 @@ impl Projections {
             intermediate: self.intermediate.packed()?,
             output: self.output.packed()?,
         })
+    }
+}
+
+/// The checkpoint at `path`, read with Hugging Face's names mapped onto the
+/// fields here (`LayerNorm` → `layer_norm`, `self` → `self_attn`). Partial:
+/// what a network leaves unused is judged by [`check_applied`].
+pub(super) fn checkpoint(path: &Path) -> SafetensorsStore {
+    SafetensorsStore::from_file(path)
+        .with_from_adapter(PyTorchToBurnAdapter)
+        .with_key_remapping(r"\.LayerNorm\.", ".layer_norm.")
+        .with_key_remapping(r"attention\.self\.", "attention.self_attn.")
+        .allow_partial(true)
+}
+
+/// Refuses a load that left a field without weights, failed on a tensor,
+/// or left checkpoint tensors unused other than those `ignorable` names
+/// (and the `position_ids` buffers every BERT checkpoint may carry): a
+/// checkpoint of another architecture must not load quietly.
+pub(super) fn check_applied(
+    path: &Path,
+    applied: &ApplyResult,
+    ignorable: impl Fn(&str) -> bool,
+) -> Result<(), EmbedError> {
+    if !applied.errors.is_empty() {
+        return Err(weights_error(path, format!("{:?}", applied.errors)));
+    }
+    if !applied.missing.is_empty() {
+        let missing: Vec<&str> = applied.missing.iter().map(|(p, _)| p.as_str()).collect();
+        return Err(weights_error(
+            path,
+            format!("tensors missing: {}", missing.join(", ")),
+        ));
+    }
+    let unexpected: Vec<&String> = applied
+        .unused
+        .iter()
+        .filter(|p| !ignorable(p) && !p.ends_with("position_ids"))
+        .collect();
+    if !unexpected.is_empty() {
+        return Err(weights_error(
+            path,
+            format!("tensors the network does not use (a different architecture?): {unexpected:?}"),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn weights_error(path: &Path, reason: String) -> EmbedError {
+    EmbedError::Weights {
+        path: path.to_owned(),
+        reason,
     }
 }

@@ -10,11 +10,16 @@
 //! - [`device`]: picks the compute backend (wgpu GPU, or burn's CPU backend).
 //! - [`tokenize`]: the tokenizer and per-batch padding.
 //! - [`bert`]: the network and its weight loading.
+//! - [`cross_encoder`]: the same network scoring (query, passage) pairs, for
+//!   the reranker a user supplies.
+//! - [`batching`]: batches of similar length, split across CPU cores.
 //! - [`projection`]: the network's matrix products and how each batch runs them.
 //! - [`kernels`]: CPU kernels for the steps burn's CPU backend runs slowly.
 //! - [`queue`]: coalesces concurrent requests into batches on one worker.
 
+mod batching;
 mod bert;
+pub mod cross_encoder;
 pub mod device;
 mod kernels;
 mod projection;
@@ -25,7 +30,6 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use burn::tensor::{Int, Tensor, TensorData};
-use rayon::prelude::*;
 
 pub use device::{Backend, DeviceChoice};
 pub use queue::{EmbedQueue, QueueStats};
@@ -40,10 +44,6 @@ pub const MAX_TOKENS: usize = 256;
 /// on GPU; 32 is sentence-transformers' default too.
 pub const DEFAULT_BATCH: usize = 32;
 
-/// The fewest rows worth a forward pass of their own on a CPU core: below
-/// this, splitting a batch costs more in small matrix products than it gains.
-const MIN_ROWS_PER_SLICE: usize = 4;
-
 /// One embedding: a unit vector of [`DIM`] floats.
 pub type Embedding = Vec<f32>;
 
@@ -52,6 +52,8 @@ pub type Embedding = Vec<f32>;
 pub enum EmbedError {
     #[error("the model directory {dir} lacks {missing} (install it with `make setup` or scripts/fetch-model.sh)")]
     MissingModelFiles { dir: PathBuf, missing: String },
+    #[error("the reranker directory {dir} lacks {missing} (it must hold a Hugging Face cross-encoder: model.safetensors, tokenizer.json, config.json)")]
+    MissingRerankerFiles { dir: PathBuf, missing: String },
     #[error("cannot read the model config {path}: {reason}")]
     Config { path: PathBuf, reason: String },
     #[error("cannot load the tokenizer {path}: {reason}")]
@@ -79,19 +81,25 @@ pub struct Embedder {
     backend: Backend,
 }
 
+/// Which of [`MODEL_FILES`] `dir` lacks, comma-separated, or `None` when
+/// it has them all.
+pub(crate) fn missing_files(dir: &Path) -> Option<String> {
+    let missing: Vec<&str> = MODEL_FILES
+        .iter()
+        .copied()
+        .filter(|f| !dir.join(f).is_file())
+        .collect();
+    (!missing.is_empty()).then(|| missing.join(", "))
+}
+
 impl Embedder {
     /// Loads the model from `dir` onto the device `choice` resolves to.
     #[tracing::instrument(skip_all, fields(dir = %dir.display(), ?choice))]
     pub fn load(dir: &Path, choice: DeviceChoice) -> Result<Self, EmbedError> {
-        let missing: Vec<&str> = MODEL_FILES
-            .iter()
-            .copied()
-            .filter(|f| !dir.join(f).is_file())
-            .collect();
-        if !missing.is_empty() {
+        if let Some(missing) = missing_files(dir) {
             return Err(EmbedError::MissingModelFiles {
                 dir: dir.to_owned(),
-                missing: missing.join(", "),
+                missing,
             });
         }
         let started = Instant::now();
@@ -122,57 +130,24 @@ impl Embedder {
         self.embed_with_batch(texts, DEFAULT_BATCH)
     }
 
-    /// Embeds `texts`, in order, with batches of at most `batch` texts.
-    ///
-    /// Texts are sorted by token count first so each batch pads to a similar
-    /// length: a short query never pays for a 256-token neighbour.
+    /// Embeds `texts`, in order, with batches of at most `batch` texts (see
+    /// [`batching`] for how they are formed and spread over the cores).
     pub fn embed_with_batch<S: AsRef<str>>(
         &self,
         texts: &[S],
         batch: usize,
     ) -> Result<Vec<Embedding>, EmbedError> {
         let encoded = self.tokenizer.encode(texts)?;
-        let mut order: Vec<usize> = (0..encoded.len()).collect();
-        order.sort_by_key(|&i| encoded[i].len());
-
-        let mut out: Vec<Embedding> = vec![Vec::new(); encoded.len()];
-        for group in order.chunks(batch.max(1)) {
-            let rows: Vec<&[u32]> = group.iter().map(|&i| encoded[i].as_slice()).collect();
-            let vectors = self.forward(&rows)?;
-            for (&i, v) in group.iter().zip(vectors) {
-                out[i] = v;
-            }
-        }
-        Ok(out)
-    }
-
-    /// Embeds one batch of already tokenised rows.
-    ///
-    /// On the CPU not every burn kernel uses every core, so a single
-    /// forward pass leaves cores idle for part of it. Splitting the batch
-    /// into one slice per core and running the slices side by side keeps
-    /// every core busy (256 chunks of ~200 tokens in batches of 32, on 2
-    /// cores, with GELU and attention already in the parallel kernels of
-    /// `docshelf-kernels`: 12.6 chunks/s in one pass in two runs, 19.2 –
-    /// 23.1 in two slices, 20.4 – 23.4 in four). Each slice is padded to its
-    /// own longest row.
-    fn forward(&self, rows: &[&[u32]]) -> Result<Vec<Embedding>, EmbedError> {
-        let parts = match self.backend {
-            Backend::Cpu => rayon::current_num_threads().min(rows.len() / MIN_ROWS_PER_SLICE),
-            Backend::Wgpu { .. } => 1,
-        };
-        if parts <= 1 {
-            return self.forward_padded(rows);
-        }
-        let slices: Vec<Result<Vec<Embedding>, EmbedError>> = rows
-            .par_chunks(rows.len().div_ceil(parts))
-            .map(|slice| self.forward_padded(slice))
-            .collect();
-        let mut out = Vec::with_capacity(rows.len());
-        for slice in slices {
-            out.extend(slice?);
-        }
-        Ok(out)
+        batching::run(
+            &encoded,
+            Vec::len,
+            batch,
+            self.backend == Backend::Cpu,
+            |rows| {
+                let rows: Vec<&[u32]> = rows.iter().map(|r| r.as_slice()).collect();
+                self.forward_padded(&rows)
+            },
+        )
     }
 
     /// One forward pass over already tokenised rows, padded to the longest.

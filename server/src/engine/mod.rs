@@ -29,11 +29,13 @@ use self::scope::SearchScope;
 use crate::ask::conversations::Conversations;
 use crate::background::Background;
 use crate::config::{local_dir, EngineConfig, ModelConfig};
+use crate::embed::cross_encoder::CrossEncoder;
 use crate::embed::{EmbedError, EmbedQueue, Embedder};
 use crate::ingest::pipeline::Pipeline;
 use crate::ingest::{run_job, JobHandle, Jobs};
 use crate::llm::{Llm, LlmError};
 use crate::metrics::Metrics;
+use crate::search::rerank::cross_encoder::CrossEncoderStage;
 use crate::search::rerank::{LeadPrior, SecondStage};
 use crate::search::sessions::Sessions;
 use crate::search::{self, Stage};
@@ -115,7 +117,7 @@ impl Engine {
             store,
             model: config.model.clone(),
             embedder: tokio::sync::OnceCell::new(),
-            second_stage: Box::new(LeadPrior::default()),
+            second_stage: second_stage(&config.model).await?,
             searches: Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_SEARCHES)),
             search_limit: MAX_CONCURRENT_SEARCHES,
             search_budget: SEARCH_BUDGET,
@@ -605,8 +607,26 @@ impl Engine {
                     how_to_enable: Some(crate::llm::HOW_TO_ENABLE.to_owned()),
                 },
             },
+            reranker: self.second_stage.describe(),
         }
     }
+}
+
+/// The second stage of every search: the cross-encoder in
+/// `--reranker-dir` when one is given (loaded now, so a wrong directory
+/// stops the start with its reason rather than degrading searches
+/// quietly), the built-in [`LeadPrior`] otherwise.
+async fn second_stage(model: &ModelConfig) -> anyhow::Result<Box<dyn SecondStage>> {
+    let Some(dir) = model.reranker_dir.clone() else {
+        return Ok(Box::new(LeadPrior::default()));
+    };
+    let device = model.device;
+    let source = dir.display().to_string();
+    let loaded = tokio::task::spawn_blocking(move || CrossEncoder::load(&dir, device))
+        .await
+        .context("the reranker's loading task failed")?
+        .with_context(|| format!("cannot load the reranker from {source} (--reranker-dir)"))?;
+    Ok(Box::new(CrossEncoderStage::new(loaded, source)))
 }
 
 /// Loads the model and starts its worker, off the async workers (loading

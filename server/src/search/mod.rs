@@ -127,7 +127,7 @@ pub async fn run(
 
     let mut pool = fuse(search, &dense, &keyword);
     if search.rerank {
-        rerank(second_stage, &search.query, &mut pool);
+        rerank(second_stage, &search.query, &mut pool).await;
     }
     if search.weights.w_sig > 0.0 {
         let ids: Vec<&str> = pool.iter().map(|c| c.chunk.chunk_id.as_str()).collect();
@@ -206,10 +206,10 @@ pub async fn run(
 /// fused relevance, then maps every candidate's relevance back into [0, 1]
 /// (dividing by one plus the most the stage can add), so it still blends
 /// with recency and feedback on one scale.
-fn rerank(stage: &dyn SecondStage, query: &str, pool: &mut [Candidate]) {
+async fn rerank(stage: &dyn SecondStage, query: &str, pool: &mut [Candidate]) {
     pool.sort_by(|a, b| b.score.total_cmp(&a.score));
     let depth = pool.len().min(RERANK_DEPTH);
-    stage.rescore(query, &mut pool[..depth]);
+    stage.rescore(query, &mut pool[..depth]).await;
     let scale = 1.0 + stage.max_bonus();
     for c in pool.iter_mut() {
         c.score = (c.score + c.parts.rerank.unwrap_or(0.0)) / scale;

@@ -10,7 +10,8 @@
 //!
 //! - [`schema`]: the table's columns and how chunks become Arrow batches.
 //! - [`filter`]: scopes (library, version, path prefix) as SQL predicates.
-//! - [`retrieve`]: the dense and keyword retrievers, and the vector index.
+//! - [`retrieve`]: the dense and keyword retrievers.
+//! - [`vector_index`]: the vector index's partitions, probes and rebuilds.
 //! - [`catalog`]: libraries, versions and documents; deletes.
 //! - [`feedback`]: votes on chunks, in a table of their own.
 //! - [`legacy`]: reading a store written by an older docshelf, to upgrade it.
@@ -21,6 +22,7 @@ pub mod filter;
 pub mod legacy;
 pub mod retrieve;
 pub mod schema;
+pub mod vector_index;
 pub mod writers;
 
 use std::collections::BTreeSet;
@@ -36,8 +38,9 @@ use lancedb::{Connection, Table};
 use tokio::sync::RwLock;
 
 pub use catalog::Target;
-pub use retrieve::{Retrieved, VectorSearchTuning, CONTEXT_BOOST, VECTOR_INDEX_MIN_ROWS};
+pub use retrieve::{Retrieved, CONTEXT_BOOST};
 pub use schema::{ChunkRow, DocumentChunks, StoredChunk};
+pub use vector_index::{VectorSearchTuning, VECTOR_INDEX_MIN_ROWS};
 
 /// The table every chunk lives in. Its name carries the schema's version:
 /// v2 added the `context` column (the title and headings each chunk is
@@ -82,6 +85,8 @@ pub struct Store {
     /// Set once the full-text index is known to exist.
     fts_ready: std::sync::atomic::AtomicBool,
     tuning: VectorSearchTuning,
+    /// The vector index's partition count (see [`vector_index`]).
+    vector_partitions: vector_index::KnownPartitions,
     /// The keyword leg's weight of a chunk's context against its text.
     context_boost: f32,
     /// Rows from which [`Self::refresh_indexes`] builds a vector index.
@@ -154,7 +159,7 @@ impl Store {
             ),
             false => None,
         };
-        Ok(Self {
+        let store = Self {
             location: location.to_owned(),
             db,
             chunks,
@@ -164,9 +169,15 @@ impl Store {
             catalog: RwLock::new(None),
             fts_ready: std::sync::atomic::AtomicBool::new(false),
             tuning: VectorSearchTuning::default(),
+            vector_partitions: Default::default(),
             context_boost: retrieve::CONTEXT_BOOST,
             vector_index_min_rows: VECTOR_INDEX_MIN_ROWS,
-        })
+        };
+        store.load_vector_partitions().await.map_err(|e| match e {
+            StoreError::Lance(source) => open_err(source),
+            other => other,
+        })?;
+        Ok(store)
     }
 
     /// Waits for the store's write turn (see [`writers`]) and moves the
@@ -324,10 +335,8 @@ impl Store {
                 self.chunks.create_index(&[column], index).execute().await?;
             }
         }
-        if rows >= self.vector_index_min_rows && !existing.contains(&vec!["vector".to_owned()]) {
-            tracing::info!(rows, "building the vector index");
-            self.build_vector_index().await?;
-        }
+        self.maintain_vector_index(rows as u64, self.vector_index_min_rows)
+            .await?;
         // Folds rows added since into every index (new indexes are already
         // whole; this is then cheap) and drops versions older than a week.
         self.chunks.optimize(OptimizeAction::All).await?;

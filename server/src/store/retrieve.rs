@@ -1,4 +1,5 @@
-//! The two retrievers over the chunk table, and neighbour lookups.
+//! The two retrievers over the chunk table, and neighbour lookups (the
+//! vector index itself is [`super::vector_index`]'s).
 //!
 //! Both apply the scope as a **pre**-filter: rows outside it never compete
 //! for a place, so a filtered search returns `limit` hits whenever that many
@@ -8,17 +9,12 @@
 use arrow_array::{Array, Float32Array, RecordBatch};
 use futures::TryStreamExt;
 use lancedb::index::scalar::{CombinedFieldsQuery, FtsQuery, FullTextSearchQuery};
-use lancedb::index::vector::IvfPqIndexBuilder;
-use lancedb::index::Index;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::DistanceType;
 
 use super::schema::{self, StoredChunk};
+use super::vector_index::VectorSearchTuning;
 use super::{filter, Store, StoreError};
-
-/// Rows before a vector index pays for itself; below this, exact search
-/// over every vector is both exact and fast (a few ms for 50k×384 floats).
-pub const VECTOR_INDEX_MIN_ROWS: usize = 50_000;
 
 /// How much a query term in a chunk's context (its page title and
 /// headings) counts against the same term in its text, in the keyword leg's
@@ -30,24 +26,6 @@ pub const VECTOR_INDEX_MIN_ROWS: usize = 50_000;
 /// Adding the context to the indexed text is what helps; weighting it more
 /// does not.
 pub const CONTEXT_BOOST: f32 = 1.0;
-
-/// Search settings for the vector index, tuned with `cargo bench --bench
-/// vector_index` for recall@10 ≥ 0.95 against exact search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VectorSearchTuning {
-    pub nprobes: usize,
-    /// Candidates re-ranked with full vectors: `limit × refine_factor`.
-    pub refine_factor: u32,
-}
-
-impl Default for VectorSearchTuning {
-    fn default() -> Self {
-        Self {
-            nprobes: 20,
-            refine_factor: 5,
-        }
-    }
-}
 
 /// A chunk and one retriever's score for it.
 #[derive(Debug, Clone)]
@@ -91,8 +69,8 @@ impl Store {
             query.bypass_vector_index()
         } else {
             query
-                .nprobes(tuning.nprobes)?
-                .refine_factor(tuning.refine_factor)
+                .nprobes(tuning.probes(self.vector_partitions()))?
+                .refine_factor(tuning.refine(self.vector_partitions()))
         };
         if let Some(scope) = scope {
             query = query.only_if(scope);
@@ -180,37 +158,6 @@ impl Store {
             .count_rows(Some(format!("chunk_id = {}", filter::sql_string(chunk_id))))
             .await?
             > 0)
-    }
-
-    /// Builds the cosine IVF-PQ vector index over every stored vector,
-    /// replacing any earlier one.
-    #[tracing::instrument(skip(self))]
-    pub async fn build_vector_index(&self) -> Result<(), StoreError> {
-        let rows = self.chunks.count_rows(None).await?;
-        // About √n partitions of a few hundred rows each; 48 sub-vectors of
-        // 8 dimensions keep PQ codes small and distances good enough for the
-        // refine step to fix the order.
-        let partitions = ((rows as f64).sqrt() as u32).clamp(1, 4096);
-        let builder = IvfPqIndexBuilder::default()
-            .distance_type(DistanceType::Cosine)
-            .num_partitions(partitions)
-            .num_sub_vectors(48);
-        self.chunks
-            .create_index(&["vector"], Index::IvfPq(builder))
-            .replace(true)
-            .execute()
-            .await?;
-        Ok(())
-    }
-
-    /// Whether the vector index exists.
-    pub async fn has_vector_index(&self) -> Result<bool, StoreError> {
-        Ok(self
-            .chunks
-            .list_indices()
-            .await?
-            .iter()
-            .any(|i| i.columns == ["vector"]))
     }
 }
 

@@ -38,10 +38,7 @@ pub fn engine_config(store: &std::path::Path) -> EngineConfig {
         max_expanded_mib: 64,
         ..EngineConfig::new(
             store.display().to_string(),
-            ModelConfig {
-                model_dir: model_dir(),
-                device: DeviceChoice::Cpu,
-            },
+            ModelConfig::new(model_dir(), DeviceChoice::Cpu),
         )
     }
 }

@@ -20,10 +20,7 @@ fn without_model(store: &std::path::Path) -> EngineConfig {
         max_expanded_mib: 10,
         ..EngineConfig::new(
             store.display().to_string(),
-            ModelConfig {
-                model_dir: store.join("no-model"),
-                device: DeviceChoice::Cpu,
-            },
+            ModelConfig::new(store.join("no-model"), DeviceChoice::Cpu),
         )
     }
 }

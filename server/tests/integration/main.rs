@@ -6,12 +6,15 @@
 //! they exercise; `cargo test --test integration search::` runs one of them.
 
 mod common;
+#[path = "../support/cross_encoder_dir.rs"]
+mod cross_encoder_dir;
 mod llm_server;
 #[path = "../support/synthetic.rs"]
 mod synthetic;
 
 mod ask;
 mod crash;
+mod cross_encoder;
 mod embed;
 mod hardening;
 mod http;

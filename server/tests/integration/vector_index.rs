@@ -82,3 +82,53 @@ async fn the_index_is_built_at_the_threshold_and_stays_close_to_exact() {
     assert_eq!(hits[0].chunk.file_path, "latedoc-0.md");
     assert!(hits[0].score > 0.999);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outgrown_index_is_rebuilt_with_more_partitions_and_the_old_one_dropped() {
+    use docshelf_server::store::vector_index::partitions_for;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let location = dir.path().display().to_string();
+    let store = Store::open(&location)
+        .await
+        .expect("store")
+        .with_vector_index_min_rows(300);
+    let mut rng = Rng::default();
+    fill(&store, &mut rng, "a", 4, 100).await;
+    store.refresh_indexes().await.expect("refresh");
+    let first = partitions_for(400);
+    assert_eq!(store.vector_partitions(), Some(first));
+
+    // Grown, but not 4× what its partitions suit: folded in, not rebuilt.
+    fill(&store, &mut rng, "b", 4, 100).await;
+    store.refresh_indexes().await.expect("refresh");
+    assert_eq!(store.vector_partitions(), Some(first));
+
+    // 4× the rows of `first`² and more: rebuilt.
+    let grown = fill(&store, &mut rng, "c", 8, 100).await;
+    store.refresh_indexes().await.expect("refresh");
+    let rebuilt = partitions_for(1600);
+    assert!(rebuilt > first);
+    assert_eq!(store.vector_partitions(), Some(rebuilt));
+
+    // One vector index remains, and a store opened anew reads its size.
+    let db = lancedb::connect(&location)
+        .execute()
+        .await
+        .expect("connect");
+    let table = db.open_table("chunks_v2").execute().await.expect("table");
+    let vector_indexes: Vec<String> = table
+        .list_indices()
+        .await
+        .expect("indices")
+        .into_iter()
+        .filter(|i| i.columns == ["vector"])
+        .map(|i| i.name)
+        .collect();
+    assert_eq!(vector_indexes, [format!("vector_ivf_pq_p{rebuilt}")]);
+    let reopened = Store::open(&location).await.expect("reopen");
+    assert_eq!(reopened.vector_partitions(), Some(rebuilt));
+
+    // And it still finds a stored vector first.
+    let hits = reopened.dense(&grown[7], None, 1).await.expect("search");
+    assert!(hits[0].score > 0.999, "{:?}", hits[0].score);
+}
