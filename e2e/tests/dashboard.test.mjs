@@ -42,6 +42,9 @@ test('the dashboard hydrates and shows the server status from a server function'
   // `make test` installs the real model, so the server must have loaded it.
   assert.equal(expected.embedding.loaded, true, expected.embedding.error ?? '');
   assert.equal(await field('backend'), expected.embedding.backend);
+  // No --reranker-dir here: the built-in second stage, as the API says.
+  assert.match(expected.reranker, /^lead prior/);
+  assert.equal(await field('reranker'), expected.reranker);
 
   await page.screenshot({ path: path.join(artifactsDir, 'dashboard-status.png'), fullPage: true });
   await page.close();

@@ -128,7 +128,7 @@ async fn recall(engine: &Engine, queries: &[String]) {
         cases.push((v, truth));
     }
     exact_ms.sort_by(f64::total_cmp);
-    let partitions = store.vector_partitions();
+    let partitions = store.vector_partitions().await.expect("partitions");
     let default = VectorSearchTuning::default();
     let (found, _) = recall_with(store, &cases, scope.as_deref(), default).await;
     println!(

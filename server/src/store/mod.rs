@@ -159,7 +159,7 @@ impl Store {
             ),
             false => None,
         };
-        let store = Self {
+        Ok(Self {
             location: location.to_owned(),
             db,
             chunks,
@@ -172,12 +172,7 @@ impl Store {
             vector_partitions: Default::default(),
             context_boost: retrieve::CONTEXT_BOOST,
             vector_index_min_rows: VECTOR_INDEX_MIN_ROWS,
-        };
-        store.load_vector_partitions().await.map_err(|e| match e {
-            StoreError::Lance(source) => open_err(source),
-            other => other,
-        })?;
-        Ok(store)
+        })
     }
 
     /// Waits for the store's write turn (see [`writers`]) and moves the

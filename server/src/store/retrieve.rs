@@ -68,9 +68,10 @@ impl Store {
         query = if exact {
             query.bypass_vector_index()
         } else {
+            let partitions = self.vector_partitions().await?;
             query
-                .nprobes(tuning.probes(self.vector_partitions()))?
-                .refine_factor(tuning.refine(self.vector_partitions()))
+                .nprobes(tuning.probes(partitions))?
+                .refine_factor(tuning.refine(partitions))
         };
         if let Some(scope) = scope {
             query = query.only_if(scope);

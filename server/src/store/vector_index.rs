@@ -20,16 +20,18 @@
 //! 316 partitions, refine 5, 10, 20 gave 0.978, 0.991, 0.997). So both
 //! grow with the partitions the index has ([`VectorSearchTuning::probes`],
 //! [`VectorSearchTuning::refine`]): 1/32 of them probed, at least 20, and
-//! a refine factor of one per 50 partitions, at least 5. That keeps 100k
-//! as it was (20 probes, refine 7: between 16.6 and 20.9 ms for the dense
-//! leg alone in the sweep) and gives 1M 32 probes and refine 20 (0.967,
-//! 51.5 ms against 38.2 at refine 5).
+//! a refine factor of one per 50 partitions, at least 5. That keeps 100k's
+//! 20 probes and raises its refine factor from 5 to 7 (the dense leg alone
+//! took 16.6 ms at 5 and 20.9 at 10 in the sweep; 7 was not swept), and
+//! gives 1M 32 probes and refine 20 (0.967, 51.5 ms against 38.2 at 5).
 //!
 //! LanceDB's index statistics do not give the partition count, so the
 //! index's name carries it (`vector_ivf_pq_p316`), and the store reads it
-//! back at open and after each build. An index named otherwise (built by an
-//! older docshelf) is taken to have √(rows it covers) partitions: as many
-//! as a rebuild would give it, so its probes err on the side of recall.
+//! back whenever the table's version has changed since it last did: a
+//! process that never writes (a second server on the same store) follows
+//! another's rebuild. An index named otherwise (built by an older
+//! docshelf) is taken to have √(rows it covers) partitions: as many as a
+//! rebuild would give it, so its probes err on the side of recall.
 //!
 //! The index is built once, when the table first reaches
 //! [`VECTOR_INDEX_MIN_ROWS`], and later rows are folded into its existing
@@ -40,7 +42,7 @@
 //! drops the old one after the new one is committed: searches use one or
 //! the other throughout.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::RwLock;
 
 use lancedb::index::vector::IvfPqIndexBuilder;
 use lancedb::index::Index;
@@ -122,18 +124,21 @@ pub fn outgrown(partitions: u32, rows: u64) -> bool {
     rows >= REBUILD_GROWTH * u64::from(partitions).pow(2) && partitions_for(rows) > partitions
 }
 
-/// What this process knows of the vector index's partitions (0: no index,
-/// or not read yet).
+/// The vector index's partition count (`None`: no index) as of a table
+/// version: read again when the table has moved on.
 #[derive(Debug, Default)]
-pub(super) struct KnownPartitions(AtomicU32);
+pub(super) struct KnownPartitions(RwLock<Option<(u64, Option<u32>)>>);
 
 impl KnownPartitions {
-    fn get(&self) -> Option<u32> {
-        Some(self.0.load(Ordering::Relaxed)).filter(|&p| p > 0)
+    fn at(&self, version: u64) -> Option<Option<u32>> {
+        match *self.0.read().unwrap_or_else(|e| e.into_inner()) {
+            Some((v, partitions)) if v == version => Some(partitions),
+            _ => None,
+        }
     }
 
-    fn set(&self, partitions: Option<u32>) {
-        self.0.store(partitions.unwrap_or(0), Ordering::Relaxed);
+    fn set(&self, version: u64, partitions: Option<u32>) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = Some((version, partitions));
     }
 }
 
@@ -146,10 +151,17 @@ fn partitions_in(name: &str) -> Option<u32> {
 }
 
 impl Store {
-    /// The vector index's partition count, as far as this process knows
-    /// (read at open and after each build).
-    pub fn vector_partitions(&self) -> Option<u32> {
-        self.vector_partitions.get()
+    /// The vector index's partition count (`None` without an index), read
+    /// from the index's name when the table's version has changed since
+    /// the last read; a list of the table's indexes otherwise costs nothing.
+    pub async fn vector_partitions(&self) -> Result<Option<u32>, StoreError> {
+        let version = self.chunks.version().await?;
+        if let Some(known) = self.vector_partitions.at(version) {
+            return Ok(known);
+        }
+        let partitions = self.current_vector_index().await?.map(|(_, p)| p);
+        self.vector_partitions.set(version, partitions);
+        Ok(partitions)
     }
 
     /// The vector index's name and partition count (estimated for an index
@@ -178,13 +190,6 @@ impl Store {
         Ok(Some((index.name, partitions)))
     }
 
-    /// Reads the vector index's partition count into [`Self::vector_partitions`].
-    pub(super) async fn load_vector_partitions(&self) -> Result<(), StoreError> {
-        let current = self.current_vector_index().await?;
-        self.vector_partitions.set(current.map(|(_, p)| p));
-        Ok(())
-    }
-
     /// Builds the vector index if the table has rows enough and none, or
     /// rebuilds it if the table has outgrown it; `rows` is the table's row
     /// count. The caller holds the write turn.
@@ -211,10 +216,7 @@ impl Store {
                 }
                 Ok(())
             }
-            current => {
-                self.vector_partitions.set(current.map(|(_, p)| p));
-                Ok(())
-            }
+            _ => Ok(()),
         }
     }
 
@@ -237,7 +239,6 @@ impl Store {
             .replace(true)
             .execute()
             .await?;
-        self.vector_partitions.set(Some(partitions));
         Ok(name)
     }
 

@@ -92,23 +92,30 @@ async fn an_outgrown_index_is_rebuilt_with_more_partitions_and_the_old_one_dropp
         .await
         .expect("store")
         .with_vector_index_min_rows(300);
+    // A second server on the same store, which never writes: it must
+    // follow the other's rebuild (it reads on every call here).
+    let reader = Store::open_watching(&location, std::time::Duration::ZERO)
+        .await
+        .expect("reader");
+    assert_eq!(partitions(&reader).await, None);
     let mut rng = Rng::default();
     fill(&store, &mut rng, "a", 4, 100).await;
     store.refresh_indexes().await.expect("refresh");
     let first = partitions_for(400);
-    assert_eq!(store.vector_partitions(), Some(first));
+    assert_eq!(partitions(&store).await, Some(first));
 
     // Grown, but not 4× what its partitions suit: folded in, not rebuilt.
     fill(&store, &mut rng, "b", 4, 100).await;
     store.refresh_indexes().await.expect("refresh");
-    assert_eq!(store.vector_partitions(), Some(first));
+    assert_eq!(partitions(&store).await, Some(first));
 
     // 4× the rows of `first`² and more: rebuilt.
     let grown = fill(&store, &mut rng, "c", 8, 100).await;
     store.refresh_indexes().await.expect("refresh");
     let rebuilt = partitions_for(1600);
     assert!(rebuilt > first);
-    assert_eq!(store.vector_partitions(), Some(rebuilt));
+    assert_eq!(partitions(&store).await, Some(rebuilt));
+    assert_eq!(partitions(&reader).await, Some(rebuilt));
 
     // One vector index remains, and a store opened anew reads its size.
     let db = lancedb::connect(&location)
@@ -126,9 +133,13 @@ async fn an_outgrown_index_is_rebuilt_with_more_partitions_and_the_old_one_dropp
         .collect();
     assert_eq!(vector_indexes, [format!("vector_ivf_pq_p{rebuilt}")]);
     let reopened = Store::open(&location).await.expect("reopen");
-    assert_eq!(reopened.vector_partitions(), Some(rebuilt));
+    assert_eq!(partitions(&reopened).await, Some(rebuilt));
 
     // And it still finds a stored vector first.
     let hits = reopened.dense(&grown[7], None, 1).await.expect("search");
     assert!(hits[0].score > 0.999, "{:?}", hits[0].score);
+}
+
+async fn partitions(store: &Store) -> Option<u32> {
+    store.vector_partitions().await.expect("partitions")
 }
