@@ -19,7 +19,7 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load bench-replicas bench-peers bench-ask llm llm-server eval lint fmt
+.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
@@ -29,7 +29,7 @@ help:
 	@echo "make bench-embed | bench-kernels | bench-ingest | bench-search | bench-vector | bench-load | bench-peers   benchmarks (print figures)"
 	@echo "make bench-search ROWS=100000 CONCURRENCY=16   search at scale, in-process and over HTTP"
 	@echo "make bench-ask   Ask's time to sources and to first token with a local model"
-	@echo "make bench-replicas   two servers on one store: time until one sees the other's upload"
+	@echo "make bench-replicas   two servers on one store, local and S3: time until one sees the other's upload, warm search latency"
 	@echo "make llm-server  a local model for Ask on http://127.0.0.1:8081 (then DOCSHELF_LLM_URL=http://127.0.0.1:8081 make run)"
 
 setup:
@@ -67,7 +67,12 @@ llm-server: llm
 	  --model $${DOCSHELF_LLM_DIR:-$$HOME/.cache/docshelf/llm}/models/SmolLM2-135M-Instruct.Q4_1.gguf \
 	  --ctx-size 8192 --jinja
 
-test-rust: llm
+# An S3-compatible server for the object-store tests (moto's S3 from PyPI),
+# cached per machine.
+s3-server:
+	@scripts/fetch-s3-server.sh >/dev/null
+
+test-rust: llm s3-server
 	@echo "==> cargo test (all crates)"
 	cargo test --locked --workspace
 
@@ -118,7 +123,7 @@ bench-load: setup build-server
 	python3 scripts/bench-load.py $(ARGS)
 
 # Two servers on one store: how soon one sees what the other stored.
-bench-replicas: setup build-server
+bench-replicas: setup build-server s3-server
 	python3 scripts/bench-replicas.py $(ARGS)
 
 bench-ask: setup llm build-server

@@ -68,34 +68,6 @@ def search(base, i):
     return request(base, "/api/search", {"query": QUERIES[i % len(QUERIES)], "library": "bench"})
 
 
-def upload(base, library, files):
-    boundary = uuid.uuid4().hex
-    parts = []
-    for name, value in (("library", library), ("version", "1")):
-        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
-    for path in files:
-        with open(path, "rb") as f:
-            data = f.read()
-        head = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
-                f'filename="{os.path.basename(path)}"\r\nContent-Type: application/octet-stream\r\n\r\n')
-        parts.append(head.encode() + data + b"\r\n")
-    parts.append(f"--{boundary}--\r\n".encode())
-    req = urllib.request.Request(base + "/api/upload", data=b"".join(parts),
-                                 headers={"content-type": f"multipart/form-data; boundary={boundary}"})
-    with urllib.request.urlopen(req, timeout=120) as res:
-        return json.load(res)["job_id"]
-
-
-def wait_job(base, job, limit_s):
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        with urllib.request.urlopen(f"{base}/api/jobs/{job}", timeout=30) as res:
-            if json.load(res)["state"] == "done":
-                return True
-        time.sleep(0.5)
-    return False
-
-
 def thread_cpu(pid):
     """CPU seconds (user + system) each thread name of `pid` has used so far."""
     tick = os.sysconf("SC_CLK_TCK")
@@ -143,7 +115,7 @@ def main():
         server, base = docshelf_proc.start(args.bin, store, model, args.serve_arg)
         try:
             print(f"docshelf {args.bin}\ncorpus {args.corpus} ({len(files)} files)")
-            assert wait_job(base, upload(base, "bench", files[:20]), 600), "the first upload did not finish"
+            assert docshelf_proc.wait_job(base, docshelf_proc.upload(base, "bench", files[:20]), 600), "the first upload did not finish"
             for i in range(5):
                 search(base, i)
 
@@ -156,14 +128,14 @@ def main():
             # against. It runs first so the searched upload meets the larger
             # store: if anything, that makes the slowdown look worse.
             started = time.perf_counter()
-            alone_ok = wait_job(base, upload(base, "alone", files), 1800)
+            alone_ok = docshelf_proc.wait_job(base, docshelf_proc.upload(base, "alone", files), 1800)
             alone_s = time.perf_counter() - started
             print(f"ingest of {len(files)} files, no searches  {alone_s:.1f} s"
                   f"{'' if alone_ok else ' (did not finish)'}")
 
             cpu_before = thread_cpu(server.pid)
             started = time.perf_counter()
-            job = upload(base, "ingest", files)
+            job = docshelf_proc.upload(base, "ingest", files)
             during, done = [], threading.Event()
 
             def searcher():
@@ -177,7 +149,7 @@ def main():
 
             t = threading.Thread(target=searcher)
             t.start()
-            finished = wait_job(base, job, 1800)
+            finished = docshelf_proc.wait_job(base, job, 1800)
             ingest_s = time.perf_counter() - started
             done.set()
             t.join()

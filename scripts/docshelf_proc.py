@@ -1,14 +1,19 @@
-"""Starting and stopping a `docshelf serve` for the Python benches.
+"""Starting and stopping a `docshelf serve` for the Python benches, and
+uploading files to it.
 
 One way for every bench: a free loopback port, the address read from the
 server's own "listening on" line, its output drained afterwards so a full
 pipe never stalls it, and a stop that escalates from SIGTERM to SIGKILL.
 Standard library only.
 """
+import json
+import os
 import re
 import subprocess
 import threading
 import time
+import urllib.request
+import uuid
 
 
 def start(binary, store, model, extra=(), wait_s=120):
@@ -37,3 +42,33 @@ def stop(server, timeout=30):
         server.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         server.kill()
+
+
+def upload(base, library, files, timeout=120):
+    """Uploads `files` (paths) into `library` version 1; returns the job id."""
+    boundary = uuid.uuid4().hex
+    parts = []
+    for name, value in (("library", library), ("version", "1")):
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
+    for path in files:
+        with open(path, "rb") as f:
+            data = f.read()
+        head = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+                f'filename="{os.path.basename(path)}"\r\nContent-Type: application/octet-stream\r\n\r\n')
+        parts.append(head.encode() + data + b"\r\n")
+    parts.append(f"--{boundary}--\r\n".encode())
+    req = urllib.request.Request(base + "/api/upload", data=b"".join(parts),
+                                 headers={"content-type": f"multipart/form-data; boundary={boundary}"})
+    with urllib.request.urlopen(req, timeout=timeout) as res:
+        return json.load(res)["job_id"]
+
+
+def wait_job(base, job, limit_s):
+    """Waits up to `limit_s` for `job` to be done; whether it was."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{base}/api/jobs/{job}", timeout=30) as res:
+            if json.load(res)["state"] == "done":
+                return True
+        time.sleep(0.5)
+    return False

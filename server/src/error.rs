@@ -55,6 +55,10 @@ pub enum EngineError {
     Busy(usize),
     #[error("the search took longer than {0} s and was stopped; try again, or a shorter query")]
     TimedOut(u64),
+    /// The object store holding the tables is down or stalled: nothing
+    /// this replica can do until it answers again.
+    #[error("the object store holding the documents is not answering; try again shortly (searches resume by themselves when it does)")]
+    StoreUnavailable,
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -85,9 +89,10 @@ impl EngineError {
             // The model server is another service docshelf depends on:
             // whatever went wrong there, this request cannot be answered
             // now, and the message says why.
-            Self::NoModel(_) | Self::Search(RunError::NoModel(_)) | Self::Llm(_) => {
-                ErrorKind::Unavailable
-            }
+            Self::NoModel(_)
+            | Self::Search(RunError::NoModel(_))
+            | Self::Llm(_)
+            | Self::StoreUnavailable => ErrorKind::Unavailable,
             Self::Busy(_) | Self::TimedOut(_) => ErrorKind::Busy,
             Self::Store(_) | Self::Search(RunError::Store(_) | RunError::Embed(_)) => {
                 ErrorKind::Internal

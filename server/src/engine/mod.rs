@@ -38,7 +38,7 @@ use crate::metrics::Metrics;
 use crate::search::rerank::cross_encoder::CrossEncoderStage;
 use crate::search::rerank::{LeadPrior, SecondStage};
 use crate::search::sessions::Sessions;
-use crate::search::{self, Stage};
+use crate::search::{self, RunError, Stage};
 use crate::store::{Store, StoredChunk, Target};
 
 pub use crate::error::EngineError;
@@ -99,7 +99,7 @@ impl Engine {
             std::fs::create_dir_all(&dir)
                 .with_context(|| format!("cannot create the store directory {}", dir.display()))?;
         }
-        let store = Store::open_watching(&location, config.read_consistency()).await?;
+        let store = Store::open_watching(&location, &config.s3, config.read_consistency()).await?;
         // A job killed before it folded its rows into the full-text
         // indexes left documents the keyword leg cannot see: catch up now.
         match store.unindexed_text_rows().await {
@@ -342,10 +342,23 @@ impl Engine {
         let Ok(_permit) = self.searches.try_acquire() else {
             return Err(EngineError::Busy(self.search_limit));
         };
-        match tokio::time::timeout(self.search_budget, self.search_admitted(search, on_stage)).await
-        {
-            Ok(result) => result,
-            Err(_) => Err(EngineError::TimedOut(self.search_budget.as_secs().max(1))),
+        let result =
+            match tokio::time::timeout(self.search_budget, self.search_admitted(search, on_stage))
+                .await
+            {
+                Ok(result) => result,
+                Err(_) => Err(EngineError::TimedOut(self.search_budget.as_secs().max(1))),
+            };
+        match result {
+            // A store that failed or ran out of time may be an object store
+            // that is down: then that is the answer, not an internal fault
+            // or a slow query.
+            Err(
+                EngineError::TimedOut(_)
+                | EngineError::Store(_)
+                | EngineError::Search(RunError::Store(_)),
+            ) if self.store.object_store_down().await => Err(EngineError::StoreUnavailable),
+            other => other,
         }
     }
 

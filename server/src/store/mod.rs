@@ -15,11 +15,16 @@
 //! - [`catalog`]: libraries, versions and documents; deletes.
 //! - [`feedback`]: votes on chunks, in a table of their own.
 //! - [`legacy`]: reading a store written by an older docshelf, to upgrade it.
+//! - [`remote`]: stores on S3-compatible object storage.
+//! - [`writers`], [`lease`]: one writer at a time, across processes and
+//!   replicas.
 
 pub mod catalog;
 pub mod feedback;
 pub mod filter;
+pub mod lease;
 pub mod legacy;
+pub mod remote;
 pub mod retrieve;
 pub mod schema;
 pub mod vector_index;
@@ -36,6 +41,8 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::table::OptimizeAction;
 use lancedb::{Connection, Table};
 use tokio::sync::RwLock;
+
+use crate::config::S3Config;
 
 pub use catalog::Target;
 pub use retrieve::{Retrieved, CONTEXT_BOOST};
@@ -64,11 +71,10 @@ pub enum StoreError {
     EmptyDocument,
     #[error("the query could not be built: {0}")]
     Query(String),
-    #[error("{what}: {source}")]
-    Io {
-        what: &'static str,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Location(#[from] remote::RemoteError),
+    #[error(transparent)]
+    Lock(#[from] writers::LockError),
 }
 
 /// The chunk store.
@@ -91,6 +97,8 @@ pub struct Store {
     context_boost: f32,
     /// Rows from which [`Self::refresh_indexes`] builds a vector index.
     vector_index_min_rows: usize,
+    /// For a store on an object store: asks it whether it answers.
+    probe: Option<remote::Probe>,
 }
 
 /// What replacing a document changed.
@@ -106,7 +114,7 @@ impl Store {
     /// writes at once and other processes' never (see
     /// [`Self::open_watching`]).
     pub async fn open(location: &str) -> Result<Self, StoreError> {
-        Self::connect(location, None).await
+        Self::connect(location, &S3Config::default(), None).await
     }
 
     /// Opens the store like [`Self::open`], and has every read that comes
@@ -118,22 +126,59 @@ impl Store {
     /// was 59–67 ms with checks every 3600 s, 64–65 ms every 2 s and 58–61 ms
     /// on every read (`bench-load.py --idle-only`, two runs each). On an
     /// object store each check is a listing, so keep it at seconds there.
-    pub async fn open_watching(location: &str, interval: Duration) -> Result<Self, StoreError> {
-        Self::connect(location, Some(interval)).await
+    ///
+    /// `s3` says how to reach the object store of an `s3://` location
+    /// (see [`remote`]); a local store ignores it.
+    pub async fn open_watching(
+        location: &str,
+        s3: &S3Config,
+        interval: Duration,
+    ) -> Result<Self, StoreError> {
+        Self::connect(location, s3, Some(interval)).await
     }
 
     #[tracing::instrument(skip_all, fields(%location))]
-    async fn connect(location: &str, interval: Option<Duration>) -> Result<Self, StoreError> {
+    async fn connect(
+        location: &str,
+        s3: &S3Config,
+        interval: Option<Duration>,
+    ) -> Result<Self, StoreError> {
         let open_err = |source| StoreError::Open {
             location: location.to_owned(),
             source,
         };
+        let remote = remote::open(location, s3)?;
         let mut connect = lancedb::connect(location);
         if let Some(interval) = interval {
             connect = connect.read_consistency_interval(interval);
         }
+        let (write, probe) = match (remote, crate::config::local_dir(location)) {
+            (Some(remote), _) => {
+                connect = connect.session(remote.session);
+                (writers::WriteLock::leased(remote.lease), Some(remote.probe))
+            }
+            (None, Some(dir)) => (writers::WriteLock::open(&dir), None),
+            (None, None) => (writers::WriteLock::process_only(), None),
+        };
         let db: Connection = connect.execute().await.map_err(open_err)?;
-        let names = db.table_names().execute().await.map_err(open_err)?;
+        let mut names = db.table_names().execute().await.map_err(open_err)?;
+        // Creating the tables is a write like any other: several servers
+        // started at once on a new store raced to create them, and all but
+        // one failed to start with a commit conflict (seen with three
+        // replicas on one bucket). So creators take turns, and look again
+        // once it is their turn.
+        let missing = |names: &[String]| {
+            [CHUNKS, feedback::FEEDBACK]
+                .iter()
+                .any(|table| !names.iter().any(|n| n == table))
+        };
+        let creating = if missing(&names) {
+            let turn = write.acquire().await?;
+            names = db.table_names().execute().await.map_err(open_err)?;
+            Some(turn)
+        } else {
+            None
+        };
         let open_or_create = |name: &'static str, schema: arrow_schema::SchemaRef| {
             let (db, exists) = (&db, names.iter().any(|n| n == name));
             async move {
@@ -159,34 +204,40 @@ impl Store {
             ),
             false => None,
         };
+        drop(creating);
         Ok(Self {
             location: location.to_owned(),
             db,
             chunks,
             legacy,
             feedback,
-            write: writers::WriteLock::open(crate::config::local_dir(location).as_deref()),
+            write,
             catalog: RwLock::new(None),
             fts_ready: std::sync::atomic::AtomicBool::new(false),
             tuning: VectorSearchTuning::default(),
             vector_partitions: Default::default(),
             context_boost: retrieve::CONTEXT_BOOST,
             vector_index_min_rows: VECTOR_INDEX_MIN_ROWS,
+            probe,
         })
+    }
+
+    /// Whether the store's object store is down or stalled right now:
+    /// `false` for a local store, and for an object store that answers.
+    /// Asked after a request failed or ran out of time, to tell the client
+    /// the truth about why (see `EngineError::StoreUnavailable`).
+    pub async fn object_store_down(&self) -> bool {
+        match &self.probe {
+            Some(probe) => !probe.answers().await,
+            None => false,
+        }
     }
 
     /// Waits for the store's write turn (see [`writers`]) and moves the
     /// chunk table to the latest version, so what is written next builds
     /// on what the last writer, in any process, left.
     async fn begin_write(&self) -> Result<writers::WriteGuard<'_>, StoreError> {
-        let guard = self
-            .write
-            .acquire()
-            .await
-            .map_err(|source| StoreError::Io {
-                what: "cannot take the store's lock file",
-                source,
-            })?;
+        let guard = self.write.acquire().await?;
         self.chunks.checkout_latest().await?;
         Ok(guard)
     }

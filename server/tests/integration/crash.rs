@@ -10,8 +10,11 @@ use crate::common;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
+use docshelf_server::config::EngineConfig;
 use docshelf_server::engine::Engine;
 use docshelf_server::store::Store;
+
+use crate::s3_server::S3Server;
 
 const FILES: usize = 20;
 
@@ -25,8 +28,11 @@ fn write_version(dir: &std::path::Path, marker: &str) {
     }
 }
 
-fn ingest(store: &std::path::Path, docs: &std::path::Path) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_docshelf"))
+/// `docshelf ingest` of `docs` into the store at `location`, reaching it
+/// through `s3` when it is on the object store.
+fn ingest(location: &str, docs: &std::path::Path, s3: Option<&S3Server>) -> std::process::Child {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_docshelf"));
+    command
         .args([
             "ingest",
             "--library",
@@ -40,15 +46,28 @@ fn ingest(store: &std::path::Path, docs: &std::path::Path) -> std::process::Chil
             "--index-refresh-secs",
             "3600",
             "--data",
+            location,
         ])
-        .arg(store)
         .arg("--model-dir")
         .arg(common::model_dir())
         .arg(docs)
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("docshelf runs")
+        .stderr(Stdio::piped());
+    if let Some(server) = s3 {
+        let config = server.config();
+        command
+            .arg("--s3-endpoint")
+            .arg(&server.endpoint)
+            .env(
+                "DOCSHELF_S3_ACCESS_KEY_ID",
+                config.access_key_id.unwrap_or_default(),
+            )
+            .env(
+                "DOCSHELF_S3_SECRET_ACCESS_KEY",
+                config.secret_access_key.unwrap_or_default(),
+            );
+    }
+    command.spawn().expect("docshelf runs")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -57,7 +76,8 @@ async fn killing_an_upload_leaves_every_document_whole_old_or_new() {
     let docs = tempfile::tempdir().expect("temp dir");
 
     write_version(docs.path(), "OLD");
-    let status = ingest(store_dir.path(), docs.path())
+    let location = store_dir.path().display().to_string();
+    let status = ingest(&location, docs.path(), None)
         .wait_with_output()
         .expect("first ingest");
     assert!(
@@ -67,11 +87,9 @@ async fn killing_an_upload_leaves_every_document_whole_old_or_new() {
     );
 
     write_version(docs.path(), "NEW");
-    ingest_and_kill_after_three(store_dir.path(), docs.path());
+    ingest_and_kill_after_three(&location, docs.path(), None);
 
-    let store = Store::open(&store_dir.path().display().to_string())
-        .await
-        .expect("reopens");
+    let store = Store::open(&location).await.expect("reopens");
     let (old, new) = assert_whole_versions(&store, "OLD", "NEW").await;
     assert!(
         new >= 3,
@@ -106,8 +124,8 @@ async fn killing_an_upload_leaves_every_document_whole_old_or_new() {
 
 /// Starts `docshelf ingest` and kills it (SIGKILL) once it has stored
 /// three documents, mid-job: it may well die holding the store's lock.
-fn ingest_and_kill_after_three(store: &std::path::Path, docs: &std::path::Path) {
-    let mut child = ingest(store, docs);
+fn ingest_and_kill_after_three(location: &str, docs: &std::path::Path, s3: Option<&S3Server>) {
+    let mut child = ingest(location, docs, s3);
     let stderr = child.stderr.take().expect("stderr");
     let mut stored = 0;
     for line in BufReader::new(stderr).lines() {
@@ -126,14 +144,31 @@ fn ingest_and_kill_after_three(store: &std::path::Path, docs: &std::path::Path) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writer_killed_mid_upload_leaves_the_other_process_serving_and_writing() {
     let store_dir = tempfile::tempdir().expect("temp dir");
-    let docs = tempfile::tempdir().expect("temp dir");
-    // The other process: open before, and through, the kill. It stores the
-    // old versions; the process that is killed replaces some of them.
-    let config = docshelf_server::config::EngineConfig {
+    let config = EngineConfig {
         read_consistency_secs: 0.0,
         ..common::engine_config(store_dir.path())
     };
-    let survivor = Engine::open(&config).await.expect("engine");
+    writer_killed_mid_upload(&config, None).await;
+}
+
+/// The same on an object store: the killed replica most likely dies
+/// holding the writers' lease, which the survivor takes over once it has
+/// gone unrenewed for its time to live.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_mid_upload_leaves_the_others_serving_and_writing_on_s3() {
+    let server = S3Server::start();
+    let config = EngineConfig {
+        read_consistency_secs: 0.0,
+        ..server.engine_config("crash")
+    };
+    writer_killed_mid_upload(&config, Some(&server)).await;
+}
+
+async fn writer_killed_mid_upload(config: &EngineConfig, s3: Option<&S3Server>) {
+    let docs = tempfile::tempdir().expect("temp dir");
+    // The other process: open before, and through, the kill. It stores the
+    // old versions; the process that is killed replaces some of them.
+    let survivor = Engine::open(config).await.expect("engine");
     write_version(docs.path(), "OLD");
     let files = || docshelf_server::cli::collect_uploads(&[docs.path().to_owned()]).expect("files");
     let status = survivor
@@ -143,7 +178,7 @@ async fn a_writer_killed_mid_upload_leaves_the_other_process_serving_and_writing
     assert_eq!(status.tally(), (FILES, 0), "{status:#?}");
 
     write_version(docs.path(), "NEW");
-    ingest_and_kill_after_three(store_dir.path(), docs.path());
+    ingest_and_kill_after_three(&config.data, docs.path(), s3);
 
     // It still answers, sees what the dead process committed, and every
     // document is one version whole.
@@ -154,9 +189,9 @@ async fn a_writer_killed_mid_upload_leaves_the_other_process_serving_and_writing
     assert_whole_versions(survivor.store(), "OLD", "NEW").await;
 
     // Its own upload of the new files goes through: the dead process's lock
-    // (if it died holding it) went with it.
+    // or lease (if it died holding it) went with it.
     let status = tokio::time::timeout(
-        std::time::Duration::from_secs(120),
+        std::time::Duration::from_secs(180),
         survivor.ingest("crashlib", "1", files()),
     )
     .await

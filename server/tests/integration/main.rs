@@ -9,6 +9,7 @@ mod common;
 #[path = "../support/cross_encoder_dir.rs"]
 mod cross_encoder_dir;
 mod llm_server;
+mod s3_server;
 #[path = "../support/synthetic.rs"]
 mod synthetic;
 
@@ -21,6 +22,7 @@ mod http;
 mod ingest;
 mod ranking;
 mod rest_api;
+mod s3_replicas;
 mod search;
 mod shared_store;
 mod upload_api;

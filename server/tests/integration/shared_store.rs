@@ -65,7 +65,7 @@ async fn a_document_stored_by_one_process_is_searchable_in_another() {
     assert_eq!(reader.status().await.store.table_version, written);
 }
 
-fn page(name: &str, text: &str) -> Upload {
+pub fn page(name: &str, text: &str) -> Upload {
     Upload {
         name: name.into(),
         bytes: text.as_bytes().to_vec(),
@@ -88,15 +88,22 @@ fn long_page(marker: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_writing_at_once_lose_nothing_and_replace_whole() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = common::engine_config(dir.path());
-    let a = Engine::open(&config).await.expect("engine a");
-    let b = Engine::open(&config).await.expect("engine b");
+    writers_at_once_lose_nothing_and_replace_whole(&common::engine_config(dir.path()), 6).await;
+}
 
-    // Different documents at once, each process committing its own.
-    let from_a: Vec<Upload> = (0..6)
+/// Two engines on the store `config` names (two processes, or two
+/// replicas of an object store) upload `pages` different documents each at
+/// once, then replace one document at once; a third then finds every
+/// document whole, and the replaced one entirely one writer's version.
+pub async fn writers_at_once_lose_nothing_and_replace_whole(config: &EngineConfig, pages: usize) {
+    let a = Engine::open(config).await.expect("engine a");
+    let b = Engine::open(config).await.expect("engine b");
+
+    // Different documents at once, each committing its own.
+    let from_a: Vec<Upload> = (0..pages)
         .map(|i| page(&format!("a{i}.md"), &format!("# A{i}\n\nAlpha page {i}.\n")))
         .collect();
-    let from_b: Vec<Upload> = (0..6)
+    let from_b: Vec<Upload> = (0..pages)
         .map(|i| page(&format!("b{i}.md"), &format!("# B{i}\n\nBeta page {i}.\n")))
         .collect();
     let (sa, sb) = tokio::join!(
@@ -104,7 +111,7 @@ async fn two_processes_writing_at_once_lose_nothing_and_replace_whole() {
         b.ingest("shared", "1", from_b)
     );
     for status in [sa.expect("valid"), sb.expect("valid")] {
-        assert_eq!(status.tally(), (6, 0), "{status:#?}");
+        assert_eq!(status.tally(), (pages, 0), "{status:#?}");
         assert_eq!(status.error, None, "{status:#?}");
     }
 
@@ -117,17 +124,22 @@ async fn two_processes_writing_at_once_lose_nothing_and_replace_whole() {
         assert_eq!(status.tally().1, 0, "{status:#?}");
     }
 
-    // A third process sees it all.
-    let c = Engine::open(&config).await.expect("engine c");
+    // A third sees it all, every document whole.
+    let c = Engine::open(config).await.expect("engine c");
     let documents = c.documents("shared", Some("1")).await.expect("documents");
     let mut names: Vec<&str> = documents.iter().map(|d| d.file_path.as_str()).collect();
     names.sort_unstable();
-    let mut expected: Vec<String> = (0..6)
+    let mut expected: Vec<String> = (0..pages)
         .flat_map(|i| [format!("a{i}.md"), format!("b{i}.md")])
         .collect();
     expected.push("same.md".into());
     expected.sort_unstable();
     assert_eq!(names, expected);
+    for (library, version, path, stored, written) in
+        c.store().document_integrity().await.expect("integrity")
+    {
+        assert_eq!(stored, written, "{library}/{version}/{path} is partial");
+    }
     let chunks = c
         .store()
         .document("shared", "1", "same.md")
@@ -154,4 +166,24 @@ async fn two_processes_writing_at_once_lose_nothing_and_replace_whole() {
         (0..chunks.len()).collect::<Vec<_>>(),
         "{indexes:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn processes_started_at_once_on_a_new_store_all_open_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    started_at_once_all_open(&common::engine_config(dir.path())).await;
+}
+
+/// Three engines opening a store that does not exist yet at the same
+/// moment: each creates the tables or finds them created, none fails.
+pub async fn started_at_once_all_open(config: &EngineConfig) {
+    let (a, b, c) = tokio::join!(
+        Engine::open(config),
+        Engine::open(config),
+        Engine::open(config)
+    );
+    for engine in [a, b, c] {
+        let engine = engine.expect("every one opens the new store");
+        assert!(engine.libraries().await.expect("libraries").is_empty());
+    }
 }

@@ -94,7 +94,7 @@ async fn an_outgrown_index_is_rebuilt_with_more_partitions_and_the_old_one_dropp
         .with_vector_index_min_rows(300);
     // A second server on the same store, which never writes: it must
     // follow the other's rebuild (it reads on every call here).
-    let reader = Store::open_watching(&location, std::time::Duration::ZERO)
+    let reader = Store::open_watching(&location, &Default::default(), std::time::Duration::ZERO)
         .await
         .expect("reader");
     assert_eq!(partitions(&reader).await, None);

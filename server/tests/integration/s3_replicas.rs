@@ -1,0 +1,210 @@
+//! Replicas on one object store: a real S3-compatible server
+//! (`s3_server.rs`), real LanceDB tables in its bucket, and several engines
+//! standing for the replicas, each with its own connection, session and
+//! caches, sharing nothing but the bucket.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use object_store::path::Path;
+use object_store::{ObjectStoreExt, PutPayload};
+
+use docshelf_server::config::EngineConfig;
+use docshelf_server::engine::Engine;
+use docshelf_server::store::lease::Lease;
+use docshelf_server::store::remote::s3;
+use index_core::search::SearchParams;
+
+use crate::s3_server::{S3Server, BUCKET};
+use crate::shared_store::{
+    page, started_at_once_all_open, writers_at_once_lose_nothing_and_replace_whole,
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_stored_through_one_replica_is_searchable_on_another() {
+    let server = S3Server::start();
+    let config = EngineConfig {
+        read_consistency_secs: 0.5,
+        ..server.engine_config("visible")
+    };
+    let a = Engine::open(&config).await.expect("replica a");
+    let b = Engine::open(&config).await.expect("replica b");
+    assert!(b.libraries().await.expect("libraries").is_empty());
+
+    let status = a
+        .ingest(
+            "shared",
+            "1",
+            vec![page(
+                "replica.md",
+                "# Replicas\n\nA quibbleflux keeps replicas in step.\n",
+            )],
+        )
+        .await
+        .expect("a valid library");
+    assert_eq!(status.tally(), (1, 0), "{status:#?}");
+    let written = a.status().await.store.table_version;
+
+    let started = Instant::now();
+    loop {
+        let found = b
+            .search(SearchParams {
+                query: "quibbleflux".into(),
+                ..SearchParams::default()
+            })
+            .await
+            .expect("search on b");
+        if found.results.iter().any(|h| h.file_path == "replica.md") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "replica b did not find replica a's document in 15 s (interval 0.5 s)"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(b.status().await.store.table_version, written);
+    let docs = b.documents("shared", Some("1")).await.expect("documents");
+    assert_eq!(docs.len(), 1);
+    // The tables live in the bucket, under the prefix, and nowhere else.
+    let client = s3::client(
+        &url::Url::parse(&config.data).expect("url"),
+        &server.config(),
+        &HashMap::new(),
+    )
+    .expect("client");
+    let listed =
+        object_store::ObjectStore::list_with_delimiter(&client, Some(&Path::from("visible")))
+            .await
+            .expect("list");
+    let names: BTreeSet<String> = listed
+        .common_prefixes
+        .iter()
+        .filter_map(|p| p.filename().map(str::to_owned))
+        .collect();
+    assert!(names.iter().any(|n| n.starts_with("chunks")), "{names:?}");
+}
+
+/// Three replicas started at once on a new prefix: they raced to create
+/// the tables, and all but one failed to start, until creators took turns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_started_at_once_on_a_new_store_all_open_it() {
+    let server = S3Server::start();
+    started_at_once_all_open(&server.engine_config("new")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_writing_at_once_lose_nothing_and_replace_whole() {
+    let server = S3Server::start();
+    writers_at_once_lose_nothing_and_replace_whole(&server.engine_config("conflict"), 4).await;
+}
+
+/// The writers' lease on the real server: one holder at a time, handed
+/// back on drop, and taken over from a holder that stopped renewing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_writers_lease_has_one_holder_and_outlives_a_dead_one() {
+    let server = S3Server::start();
+    let url = url::Url::parse(&format!("s3://{BUCKET}/lease")).expect("url");
+    let client: Arc<dyn object_store::ObjectStore> =
+        Arc::new(s3::client(&url, &server.config(), &HashMap::new()).expect("client"));
+    let path = Path::from("lease/.docshelf-write.lease");
+    let first = Arc::new(Lease::new(client.clone(), path.clone()).with_ttl(Duration::from_secs(2)));
+    let second =
+        Arc::new(Lease::new(client.clone(), path.clone()).with_ttl(Duration::from_secs(2)));
+
+    let held = first.acquire().await.expect("first");
+    // Renewals keep it held past its time to live.
+    let waiting = tokio::time::timeout(Duration::from_secs(5), second.acquire());
+    assert!(waiting.await.is_err(), "both held the lease at once");
+    drop(held);
+    let held = tokio::time::timeout(Duration::from_secs(5), second.acquire())
+        .await
+        .expect("the second gets it once the first hands it back")
+        .expect("lease");
+    drop(held);
+
+    // A holder that died: its record says held and never changes again.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let dead = r#"{"owner":"dead","holder":"dead","held":true,"beat":7}"#;
+    client
+        .put(&path, PutPayload::from(dead.as_bytes().to_vec()))
+        .await
+        .expect("write a dead holder's lease");
+    let started = Instant::now();
+    let _taken = tokio::time::timeout(Duration::from_secs(10), first.acquire())
+        .await
+        .expect("a dead holder's lease is taken over")
+        .expect("lease");
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "taken over after {:?}, before its time to live",
+        started.elapsed()
+    );
+}
+
+/// The object store stops answering for 10 s: a search fails with 503
+/// (`unavailable`) saying so, well before the store returns, and searches
+/// work again by themselves once it does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn searches_say_the_object_store_is_down_and_recover_when_it_returns() {
+    let server = S3Server::start();
+    let config = EngineConfig {
+        read_consistency_secs: 0.0,
+        ..server.engine_config("outage")
+    };
+    let engine = Engine::open(&config)
+        .await
+        .expect("engine")
+        .with_search_limits(
+            docshelf_server::engine::MAX_CONCURRENT_SEARCHES,
+            Duration::from_secs(3),
+        );
+    let status = engine
+        .ingest(
+            "outage",
+            "1",
+            vec![page(
+                "store.md",
+                "# Store\n\nA quibbleflux lives in the bucket.\n",
+            )],
+        )
+        .await
+        .expect("valid library");
+    assert_eq!(status.tally(), (1, 0), "{status:#?}");
+    let search = || {
+        engine.search(SearchParams {
+            query: "quibbleflux".into(),
+            mode: Some("keyword".into()),
+            ..SearchParams::default()
+        })
+    };
+    assert_eq!(search().await.expect("search").results.len(), 1);
+
+    server.pause();
+    let paused = Instant::now();
+    let err = search()
+        .await
+        .expect_err("a search while the object store is stalled");
+    assert_eq!(err.kind(), index_core::ErrorKind::Unavailable, "{err}");
+    assert!(err.to_string().contains("object store"), "{err}");
+    assert!(
+        paused.elapsed() < Duration::from_secs(9),
+        "the search took {:?} to fail",
+        paused.elapsed()
+    );
+    tokio::time::sleep(Duration::from_secs(10).saturating_sub(paused.elapsed())).await;
+    server.resume();
+
+    let resumed = Instant::now();
+    loop {
+        match search().await {
+            Ok(found) if found.results.len() == 1 => break,
+            other => assert!(
+                resumed.elapsed() < Duration::from_secs(30),
+                "searches did not recover 30 s after the store returned: {other:?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
