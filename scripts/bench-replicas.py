@@ -12,6 +12,10 @@ one fresh store and prints:
   - search latency on the other (warm) replica after `--pages` git pages were
     uploaded through the first: hybrid searches, p50/p99, the same queries on
     both backends, so the object store's cost is a ratio within one run.
+  - with --throughput S (and nginx installed): searches per second from 16
+    clients for S seconds through nginx in front of one replica, then of both.
+    On a 2-core machine both replicas share the same two cores: the ratio
+    shows whether anything serialises across replicas, not how they scale.
 Figures are printed, never asserted. Traffic goes to 127.0.0.1 only; every
 wait is bounded.
 
@@ -19,11 +23,13 @@ The S3 server is moto's in-memory S3 in Python, one request at a time: its
 figures are an upper bound on what a real object store on the same network
 costs per request, not a measurement of AWS S3.
 
-Usage: bench-replicas.py [--rounds N] [--pages N] [--searches N]
+Usage: bench-replicas.py [--rounds N] [--pages N] [--searches N] [--throughput S]
                          [--read-consistency-secs S] [--backends local,s3] [--bin PATH]
 """
 import argparse
+import concurrent.futures as cf
 import json
+import shutil
 import os
 import statistics
 import subprocess
@@ -125,6 +131,78 @@ class S3Server:
         self.proc.wait()
 
 
+NGINX_CONF = """worker_processes 1;
+pid nginx.pid;
+error_log stderr error;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp;
+    uwsgi_temp_path tmp; scgi_temp_path tmp;
+    upstream docshelf {{ {servers} keepalive 32; }}
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_pass http://docshelf;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host;
+        }}
+    }}
+}}
+"""
+
+
+def free_port():
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def through_nginx(bases, seconds, clients=16):
+    """Searches/s, p50/p99 and errors from `clients` threads for `seconds`
+    through nginx in front of `bases` (round robin)."""
+    work = tempfile.mkdtemp(prefix="docshelf-nginx-")
+    os.makedirs(os.path.join(work, "tmp"))
+    port = free_port()
+    servers = " ".join(f"server {b.removeprefix('http://')};" for b in bases)
+    with open(os.path.join(work, "nginx.conf"), "w") as f:
+        f.write(NGINX_CONF.format(servers=servers, port=port))
+    nginx = subprocess.Popen(["nginx", "-p", work, "-c", "nginx.conf", "-g", "daemon off;"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    front = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            if timed_search(front, QUERIES[0])[0]:
+                break
+            time.sleep(0.1)
+        deadline = time.perf_counter() + seconds
+
+        def client(i):
+            ms, errors, n = [], 0, i
+            while time.perf_counter() < deadline:
+                ok, t = timed_search(front, QUERIES[n % len(QUERIES)])
+                n += 1
+                if ok:
+                    ms.append(t)
+                else:
+                    errors += 1
+            return ms, errors
+
+        started = time.perf_counter()
+        with cf.ThreadPoolExecutor(clients) as pool:
+            results = list(pool.map(client, range(clients)))
+        elapsed = time.perf_counter() - started
+        ms = [t for r in results for t in r[0]]
+        errors = sum(r[1] for r in results)
+        return len(ms) / elapsed, ms, errors
+    finally:
+        nginx.terminate()
+        nginx.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def run_backend(name, store, args, model, extra, files):
     writer, a = docshelf_proc.start(args.bin, store, model, extra)
     reader, b = docshelf_proc.start(args.bin, store, model, extra)
@@ -166,6 +244,11 @@ def run_backend(name, store, args, model, extra, files):
                 errors += 1
         print(f"[{name}] hybrid search on the other replica, warm: {ms_summary(ms)}"
               f"{f'  errors {errors}' if errors else ''}")
+        if args.throughput:
+            for label, bases in (("one replica", [b]), ("two replicas", [a, b])):
+                rate, tms, terr = through_nginx(bases, args.throughput)
+                print(f"[{name}] 16 clients through nginx, {label}: {rate:6.1f} searches/s  "
+                      f"{ms_summary(tms)}  errors {terr}")
         return statistics.median(ms) if ms else float("nan")
     finally:
         for server in (writer, reader):
@@ -177,6 +260,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--pages", type=int, default=20)
     ap.add_argument("--searches", type=int, default=100)
+    ap.add_argument("--throughput", type=float, default=0,
+                    help="seconds of 16-client load through nginx, one replica then two (0: skip)")
     ap.add_argument("--read-consistency-secs", type=float, default=2.0)
     ap.add_argument("--backends", default="local,s3")
     ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "data", "eval", "git-docs", "corpus"))

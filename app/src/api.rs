@@ -48,13 +48,17 @@ pub async fn get_sticky(
     session_id: String,
     token: Option<String>,
 ) -> Result<Option<Sticky>, AppError> {
-    Ok(backend_for(token.as_deref(), false)?.sticky(&session_id))
+    Ok(backend_for(token.as_deref(), false)?
+        .sticky(&session_id)
+        .await)
 }
 
 /// Forgets the session's sticky library.
 #[server(prefix = "/rpc", endpoint = "clear_sticky")]
 pub async fn clear_sticky(session_id: String, token: Option<String>) -> Result<(), AppError> {
-    backend_for(token.as_deref(), false)?.clear_sticky(&session_id);
+    backend_for(token.as_deref(), false)?
+        .clear_sticky(&session_id)
+        .await;
     Ok(())
 }
 

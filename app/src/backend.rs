@@ -25,8 +25,8 @@ pub trait Backend: Send + Sync + 'static {
     fn authorize(&self, token: Option<&str>, write: bool) -> Result<(), ErrorBody>;
     async fn search(&self, params: SearchParams) -> Result<SearchResponse, ErrorBody>;
     /// The session's sticky library.
-    fn sticky(&self, session_id: &str) -> Option<Sticky>;
-    fn clear_sticky(&self, session_id: &str);
+    async fn sticky(&self, session_id: &str) -> Option<Sticky>;
+    async fn clear_sticky(&self, session_id: &str);
     async fn libraries(&self) -> Result<Vec<LibraryInfo>, ErrorBody>;
     async fn documents(&self, library: &str, version: &str)
         -> Result<Vec<DocumentInfo>, ErrorBody>;

@@ -39,6 +39,7 @@ use crate::search::rerank::cross_encoder::CrossEncoderStage;
 use crate::search::rerank::{LeadPrior, SecondStage};
 use crate::search::sessions::Sessions;
 use crate::search::{self, RunError, Stage};
+use crate::store::job_log::{self, StoredJob};
 use crate::store::{Store, StoredChunk, Target};
 
 pub use crate::error::EngineError;
@@ -73,6 +74,9 @@ pub struct Engine {
     search_budget: std::time::Duration,
     jobs: Jobs,
     sessions: Sessions,
+    /// How long a session held here is trusted before it is read from the
+    /// store again (the read-consistency interval).
+    session_refresh: std::time::Duration,
     /// Ask's language model; `None` turns Ask off.
     llm: Option<Llm>,
     conversations: Conversations,
@@ -123,6 +127,7 @@ impl Engine {
             search_budget: SEARCH_BUDGET,
             jobs: Jobs::default(),
             sessions: Sessions::default(),
+            session_refresh: config.read_consistency(),
             llm: None,
             conversations: Conversations::default(),
             metrics: Metrics::default(),
@@ -261,9 +266,41 @@ impl Engine {
         self.embedder().await?;
         let job = self.jobs.create(&library, &version);
         let (engine, handle) = (self.clone(), job.clone());
-        self.background
-            .spawn(async move { engine.run_upload(&handle, uploads).await });
+        self.background.spawn(async move {
+            tokio::join!(engine.run_upload(&handle, uploads), engine.record(&handle));
+        });
         Ok(job.accepted())
+    }
+
+    /// Writes `job`'s status to the store as it changes (at most every
+    /// [`job_log::RECORD_EVERY`]) until it is done, so that other processes
+    /// on the store can report it (see [`job_log`]). A failed write costs
+    /// only staleness elsewhere: it is logged and the job goes on.
+    async fn record(&self, job: &JobHandle) {
+        let mut changes = job.subscribe();
+        loop {
+            let status = changes.borrow_and_update().clone();
+            let done = status.state == index_core::job::JobState::Done;
+            if let Err(err) = self.store.save_job(&status, job.watch_token()).await {
+                tracing::warn!(job = %status.id, %err, "cannot write the job's status to the store");
+            }
+            if done {
+                if let Err(err) = self.store.compact_jobs().await {
+                    tracing::warn!(%err, "cannot compact the job table");
+                }
+                return;
+            }
+            tokio::time::sleep(job_log::RECORD_EVERY).await;
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// A job this process does not hold, as the process running it last
+    /// wrote it to the store: behind a load balancer, or after a restart.
+    pub async fn stored_job(&self, id: &str) -> Result<Option<StoredJob>, EngineError> {
+        Ok(self.store.stored_job(id).await?)
     }
 
     /// Runs an upload job here, to its end, and says how it ended: the CLI
@@ -369,6 +406,10 @@ impl Engine {
     ) -> Result<SearchResponse, EngineError> {
         let started = Instant::now();
         let session_id = self.sessions.id_for(search.session_id.as_deref());
+        if search.session_id.is_some() {
+            self.load_session(&session_id).await;
+        }
+        let sticky_before = self.sessions.sticky(&session_id);
         if search.clear_sticky {
             self.sessions.set_sticky(&session_id, None);
         }
@@ -398,6 +439,10 @@ impl Engine {
         .await?;
 
         self.metrics.search(search.mode.name(), started.elapsed());
+        let sticky_after = self.sessions.sticky(&session_id);
+        if sticky_after != sticky_before {
+            self.save_session(&session_id, sticky_after.as_ref()).await;
+        }
 
         let mut notice = Vec::new();
         if let Some(Resolution::Resolved { given, library, .. }) = &resolution {
@@ -441,13 +486,47 @@ impl Engine {
     }
 
     /// The session's sticky library, if any.
-    pub fn sticky(&self, session_id: &str) -> Option<Sticky> {
+    pub async fn sticky(&self, session_id: &str) -> Option<Sticky> {
+        self.load_session(session_id).await;
         self.sessions.sticky(session_id)
     }
 
     /// Forgets the session's sticky library.
-    pub fn clear_sticky(&self, session_id: &str) {
-        self.sessions.set_sticky(session_id, None);
+    pub async fn clear_sticky(&self, session_id: &str) {
+        self.load_session(session_id).await;
+        if self.sessions.sticky(session_id).is_some() {
+            self.sessions.set_sticky(session_id, None);
+            self.save_session(session_id, None).await;
+        }
+    }
+
+    /// Brings a session this process does not hold in from the store, if
+    /// another process (or this one before a restart) wrote it. A store
+    /// that cannot be read leaves the session new here: a sticky library
+    /// lost is a filter to type again, not a failed search.
+    ///
+    /// A session held here is trusted for the store's read-consistency
+    /// interval, like everything else other processes write, then read
+    /// again: a client whose searches alternate between replicas sees the
+    /// library it set on one in the next search on the other.
+    async fn load_session(&self, session_id: &str) {
+        if self.sessions.fresh(session_id, self.session_refresh) {
+            return;
+        }
+        match self.store.stored_sticky(session_id).await {
+            Ok(Some(sticky)) => self.sessions.set_sticky(session_id, sticky),
+            Ok(None) => self.sessions.checked(session_id),
+            Err(err) => tracing::warn!(%err, "cannot read the session from the store"),
+        }
+    }
+
+    /// Writes a session's changed sticky library to the store (see
+    /// [`crate::store::session_log`]); a failure is logged, as in
+    /// [`Self::load_session`].
+    async fn save_session(&self, session_id: &str, sticky: Option<&Sticky>) {
+        if let Err(err) = self.store.save_sticky(session_id, sticky).await {
+            tracing::warn!(%err, "cannot write the session's sticky library to the store");
+        }
     }
 
     /// Resolves a loosely given library name against the stored ones.

@@ -50,12 +50,12 @@ impl Backend for DashboardBackend {
         self.engine.search(params).await.map_err(|e| e.body())
     }
 
-    fn sticky(&self, session_id: &str) -> Option<Sticky> {
-        self.engine.sticky(session_id)
+    async fn sticky(&self, session_id: &str) -> Option<Sticky> {
+        self.engine.sticky(session_id).await
     }
 
-    fn clear_sticky(&self, session_id: &str) {
-        self.engine.clear_sticky(session_id);
+    async fn clear_sticky(&self, session_id: &str) {
+        self.engine.clear_sticky(session_id).await;
     }
 
     async fn libraries(&self) -> Result<Vec<LibraryInfo>, ErrorBody> {

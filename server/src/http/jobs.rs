@@ -15,7 +15,7 @@ use axum::extract::{Multipart, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Json;
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use index_core::job::{JobState, JobStatus, Upload, UploadAccepted};
 use serde::Deserialize;
 
@@ -23,6 +23,7 @@ use super::auth;
 use super::error::{ApiError, ApiQuery};
 use super::openapi::ErrorBody;
 use super::AppState;
+use crate::store::job_log;
 
 /// The upload form, for the OpenAPI document.
 #[derive(utoipa::ToSchema)]
@@ -117,12 +118,15 @@ pub async fn job(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<JobStatus>, ApiError> {
-    let job = state
-        .engine
-        .jobs()
-        .get(&id)
-        .ok_or_else(|| ApiError::not_found(format!("no job {id:?}")))?;
-    Ok(Json(job.status()))
+    if let Some(job) = state.engine.jobs().get(&id) {
+        return Ok(Json(job.status()));
+    }
+    // Another process's job (a replica behind the same balancer), or one
+    // from before a restart: as that process last wrote it.
+    match state.engine.stored_job(&id).await? {
+        Some(stored) => Ok(Json(stored.status)),
+        None => Err(ApiError::not_found(format!("no job {id:?}"))),
+    }
 }
 
 /// `?token=` of the events stream.
@@ -154,20 +158,39 @@ pub async fn events(
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let job = state.engine.jobs().get(&id);
+    let stored = match &job {
+        Some(_) => None,
+        None => state.engine.stored_job(&id).await?,
+    };
     // The bearer token, or this job's own watch token. Checked before
     // "no such job" so that, without either, ids cannot be probed.
     if let Err(refused) = auth::check(&state.access, &headers, false) {
-        let watched = matches!(
-            (&job, query.token.as_deref()),
-            (Some(job), Some(token)) if job.admits(token)
-        );
+        let watched = match (&job, &stored, query.token.as_deref()) {
+            (Some(job), _, Some(token)) => job.admits(token),
+            (None, Some(stored), Some(token)) => bool::from(subtle::ConstantTimeEq::ct_eq(
+                token.as_bytes(),
+                stored.watch_token.as_bytes(),
+            )),
+            _ => false,
+        };
         if !watched {
             return Err(refused);
         }
     }
-    let job = job.ok_or_else(|| ApiError::not_found(format!("no job {id:?}")))?;
-    // First the current state, then one event per change, ending with `done`.
-    let stream = futures::stream::unfold(Some((job.subscribe(), true)), |phase| async move {
+    let stream = match (job, stored) {
+        (Some(job), _) => local_events(job.subscribe()).boxed(),
+        (None, Some(stored)) => stored_events(state, stored.status).boxed(),
+        (None, None) => return Err(ApiError::not_found(format!("no job {id:?}"))),
+    };
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// A job this process runs: first the current state, then one event per
+/// change, ending with `done`.
+fn local_events(
+    rx: tokio::sync::watch::Receiver<JobStatus>,
+) -> impl Stream<Item = Result<Event, Infallible>> + Send {
+    futures::stream::unfold(Some((rx, true)), |phase| async move {
         let (mut rx, first) = phase?;
         if !first && rx.changed().await.is_err() {
             return None;
@@ -178,8 +201,38 @@ pub async fn events(
         } else {
             Some((event("progress", &status), Some((rx, false))))
         }
-    });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+    })
+}
+
+/// Another process's job, as it writes it to the store: the stored state,
+/// then an event each time a new one is read (the store is looked at every
+/// [`job_log::RECORD_EVERY`]), ending with `done`. A store that cannot be
+/// read ends the stream; the client's reconnect starts over.
+fn stored_events(
+    state: AppState,
+    first: JobStatus,
+) -> impl Stream<Item = Result<Event, Infallible>> + Send {
+    futures::stream::unfold(Some((first, true)), move |phase| {
+        let state = state.clone();
+        async move {
+            let (mut status, fresh) = phase?;
+            if !fresh {
+                loop {
+                    tokio::time::sleep(job_log::RECORD_EVERY).await;
+                    let next = state.engine.stored_job(&status.id).await.ok()??;
+                    if next.status != status {
+                        status = next.status;
+                        break;
+                    }
+                }
+            }
+            if status.state == JobState::Done {
+                Some((event("done", &status), None))
+            } else {
+                Some((event("progress", &status), Some((status, false))))
+            }
+        }
+    })
 }
 
 fn event(kind: &str, status: &JobStatus) -> Result<Event, Infallible> {

@@ -73,6 +73,11 @@ impl JobHandle {
         }
     }
 
+    /// The job's watch token (kept with its status in the store).
+    pub(crate) fn watch_token(&self) -> &str {
+        &self.watch_token
+    }
+
     /// Whether `token` is this job's watch token.
     pub fn admits(&self, token: &str) -> bool {
         bool::from(token.as_bytes().ct_eq(self.watch_token.as_bytes()))

@@ -1,11 +1,12 @@
 //! Sticky library context: each session remembers the library (and version)
 //! its user last searched explicitly, so follow-up questions stay there.
 //!
-//! Sessions live in memory, bounded in number and age: losing them on a
-//! restart costs a user one re-typed filter, and keeping them out of the
-//! store keeps searches read-only.
+//! Sessions live in memory, bounded in number and age. The engine also
+//! writes a session's sticky library to the store when it changes, and
+//! reads it from there for a session id it does not hold (another replica
+//! made it, or this process restarted): see `store::session_log`.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use index_core::search::Sticky;
 use moka::policy::EvictionPolicy;
@@ -42,7 +43,15 @@ where
 /// which may refuse a new entry when full: a new session must always be
 /// able to stick.
 pub struct Sessions {
-    inner: Cache<String, Option<Sticky>>,
+    inner: Cache<String, Entry>,
+}
+
+/// A session as this process knows it.
+#[derive(Clone)]
+struct Entry {
+    sticky: Option<Sticky>,
+    /// When it was last set here or read from the store.
+    checked: Instant,
 }
 
 impl Default for Sessions {
@@ -74,14 +83,36 @@ impl Sessions {
         }
     }
 
+    /// Whether this process set the session, or read it from the store,
+    /// less than `max_age` ago: another process's change to it may be
+    /// missed for that long.
+    pub fn fresh(&self, id: &str, max_age: Duration) -> bool {
+        self.inner
+            .get(id)
+            .is_some_and(|entry| entry.checked.elapsed() < max_age)
+    }
+
+    /// Notes that the session was just checked against the store and found
+    /// unchanged (or never written), keeping what this process holds.
+    pub fn checked(&self, id: &str) {
+        let sticky = self.sticky(id);
+        self.set_sticky(id, sticky);
+    }
+
     /// The session's sticky library, if any (reading it keeps the session).
     pub fn sticky(&self, id: &str) -> Option<Sticky> {
-        self.inner.get(id).flatten()
+        self.inner.get(id).and_then(|entry| entry.sticky)
     }
 
     /// Sets (or with `None`, clears) the session's sticky library.
     pub fn set_sticky(&self, id: &str, sticky: Option<Sticky>) {
-        self.inner.insert(id.to_owned(), sticky);
+        self.inner.insert(
+            id.to_owned(),
+            Entry {
+                sticky,
+                checked: Instant::now(),
+            },
+        );
     }
 }
 

@@ -14,6 +14,8 @@
 //! - [`vector_index`]: the vector index's partitions, probes and rebuilds.
 //! - [`catalog`]: libraries, versions and documents; deletes.
 //! - [`feedback`]: votes on chunks, in a table of their own.
+//! - [`job_log`]: upload jobs' statuses, so any process can report a job.
+//! - [`session_log`]: sessions' sticky libraries, so any process can follow one.
 //! - [`legacy`]: reading a store written by an older docshelf, to upgrade it.
 //! - [`remote`]: stores on S3-compatible object storage.
 //! - [`writers`], [`lease`]: one writer at a time, across processes and
@@ -22,11 +24,13 @@
 pub mod catalog;
 pub mod feedback;
 pub mod filter;
+pub mod job_log;
 pub mod lease;
 pub mod legacy;
 pub mod remote;
 pub mod retrieve;
 pub mod schema;
+pub mod session_log;
 pub mod vector_index;
 pub mod writers;
 
@@ -85,6 +89,8 @@ pub struct Store {
     /// The v1 chunk table, while the store still holds one.
     legacy: Option<Table>,
     feedback: Table,
+    jobs: Table,
+    sessions: Table,
     /// One writer at a time, across processes too (see [`writers`]).
     write: writers::WriteLock,
     catalog: RwLock<Option<catalog::Catalog>>,
@@ -168,9 +174,14 @@ impl Store {
         // replicas on one bucket). So creators take turns, and look again
         // once it is their turn.
         let missing = |names: &[String]| {
-            [CHUNKS, feedback::FEEDBACK]
-                .iter()
-                .any(|table| !names.iter().any(|n| n == table))
+            [
+                CHUNKS,
+                feedback::FEEDBACK,
+                job_log::JOBS,
+                session_log::SESSIONS,
+            ]
+            .iter()
+            .any(|table| !names.iter().any(|n| n == table))
         };
         let creating = if missing(&names) {
             let turn = write.acquire().await?;
@@ -195,6 +206,12 @@ impl Store {
         let feedback = open_or_create(feedback::FEEDBACK, feedback::feedback_schema())
             .await
             .map_err(open_err)?;
+        let jobs = open_or_create(job_log::JOBS, job_log::jobs_schema())
+            .await
+            .map_err(open_err)?;
+        let sessions = open_or_create(session_log::SESSIONS, session_log::sessions_schema())
+            .await
+            .map_err(open_err)?;
         let legacy = match names.iter().any(|n| n == legacy::CHUNKS_V1) {
             true => Some(
                 db.open_table(legacy::CHUNKS_V1)
@@ -211,6 +228,8 @@ impl Store {
             chunks,
             legacy,
             feedback,
+            jobs,
+            sessions,
             write,
             catalog: RwLock::new(None),
             fts_ready: std::sync::atomic::AtomicBool::new(false),

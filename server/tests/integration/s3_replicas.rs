@@ -208,3 +208,140 @@ async fn searches_say_the_object_store_is_down_and_recover_when_it_returns() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// Behind a balancer, the replica asked about an upload is often not the
+/// one running it: replica B reports replica A's job, over HTTP, to its
+/// end, and streams its events to `done`; an unknown id is still 404.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_through_one_replica_is_followed_on_another() {
+    let server = S3Server::start();
+    let config = EngineConfig {
+        read_consistency_secs: 0.0,
+        ..server.engine_config("jobs")
+    };
+    let router = || docshelf_server::http::RouterConfig {
+        site_dir: std::env::temp_dir().join("docshelf-no-site"),
+        max_body_bytes: 8 * 1024 * 1024,
+        ..docshelf_server::http::RouterConfig::default()
+    };
+    let a = crate::common::serve(&config, router()).await;
+    let b = crate::common::serve(&config, router()).await;
+    let client = reqwest::Client::new();
+    let form = reqwest::multipart::Form::new()
+        .text("library", "jobs")
+        .text("version", "1")
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(b"# Job\n\nA quibbleflux job.\n".to_vec())
+                .file_name("job.md"),
+        );
+    let id = crate::common::post_upload(&client, &a, form, None).await;
+
+    let started = Instant::now();
+    let status = loop {
+        let res = client
+            .get(format!("{b}/api/jobs/{id}"))
+            .send()
+            .await
+            .expect("job on b");
+        if res.status() == reqwest::StatusCode::OK {
+            let status: serde_json::Value = res.json().await.expect("json");
+            if status["state"] == "done" {
+                break status;
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "replica b never reported replica a's job as done"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(status["id"], id.as_str());
+    assert_eq!(status["files"][0]["file_path"], "job.md", "{status}");
+    assert_eq!(status["files"][0]["state"], "stored", "{status}");
+
+    let events = client
+        .get(format!("{b}/api/jobs/{id}/events"))
+        .send()
+        .await
+        .expect("events on b");
+    assert_eq!(events.status(), reqwest::StatusCode::OK);
+    let text = tokio::time::timeout(Duration::from_secs(30), events.text())
+        .await
+        .expect("the stream ends")
+        .expect("text");
+    assert!(text.contains("event: done"), "{text}");
+
+    for base in [&a, &b] {
+        let res = client
+            .get(format!("{base}/api/jobs/job-000000000000-1"))
+            .send()
+            .await
+            .expect("unknown job");
+        assert_eq!(res.status(), reqwest::StatusCode::NOT_FOUND);
+    }
+}
+
+/// A session's sticky library follows it across replicas: a search on A
+/// names a library, the follow-up on B stays in it, B clears it, and the
+/// next search on A searches everything again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_keeps_its_library_whichever_replica_answers() {
+    let server = S3Server::start();
+    let config = EngineConfig {
+        read_consistency_secs: 0.0,
+        ..server.engine_config("sessions")
+    };
+    let a = Engine::open(&config).await.expect("replica a");
+    let b = Engine::open(&config).await.expect("replica b");
+    for library in ["alpha", "beta"] {
+        let text = format!("# {library}\n\nA quibbleflux lives in {library}.\n");
+        let status = a
+            .ingest(library, "1", vec![page("page.md", &text)])
+            .await
+            .expect("valid library");
+        assert_eq!(status.tally(), (1, 0), "{status:#?}");
+    }
+    let libraries = |found: &index_core::search::SearchResponse| {
+        found
+            .results
+            .iter()
+            .map(|h| h.library.clone())
+            .collect::<BTreeSet<_>>()
+    };
+
+    let first = sticky_search(&a, Some("alpha")).await.expect("search on a");
+    assert_eq!(
+        first.sticky_library.map(|s| s.library).as_deref(),
+        Some("alpha")
+    );
+    let follow_up = sticky_search(&b, None).await.expect("follow-up on b");
+    assert!(follow_up.sticky_applied, "{follow_up:#?}");
+    assert_eq!(libraries(&follow_up), BTreeSet::from(["alpha".to_owned()]));
+
+    b.clear_sticky("session-1").await;
+    let after = sticky_search(&a, None)
+        .await
+        .expect("search on a after b cleared");
+    assert!(!after.sticky_applied, "{after:#?}");
+    assert_eq!(
+        libraries(&after),
+        BTreeSet::from(["alpha".to_owned(), "beta".to_owned()])
+    );
+}
+
+/// A keyword search for the sessions test's word, in its one session.
+async fn sticky_search(
+    engine: &Engine,
+    library: Option<&str>,
+) -> Result<index_core::search::SearchResponse, docshelf_server::error::EngineError> {
+    engine
+        .search(SearchParams {
+            query: "quibbleflux".into(),
+            mode: Some("keyword".into()),
+            library: library.map(str::to_owned),
+            session_id: Some("session-1".into()),
+            ..SearchParams::default()
+        })
+        .await
+}
