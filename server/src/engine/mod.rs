@@ -406,10 +406,14 @@ impl Engine {
     ) -> Result<SearchResponse, EngineError> {
         let started = Instant::now();
         let session_id = self.sessions.id_for(search.session_id.as_deref());
-        if search.session_id.is_some() {
+        // Only a session the client names is shared through the store: a
+        // search without one would otherwise write a session row (a commit)
+        // whenever it names a library. The id it gets back is written the
+        // first time the client brings it.
+        let shared_session = search.session_id.as_deref() == Some(session_id.as_str());
+        if shared_session {
             self.load_session(&session_id).await;
         }
-        let sticky_before = self.sessions.sticky(&session_id);
         if search.clear_sticky {
             self.sessions.set_sticky(&session_id, None);
         }
@@ -439,9 +443,9 @@ impl Engine {
         .await?;
 
         self.metrics.search(search.mode.name(), started.elapsed());
-        let sticky_after = self.sessions.sticky(&session_id);
-        if sticky_after != sticky_before {
-            self.save_session(&session_id, sticky_after.as_ref()).await;
+        if shared_session && !self.sessions.stored(&session_id) {
+            let sticky = self.sessions.sticky(&session_id);
+            self.save_session(&session_id, sticky).await;
         }
 
         let mut notice = Vec::new();
@@ -494,8 +498,8 @@ impl Engine {
     /// Forgets the session's sticky library.
     pub async fn clear_sticky(&self, session_id: &str) {
         self.load_session(session_id).await;
-        if self.sessions.sticky(session_id).is_some() {
-            self.sessions.set_sticky(session_id, None);
+        self.sessions.set_sticky(session_id, None);
+        if !self.sessions.stored(session_id) {
             self.save_session(session_id, None).await;
         }
     }
@@ -514,7 +518,7 @@ impl Engine {
             return;
         }
         match self.store.stored_sticky(session_id).await {
-            Ok(Some(sticky)) => self.sessions.set_sticky(session_id, sticky),
+            Ok(Some(sticky)) => self.sessions.set_stored(session_id, sticky),
             Ok(None) => self.sessions.checked(session_id),
             Err(err) => tracing::warn!(%err, "cannot read the session from the store"),
         }
@@ -523,9 +527,12 @@ impl Engine {
     /// Writes a session's changed sticky library to the store (see
     /// [`crate::store::session_log`]); a failure is logged, as in
     /// [`Self::load_session`].
-    async fn save_session(&self, session_id: &str, sticky: Option<&Sticky>) {
-        if let Err(err) = self.store.save_sticky(session_id, sticky).await {
-            tracing::warn!(%err, "cannot write the session's sticky library to the store");
+    async fn save_session(&self, session_id: &str, sticky: Option<Sticky>) {
+        match self.store.save_sticky(session_id, sticky.as_ref()).await {
+            Ok(()) => self.sessions.set_stored(session_id, sticky),
+            Err(err) => {
+                tracing::warn!(%err, "cannot write the session's sticky library to the store")
+            }
         }
     }
 

@@ -52,6 +52,8 @@ struct Entry {
     sticky: Option<Sticky>,
     /// When it was last set here or read from the store.
     checked: Instant,
+    /// Whether the store holds this sticky library.
+    stored: bool,
 }
 
 impl Default for Sessions {
@@ -95,8 +97,35 @@ impl Sessions {
     /// Notes that the session was just checked against the store and found
     /// unchanged (or never written), keeping what this process holds.
     pub fn checked(&self, id: &str) {
-        let sticky = self.sticky(id);
-        self.set_sticky(id, sticky);
+        let entry = self.inner.get(id);
+        self.inner.insert(
+            id.to_owned(),
+            Entry {
+                sticky: entry.as_ref().and_then(|e| e.sticky.clone()),
+                checked: Instant::now(),
+                // Not held here: nothing to write (no row is no library).
+                stored: entry.is_none_or(|e| e.stored),
+            },
+        );
+    }
+
+    /// Whether the session's sticky library is in the store as this
+    /// process holds it (a session it does not hold is: it has nothing).
+    pub fn stored(&self, id: &str) -> bool {
+        self.inner.get(id).is_none_or(|e| e.stored)
+    }
+
+    /// Sets the session's sticky library as read from, or just written
+    /// to, the store.
+    pub fn set_stored(&self, id: &str, sticky: Option<Sticky>) {
+        self.inner.insert(
+            id.to_owned(),
+            Entry {
+                sticky,
+                checked: Instant::now(),
+                stored: true,
+            },
+        );
     }
 
     /// The session's sticky library, if any (reading it keeps the session).
@@ -106,11 +135,16 @@ impl Sessions {
 
     /// Sets (or with `None`, clears) the session's sticky library.
     pub fn set_sticky(&self, id: &str, sticky: Option<Sticky>) {
+        let stored = match self.inner.get(id) {
+            Some(e) => e.stored && e.sticky == sticky,
+            None => sticky.is_none(),
+        };
         self.inner.insert(
             id.to_owned(),
             Entry {
                 sticky,
                 checked: Instant::now(),
+                stored,
             },
         );
     }

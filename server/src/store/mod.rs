@@ -292,6 +292,17 @@ impl Store {
         Ok(self.chunks.version().await?)
     }
 
+    /// Every table's version as this process sees it (chunks, feedback,
+    /// jobs, sessions): what a test reads to prove something wrote nothing.
+    pub async fn table_versions(&self) -> Result<[u64; 4], StoreError> {
+        Ok([
+            self.chunks.version().await?,
+            self.feedback.version().await?,
+            self.jobs.version().await?,
+            self.sessions.version().await?,
+        ])
+    }
+
     /// Stores `doc`, replacing whatever the store held for the same library,
     /// version and file path, in one commit.
     #[tracing::instrument(skip_all, fields(library = %doc.library, version = %doc.version, file = %doc.file_path, chunks = doc.chunks.len()))]

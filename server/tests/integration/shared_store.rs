@@ -187,3 +187,55 @@ pub async fn started_at_once_all_open(config: &EngineConfig) {
         assert!(engine.libraries().await.expect("libraries").is_empty());
     }
 }
+
+/// Searches stay reads: a search that names a library without a session
+/// id writes no session to the store (it did, a commit per search, until
+/// the bench caught it); the session id it returns is written once the
+/// client brings it back, so another process can follow it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_sessions_a_client_brings_back_are_written_to_the_store() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = Engine::open(&common::engine_config(dir.path()))
+        .await
+        .expect("engine");
+    let status = engine
+        .ingest("alpha", "1", vec![page("a.md", "# A\n\nA quibbleflux.\n")])
+        .await
+        .expect("valid library");
+    assert_eq!(status.tally(), (1, 0), "{status:#?}");
+    let versions = engine.store().table_versions().await.expect("versions");
+    let search = |library: Option<&str>, session_id: Option<String>| SearchParams {
+        query: "quibbleflux".into(),
+        mode: Some("keyword".into()),
+        library: library.map(str::to_owned),
+        session_id,
+        ..SearchParams::default()
+    };
+    let first = engine
+        .search(search(Some("alpha"), None))
+        .await
+        .expect("search");
+    let id = first.session_id.expect("a session id comes back");
+    assert_eq!(
+        engine.store().table_versions().await.expect("versions"),
+        versions,
+        "a search without a session id wrote to the store"
+    );
+    assert!(engine
+        .store()
+        .stored_sticky(&id)
+        .await
+        .expect("read")
+        .is_none());
+
+    let again = engine
+        .search(search(None, Some(id.clone())))
+        .await
+        .expect("follow-up");
+    assert!(again.sticky_applied, "{again:#?}");
+    let stored = engine.store().stored_sticky(&id).await.expect("read");
+    assert_eq!(
+        stored.flatten().map(|s| s.library).as_deref(),
+        Some("alpha")
+    );
+}
