@@ -160,6 +160,7 @@ impl Store {
         }
         let (write, probe) = match (remote, crate::config::local_dir(location)) {
             (Some(remote), _) => {
+                remote.probe.check(location).await?;
                 connect = connect.session(remote.session);
                 (writers::WriteLock::leased(remote.lease), Some(remote.probe))
             }

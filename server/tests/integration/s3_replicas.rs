@@ -345,3 +345,41 @@ async fn sticky_search(
         })
         .await
 }
+
+/// A wrong endpoint or a missing bucket stops the start with one sentence
+/// that says which, in seconds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_cannot_be_reached_or_listed_says_why_at_start() {
+    let server = S3Server::start();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let mut unreachable = server.engine_config("start");
+    unreachable.s3.endpoint = Some(format!("http://127.0.0.1:{closed}"));
+    let started = Instant::now();
+    let err = Engine::open(&unreachable)
+        .await
+        .err()
+        .expect("no store there")
+        .to_string();
+    assert!(err.contains("cannot reach the object store"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+
+    let missing = EngineConfig {
+        data: "s3://no-such-bucket/start".into(),
+        ..server.engine_config("start")
+    };
+    let err = Engine::open(&missing)
+        .await
+        .err()
+        .expect("no such bucket")
+        .to_string();
+    assert!(err.contains("check that the bucket exists"), "{err}");
+    assert!(err.contains("NoSuchBucket"), "{err}");
+}

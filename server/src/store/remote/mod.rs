@@ -57,6 +57,57 @@ pub struct Probe {
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl Probe {
+    /// Lists the store's prefix once, before LanceDB does, so that a wrong
+    /// endpoint, wrong credentials or a missing bucket stop the start with
+    /// one sentence instead of LanceDB's nested error after its retries.
+    pub async fn check(&self, location: &str) -> Result<(), RemoteError> {
+        // The lease object's directory: the store's own prefix.
+        let parent: Path = {
+            let parts: Vec<_> = self.path.parts().collect();
+            parts[..parts.len().saturating_sub(1)]
+                .iter()
+                .cloned()
+                .collect()
+        };
+        let listed = tokio::time::timeout(
+            Duration::from_secs(30),
+            self.client.list_with_delimiter(Some(&parent)),
+        )
+        .await;
+        let location = location.to_owned();
+        let err = match listed {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(err)) => err,
+            Err(_) => {
+                return Err(RemoteError::Unreachable {
+                    location,
+                    cause: "no answer in 30 s".into(),
+                })
+            }
+        };
+        let cause = deepest_cause(&err);
+        Err(match err {
+            object_store::Error::PermissionDenied { .. }
+            | object_store::Error::Unauthenticated { .. } => {
+                RemoteError::Denied { location, cause }
+            }
+            _ if connection_failed(&err) => RemoteError::Unreachable { location, cause },
+            // S3 lists answer a refusal as a status in the message only.
+            _ if [
+                "403",
+                "AccessDenied",
+                "InvalidAccessKeyId",
+                "SignatureDoesNotMatch",
+            ]
+            .iter()
+            .any(|code| cause.contains(code)) =>
+            {
+                RemoteError::Denied { location, cause }
+            }
+            _ => RemoteError::Unlistable { location, cause },
+        })
+    }
+
     /// Whether the store answered a HEAD of the lease object (found or
     /// not) within [`PROBE_TIMEOUT`]: a refused connection, a timeout or
     /// a server error says it is down; anything the store itself answered
@@ -91,6 +142,12 @@ pub enum RemoteError {
         location: String,
         source: object_store::Error,
     },
+    #[error("{location}: cannot reach the object store ({cause}); check --s3-endpoint (or AWS_ENDPOINT_URL) and that the store is up")]
+    Unreachable { location: String, cause: String },
+    #[error("{location}: the object store refused the credentials ({cause}); check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or --s3-access-key-id)")]
+    Denied { location: String, cause: String },
+    #[error("{location}: the object store cannot list it ({cause}); check that the bucket exists")]
+    Unlistable { location: String, cause: String },
 }
 
 /// Sets up `location` if it names an object store; `None` for a local
@@ -167,5 +224,35 @@ mod tests {
             remote.lease.path().as_ref(),
             "team/docs/.docshelf-write.lease"
         );
+    }
+}
+
+/// Whether the HTTP client never got an answer (refused, timed out).
+fn connection_failed(err: &object_store::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = source {
+        if let Some(http) = e.downcast_ref::<object_store::client::HttpError>() {
+            return matches!(
+                http.kind(),
+                object_store::client::HttpErrorKind::Connect
+                    | object_store::client::HttpErrorKind::Timeout
+            );
+        }
+        source = e.source();
+    }
+    false
+}
+
+/// The innermost error's message, cut to one line of reasonable length:
+/// what a person needs from a chain of wrappers.
+fn deepest_cause(err: &object_store::Error) -> String {
+    let mut last: &(dyn std::error::Error + 'static) = err;
+    while let Some(next) = last.source() {
+        last = next;
+    }
+    let text = last.to_string().replace('\n', " ");
+    match text.char_indices().nth(300) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
     }
 }
