@@ -43,14 +43,7 @@ import docshelf_proc
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-QUERIES = [
-    "undo the last commit", "show the history of a file", "rename a branch",
-    "stash uncommitted changes", "apply a patch from email", "find which commit broke a test",
-    "list remote repositories", "merge two branches", "rewrite commit messages",
-    "ignore files in a repository", "tag a release", "compare two commits",
-    "clean untracked files", "move a file", "configure the user name",
-    "fetch from another repository",
-]
+QUERIES = docshelf_proc.GIT_QUERIES
 S3_ENV = {"AWS_ACCESS_KEY_ID": "docshelf", "AWS_SECRET_ACCESS_KEY": "docshelf-secret",
           "AWS_REGION": "us-east-1"}
 

@@ -15,6 +15,17 @@ import time
 import urllib.request
 import uuid
 
+# Questions about the git manual (the shared eval corpus) the load benches
+# search with, in turn.
+GIT_QUERIES = [
+    "undo the last commit", "show the history of a file", "rename a branch",
+    "stash uncommitted changes", "apply a patch from email", "find which commit broke a test",
+    "list remote repositories", "merge two branches", "rewrite commit messages",
+    "ignore files in a repository", "tag a release", "compare two commits",
+    "clean untracked files", "move a file", "configure the user name",
+    "fetch from another repository",
+]
+
 
 def start(binary, store, model, extra=(), wait_s=120):
     """Serve `store` with `binary`; returns (process, base URL) or exits with its log."""

@@ -28,7 +28,6 @@ pub mod rerank;
 pub mod sessions;
 
 use std::collections::HashMap;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use index_core::document::{reassemble, Piece};
 use index_core::fusion::{dbsf, rrf, Fused, Scored};
@@ -87,7 +86,7 @@ pub async fn run(
     let fetch = (search.k * 5).clamp(50, 250);
     let sql = scope.to_sql();
     let terms = highlight::query_terms(&search.query);
-    let now = now_micros();
+    let now = crate::store::now_micros();
 
     let keyword_leg = async {
         if search.mode == Mode::Dense {
@@ -390,12 +389,6 @@ fn hit(
         expanded: None,
         sections: Vec::new(),
     }
-}
-
-fn now_micros() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
 }
 
 fn days_old(created_micros: i64, now_micros: i64) -> f32 {

@@ -6,10 +6,9 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use arrow_array::{Array, Int8Array, RecordBatch, StringArray, TimestampMicrosecondArray};
-use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use futures::TryStreamExt;
 use index_core::feedback::{Vote, Votes};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
@@ -24,11 +23,7 @@ pub(super) fn feedback_schema() -> SchemaRef {
         Field::new("chunk_id", DataType::Utf8, false),
         // +1 like, -1 dislike.
         Field::new("vote", DataType::Int8, false),
-        Field::new(
-            "at",
-            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-            false,
-        ),
+        super::timestamp_field("at"),
     ]))
 }
 
@@ -36,9 +31,7 @@ impl Store {
     /// Records one vote, durably (one commit).
     #[tracing::instrument(skip(self))]
     pub async fn record_vote(&self, chunk_id: &str, vote: Vote) -> Result<(), StoreError> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
+        let now = super::now_micros();
         let value: i8 = match vote {
             Vote::Like => 1,
             Vote::Dislike => -1,

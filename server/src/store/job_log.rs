@@ -11,16 +11,15 @@
 //! it, so its writes never meet another's.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use arrow_array::{RecordBatch, RecordBatchIterator, StringArray, TimestampMicrosecondArray};
-use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
-use futures::TryStreamExt;
+use arrow_array::{RecordBatch, StringArray, TimestampMicrosecondArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use index_core::job::JobStatus;
-use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::table::OptimizeAction;
 
-use super::{filter::sql_string, Store, StoreError};
+use super::{filter::sql_string, first_row, now_micros, timestamp_field, upsert_row};
+use super::{Store, StoreError};
 
 /// The table job statuses live in.
 pub(super) const JOBS: &str = "jobs";
@@ -37,11 +36,7 @@ pub(super) fn jobs_schema() -> SchemaRef {
         Field::new("watch_token", DataType::Utf8, false),
         // The status as the REST API returns it (JSON).
         Field::new("status", DataType::Utf8, false),
-        Field::new(
-            "updated_at",
-            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-            false,
-        ),
+        timestamp_field("updated_at"),
     ]))
 }
 
@@ -57,46 +52,29 @@ impl Store {
     #[tracing::instrument(skip_all, fields(job = %status.id))]
     pub async fn save_job(&self, status: &JobStatus, watch_token: &str) -> Result<(), StoreError> {
         let json = serde_json::to_string(status).map_err(|e| StoreError::Shape(e.to_string()))?;
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
         let batch = RecordBatch::try_new(
             jobs_schema(),
             vec![
                 Arc::new(StringArray::from(vec![status.id.as_str()])),
                 Arc::new(StringArray::from(vec![watch_token])),
                 Arc::new(StringArray::from(vec![json])),
-                Arc::new(TimestampMicrosecondArray::from(vec![now]).with_timezone("UTC")),
+                Arc::new(TimestampMicrosecondArray::from(vec![now_micros()]).with_timezone("UTC")),
             ],
         )
         .map_err(|e| StoreError::Shape(e.to_string()))?;
-        let reader = RecordBatchIterator::new(vec![Ok(batch)], jobs_schema());
-        let mut merge = self.jobs.merge_insert(&["job_id"]);
-        merge
-            .when_matched_update_all(None)
-            .when_not_matched_insert_all();
-        merge.execute(Box::new(reader)).await?;
-        Ok(())
+        upsert_row(&self.jobs, "job_id", batch).await
     }
 
     /// A job's last written status, if any process on this store wrote one.
     pub async fn stored_job(&self, id: &str) -> Result<Option<StoredJob>, StoreError> {
-        let batches: Vec<RecordBatch> = self
-            .jobs
-            .query()
-            .only_if(format!("job_id = {}", sql_string(id)))
-            .select(Select::columns(&["watch_token", "status"]))
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
-        let Some(batch) = batches.iter().find(|b| b.num_rows() > 0) else {
+        let filter = format!("job_id = {}", sql_string(id));
+        let Some(row) = first_row(&self.jobs, filter, &["watch_token", "status"]).await? else {
             return Ok(None);
         };
-        let token = super::string_column(batch, "watch_token")?
+        let token = super::string_column(&row, "watch_token")?
             .value(0)
             .to_owned();
-        let json = super::string_column(batch, "status")?.value(0);
+        let json = super::string_column(&row, "status")?.value(0);
         let status: JobStatus =
             serde_json::from_str(json).map_err(|e| StoreError::Shape(e.to_string()))?;
         Ok(Some(StoredJob {

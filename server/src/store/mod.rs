@@ -536,6 +536,57 @@ async fn chunks_where(
     Ok(chunks)
 }
 
+/// Now, in microseconds since the Unix epoch: the store's timestamps.
+pub(crate) fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+}
+
+/// A UTC timestamp column in microseconds, as every table's times are.
+pub(crate) fn timestamp_field(name: &str) -> arrow_schema::Field {
+    arrow_schema::Field::new(
+        name,
+        arrow_schema::DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into())),
+        false,
+    )
+}
+
+/// Writes one row of `table` keyed on `key`, replacing the row with the
+/// same key if there is one: one commit.
+async fn upsert_row(table: &Table, key: &str, row: RecordBatch) -> Result<(), StoreError> {
+    let schema = row.schema();
+    let reader = RecordBatchIterator::new(vec![Ok(row)], schema);
+    let mut merge = table.merge_insert(&[key]);
+    merge
+        .when_matched_update_all(None)
+        .when_not_matched_insert_all();
+    merge.execute(Box::new(reader)).await?;
+    Ok(())
+}
+
+/// The first row of `table` matching the SQL `filter`, with `columns`, as
+/// a batch of one row (`None` if no row matches).
+async fn first_row(
+    table: &Table,
+    filter: String,
+    columns: &[&str],
+) -> Result<Option<RecordBatch>, StoreError> {
+    let batches: Vec<RecordBatch> = table
+        .query()
+        .only_if(filter)
+        .select(Select::columns(columns))
+        .limit(1)
+        .execute()
+        .await?
+        .try_collect()
+        .await?;
+    Ok(batches
+        .into_iter()
+        .find(|b| b.num_rows() > 0)
+        .map(|b| b.slice(0, 1)))
+}
+
 /// A column of `batch` that must hold strings.
 pub(crate) fn string_column<'a>(
     batch: &'a RecordBatch,

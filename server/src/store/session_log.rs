@@ -9,17 +9,13 @@
 //! library in every call writes once.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use arrow_array::{
-    Array, RecordBatch, RecordBatchIterator, StringArray, TimestampMicrosecondArray,
-};
-use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
-use futures::TryStreamExt;
+use arrow_array::{Array, RecordBatch, StringArray, TimestampMicrosecondArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use index_core::search::Sticky;
-use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
-use super::{filter::sql_string, Store, StoreError};
+use super::{filter::sql_string, first_row, now_micros, timestamp_field, upsert_row};
+use super::{Store, StoreError};
 
 /// The table sessions live in.
 pub(super) const SESSIONS: &str = "sessions";
@@ -30,11 +26,7 @@ pub(super) fn sessions_schema() -> SchemaRef {
         // Null: the session has no sticky library (it was cleared).
         Field::new("library", DataType::Utf8, true),
         Field::new("version", DataType::Utf8, true),
-        Field::new(
-            "updated_at",
-            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-            false,
-        ),
+        timestamp_field("updated_at"),
     ]))
 }
 
@@ -46,9 +38,6 @@ impl Store {
         session_id: &str,
         sticky: Option<&Sticky>,
     ) -> Result<(), StoreError> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
         let batch = RecordBatch::try_new(
             sessions_schema(),
             vec![
@@ -57,17 +46,11 @@ impl Store {
                 Arc::new(StringArray::from(vec![
                     sticky.and_then(|s| s.version.as_deref())
                 ])),
-                Arc::new(TimestampMicrosecondArray::from(vec![now]).with_timezone("UTC")),
+                Arc::new(TimestampMicrosecondArray::from(vec![now_micros()]).with_timezone("UTC")),
             ],
         )
         .map_err(|e| StoreError::Shape(e.to_string()))?;
-        let reader = RecordBatchIterator::new(vec![Ok(batch)], sessions_schema());
-        let mut merge = self.sessions.merge_insert(&["session_id"]);
-        merge
-            .when_matched_update_all(None)
-            .when_not_matched_insert_all();
-        merge.execute(Box::new(reader)).await?;
-        Ok(())
+        upsert_row(&self.sessions, "session_id", batch).await
     }
 
     /// A session's stored sticky library: `None` if no process ever wrote
@@ -76,20 +59,12 @@ impl Store {
         &self,
         session_id: &str,
     ) -> Result<Option<Option<Sticky>>, StoreError> {
-        let batches: Vec<RecordBatch> = self
-            .sessions
-            .query()
-            .only_if(format!("session_id = {}", sql_string(session_id)))
-            .select(Select::columns(&["library", "version"]))
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
-        let Some(batch) = batches.iter().find(|b| b.num_rows() > 0) else {
+        let filter = format!("session_id = {}", sql_string(session_id));
+        let Some(row) = first_row(&self.sessions, filter, &["library", "version"]).await? else {
             return Ok(None);
         };
-        let library = super::string_column(batch, "library")?;
-        let version = super::string_column(batch, "version")?;
+        let library = super::string_column(&row, "library")?;
+        let version = super::string_column(&row, "version")?;
         if library.is_null(0) {
             return Ok(Some(None));
         }

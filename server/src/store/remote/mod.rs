@@ -203,30 +203,6 @@ pub fn open(location: &str, config: &S3Config) -> Result<Option<Remote>, RemoteE
     }))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_s3_is_an_object_store_here_and_others_say_so() {
-        let config = S3Config::default();
-        assert!(open("./data", &config).expect("local").is_none());
-        assert!(open("file:///tmp/x", &config).expect("file").is_none());
-        assert!(open("memory://x", &config).expect("memory").is_none());
-        let err = open("gs://bucket/docs", &config).err().expect("gs refused");
-        assert!(err.to_string().contains("gs:// is not built in"), "{err}");
-        let err = open("s3:///docs", &config).err().expect("no bucket");
-        assert!(err.to_string().contains("names no bucket"), "{err}");
-        let remote = open("s3://bucket/team/docs/", &config)
-            .expect("s3")
-            .expect("remote");
-        assert_eq!(
-            remote.lease.path().as_ref(),
-            "team/docs/.docshelf-write.lease"
-        );
-    }
-}
-
 /// Whether the HTTP client never got an answer (refused, timed out).
 fn connection_failed(err: &object_store::Error) -> bool {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
@@ -254,5 +230,29 @@ fn deepest_cause(err: &object_store::Error) -> String {
     match text.char_indices().nth(300) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_s3_is_an_object_store_here_and_others_say_so() {
+        let config = S3Config::default();
+        assert!(open("./data", &config).expect("local").is_none());
+        assert!(open("file:///tmp/x", &config).expect("file").is_none());
+        assert!(open("memory://x", &config).expect("memory").is_none());
+        let err = open("gs://bucket/docs", &config).err().expect("gs refused");
+        assert!(err.to_string().contains("gs:// is not built in"), "{err}");
+        let err = open("s3:///docs", &config).err().expect("no bucket");
+        assert!(err.to_string().contains("names no bucket"), "{err}");
+        let remote = open("s3://bucket/team/docs/", &config)
+            .expect("s3")
+            .expect("remote");
+        assert_eq!(
+            remote.lease.path().as_ref(),
+            "team/docs/.docshelf-write.lease"
+        );
     }
 }
