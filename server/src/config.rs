@@ -50,6 +50,11 @@ impl ModelConfig {
     }
 }
 
+/// The block cache's default size for an `s3://` store, in MiB: a bound
+/// on memory (a serving process here holds about 0.4 GiB besides), not a
+/// measured working set; a larger corpus wants a larger cache.
+pub const S3_CACHE_MIB: u64 = 512;
+
 /// How to reach an S3-compatible object store, for a store at
 /// `s3://bucket/prefix`. Anything left unset comes from the usual AWS
 /// variables (`AWS_ENDPOINT_URL`, `AWS_REGION`, `AWS_ACCESS_KEY_ID`,
@@ -85,7 +90,7 @@ pub struct S3Config {
     #[arg(
         long = "s3-cache-mib",
         env = "DOCSHELF_S3_CACHE_MIB",
-        default_value_t = 512
+        default_value_t = S3_CACHE_MIB
     )]
     pub cache_mib: u64,
 }
@@ -97,7 +102,7 @@ impl Default for S3Config {
             region: None,
             access_key_id: None,
             secret_access_key: None,
-            cache_mib: 512,
+            cache_mib: S3_CACHE_MIB,
         }
     }
 }

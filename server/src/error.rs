@@ -115,6 +115,23 @@ impl EngineError {
     }
 }
 
+/// An error and every cause under it, outermost first: what a message
+/// for a person, or a decision on the failure's kind, is read from.
+pub(crate) fn causes<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(error), |e| e.source())
+}
+
+/// `text` on one line, cut to `chars` characters: an upstream's message
+/// (an error body, an XML answer) can be any length.
+pub(crate) fn cut(text: &str, chars: usize) -> String {
+    text.chars()
+        .take(chars)
+        .map(|c| if c == '\n' { ' ' } else { c })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -213,13 +213,10 @@ impl Llm {
 /// The most useful words of an error, innermost cause included (reqwest's
 /// own message is just "error sending request").
 fn reason(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut words = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        words = format!("{words}: {cause}");
-        source = cause.source();
-    }
-    words
+    crate::error::causes(error)
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 /// An error body's message (`{"error":{"message":…}}` or plain text), cut short.
@@ -232,11 +229,10 @@ fn upstream_message(body: &str) -> String {
                 .and_then(|m| m.as_str().map(str::to_owned))
         });
     let text = from_json.unwrap_or_else(|| body.trim().to_owned());
-    let mut cut: String = text.chars().take(300).collect();
-    if cut.is_empty() {
-        cut = "no message".into();
+    match text.is_empty() {
+        true => "no message".into(),
+        false => crate::error::cut(&text, 300),
     }
-    cut
 }
 
 /// What a streamed completion yields.

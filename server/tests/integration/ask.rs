@@ -343,11 +343,7 @@ async fn failures_are_clear_errors_not_hangs() {
     assert_eq!(events[0].1["error"], "question cannot be empty");
 
     // Nothing listening: the sources still come, then a clear 503 error.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port();
+    let port = crate::common::free_port();
     let down = start(
         &dir.path().join("down"),
         Some(&format!("http://127.0.0.1:{port}")),

@@ -43,6 +43,16 @@ pub fn engine_config(store: &std::path::Path) -> EngineConfig {
     }
 }
 
+/// A loopback port nothing listens on (it was free a moment ago): for a
+/// server a test starts, or to stand for one that is not there.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
 /// Serves docshelf's router on a free loopback port (for the rest of the
 /// test's runtime) and returns its base URL.
 pub async fn serve(engine: &EngineConfig, router: docshelf_server::http::RouterConfig) -> String {

@@ -42,14 +42,6 @@ impl Drop for LlamaServer {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
-
 impl LlamaServer {
     /// Starts llama-server on a free loopback port and waits until it has
     /// loaded the model.
@@ -63,7 +55,7 @@ impl LlamaServer {
             dir.display()
         );
         let log = tempfile::NamedTempFile::new().expect("log file");
-        let port = free_port();
+        let port = crate::common::free_port();
         let child = Command::new(&bin)
             .arg("--model")
             .arg(&model)

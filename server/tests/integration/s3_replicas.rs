@@ -351,11 +351,7 @@ async fn sticky_search(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_that_cannot_be_reached_or_listed_says_why_at_start() {
     let server = S3Server::start();
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port();
+    let closed = crate::common::free_port();
     let mut unreachable = server.engine_config("start");
     unreachable.s3.endpoint = Some(format!("http://127.0.0.1:{closed}"));
     let started = Instant::now();

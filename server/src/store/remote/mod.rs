@@ -205,32 +205,22 @@ pub fn open(location: &str, config: &S3Config) -> Result<Option<Remote>, RemoteE
 
 /// Whether the HTTP client never got an answer (refused, timed out).
 fn connection_failed(err: &object_store::Error) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
-    while let Some(e) = source {
-        if let Some(http) = e.downcast_ref::<object_store::client::HttpError>() {
-            return matches!(
+    crate::error::causes(err)
+        .find_map(|e| e.downcast_ref::<object_store::client::HttpError>())
+        .is_some_and(|http| {
+            matches!(
                 http.kind(),
                 object_store::client::HttpErrorKind::Connect
                     | object_store::client::HttpErrorKind::Timeout
-            );
-        }
-        source = e.source();
-    }
-    false
+            )
+        })
 }
 
-/// The innermost error's message, cut to one line of reasonable length:
-/// what a person needs from a chain of wrappers.
+/// The innermost cause's message, on one line and cut short: what a person
+/// needs from a chain of wrappers.
 fn deepest_cause(err: &object_store::Error) -> String {
-    let mut last: &(dyn std::error::Error + 'static) = err;
-    while let Some(next) = last.source() {
-        last = next;
-    }
-    let text = last.to_string().replace('\n', " ");
-    match text.char_indices().nth(300) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text,
-    }
+    let innermost = crate::error::causes(err).last().map(ToString::to_string);
+    crate::error::cut(&innermost.unwrap_or_default(), 300)
 }
 
 #[cfg(test)]
