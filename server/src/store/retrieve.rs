@@ -27,6 +27,18 @@ use super::{filter, Store, StoreError};
 /// does not.
 pub const CONTEXT_BOOST: f32 = 1.0;
 
+/// The stored chunk's columns and the leg's score column (`_distance` or
+/// `_score`). Naming the score column is what LanceDB asks for: it still
+/// adds one that a projection leaves out, but warns on every search (a log
+/// line per query under `RUST_LOG=info`) that it will stop doing so.
+fn columns_with(score: &'static str) -> Vec<&'static str> {
+    schema::STORED_COLUMNS
+        .iter()
+        .copied()
+        .chain([score])
+        .collect()
+}
+
 /// A chunk and one retriever's score for it.
 #[derive(Debug, Clone)]
 pub struct Retrieved {
@@ -64,7 +76,7 @@ impl Store {
             .nearest_to(vector)?
             .distance_type(DistanceType::Cosine)
             .limit(limit)
-            .select(Select::columns(schema::STORED_COLUMNS));
+            .select(Select::columns(&columns_with("_distance")));
         query = if exact {
             query.bypass_vector_index()
         } else {
@@ -107,7 +119,7 @@ impl Store {
             .full_text_search(FullTextSearchQuery::new_query(FtsQuery::CombinedFields(
                 fields,
             )))
-            .select(Select::columns(schema::STORED_COLUMNS))
+            .select(Select::columns(&columns_with("_score")))
             .limit(limit);
         if let Some(scope) = scope {
             q = q.only_if(scope);
