@@ -123,13 +123,19 @@ pub(crate) fn causes<'a>(
     std::iter::successors(Some(error), |e| e.source())
 }
 
-/// `text` on one line, cut to `chars` characters: an upstream's message
-/// (an error body, an XML answer) can be any length.
+/// `text` on one line, cut to `chars` characters and ending in `…` where
+/// it was cut: an upstream's message (an error body, an XML answer) can be
+/// any length, and a reader should see that there was more.
 pub(crate) fn cut(text: &str, chars: usize) -> String {
-    text.chars()
+    let mut line: String = text
+        .chars()
         .take(chars)
         .map(|c| if c == '\n' { ' ' } else { c })
-        .collect()
+        .collect();
+    if text.chars().nth(chars).is_some() {
+        line.push('…');
+    }
+    line
 }
 
 #[cfg(test)]
@@ -152,5 +158,23 @@ mod tests {
         assert_eq!(body.code, ErrorKind::NotFound);
         assert_eq!(body.error, "no chunk with id \"c1\"");
         assert_eq!(EngineError::Busy(64).kind().retry_after_secs(), Some(1));
+    }
+
+    #[test]
+    fn a_cut_message_is_one_line_and_says_it_was_cut() {
+        assert_eq!(cut("bad\nkey", 300), "bad key");
+        assert_eq!(cut("abcdef", 6), "abcdef");
+        assert_eq!(cut("abcdéf", 4), "abcd…");
+    }
+
+    #[test]
+    fn causes_run_from_the_outermost_to_the_innermost() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("cannot read the manifest")]
+        struct Outer(#[source] std::io::Error);
+
+        let err = Outer(std::io::Error::other("disk gone"));
+        let chain: Vec<String> = causes(&err).map(ToString::to_string).collect();
+        assert_eq!(chain, ["cannot read the manifest", "disk gone"]);
     }
 }

@@ -229,9 +229,10 @@ fn upstream_message(body: &str) -> String {
                 .and_then(|m| m.as_str().map(str::to_owned))
         });
     let text = from_json.unwrap_or_else(|| body.trim().to_owned());
-    match text.is_empty() {
-        true => "no message".into(),
-        false => crate::error::cut(&text, 300),
+    if text.is_empty() {
+        "no message".into()
+    } else {
+        crate::error::cut(&text, 300)
     }
 }
 
@@ -400,7 +401,10 @@ mod tests {
         assert_eq!(upstream_message(r#"{"error":"overloaded"}"#), "overloaded");
         assert_eq!(upstream_message("  gateway down "), "gateway down");
         assert_eq!(upstream_message(""), "no message");
-        assert_eq!(upstream_message(&"x".repeat(1000)).len(), 300);
+        assert_eq!(
+            upstream_message(&"x".repeat(1000)),
+            format!("{}…", "x".repeat(300))
+        );
     }
 
     /// A completion streamed from `body`, as a server would send it.
