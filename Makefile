@@ -92,9 +92,11 @@ test-e2e: llm
 bench-embed: setup
 	cargo bench --locked --profile dev -p docshelf-server --bench embed
 
-# The few-token product on packed weights against the gemm crate, per shape.
+# The few-token product on packed weights against the gemm crate, per shape;
+# the 8-bit nearest-row scan of the dense leg, per row count.
 bench-kernels:
 	cargo bench --locked --profile dev -p docshelf-kernels --bench packed
+	cargo bench --locked --profile dev -p docshelf-kernels --bench scan
 
 bench-ingest: setup
 	cargo bench --locked --profile dev -p docshelf-server --bench ingest

@@ -198,6 +198,17 @@ pub struct EngineConfig {
         default_value_t = 5.0
     )]
     pub index_refresh_secs: f64,
+
+    /// Most chunks the store keeps a copy of in memory, which searches
+    /// answer from (their text and 8-bit vectors: about 1.5 KB a chunk of
+    /// documentation). A larger store is searched on disk only; 0 never
+    /// copies.
+    #[arg(
+        long = "resident-chunks",
+        env = "DOCSHELF_RESIDENT_CHUNKS",
+        default_value_t = crate::store::resident::DEFAULT_MAX_ROWS
+    )]
+    pub resident_chunks: usize,
 }
 
 impl EngineConfig {
@@ -215,6 +226,7 @@ impl EngineConfig {
             extract_timeout_secs: 120.0,
             read_consistency_secs: 2.0,
             index_refresh_secs: crate::ingest::pipeline::REFRESH_EVERY.as_secs_f64(),
+            resident_chunks: crate::store::resident::DEFAULT_MAX_ROWS,
         }
     }
 

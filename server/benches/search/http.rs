@@ -59,7 +59,7 @@ pub async fn load(root: &Path, store: &Path, queries: &[String], clients: usize)
     // The server logs (its address among them) to stderr.
     let log = child.stderr.take().expect("stderr");
     let server = Server(child);
-    let base = tokio::task::spawn_blocking(move || {
+    let (base, copied) = tokio::task::spawn_blocking(move || {
         let mut lines = BufReader::new(log).lines();
         let base = lines
             .by_ref()
@@ -70,9 +70,17 @@ pub async fn load(root: &Path, store: &Path, queries: &[String], clients: usize)
                     .map(|rest| rest.split_whitespace().next().unwrap_or("").to_owned())
             })
             .expect("the server's address in its log");
-        // Keep draining the log so the server never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        base
+        // Keep draining the log so the server never blocks on a full pipe,
+        // and tell when the server holds the table in memory.
+        let (copied, copied_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if line.contains("copied the chunk table into memory") {
+                    let _ = copied.send(());
+                }
+            }
+        });
+        (base, copied_rx)
     })
     .await
     .expect("log reader");
@@ -96,10 +104,18 @@ pub async fn load(root: &Path, store: &Path, queries: &[String], clients: usize)
             (ok, t.elapsed().as_secs_f64() * 1e3)
         }
     };
-    // Warm up, one client.
-    for i in 0..20 {
+    // Warm up, one client, until the server has copied the table into
+    // memory (it starts once the store is quiet; a minute at most here).
+    let waited = Instant::now();
+    let mut i = 0;
+    while i < 20 || (copied.try_recv().is_err() && waited.elapsed() < Duration::from_secs(60)) {
         search(i).await;
+        i += 1;
     }
+    println!(
+        "HTTP warm-up: {i} searches in {:.1} s",
+        waited.elapsed().as_secs_f64()
+    );
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let search = Arc::new(search);
     let started = Instant::now();

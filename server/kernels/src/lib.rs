@@ -18,6 +18,8 @@
 //! - `matmul`: a bounds-checked face on the `gemm` crate's strided product.
 //! - [`PackedWeights`]: a few rows times a weight matrix packed ahead of
 //!   time (a search query's projections), streaming the weights.
+//! - [`QuantizedRows`]: the rows nearest a query by cosine, scanning 8-bit
+//!   vectors in memory (the dense search leg).
 //! - `simd`: runs those loops compiled for AVX2 and FMA where the CPU has
 //!   them.
 //!
@@ -29,8 +31,10 @@ pub mod approx;
 mod attention;
 mod matmul;
 mod packed;
+mod scan;
 mod simd;
 
 pub use activation::gelu_in_place;
 pub use attention::{attention, Shape};
 pub use packed::PackedWeights;
+pub use scan::QuantizedRows;

@@ -103,7 +103,9 @@ impl Engine {
             std::fs::create_dir_all(&dir)
                 .with_context(|| format!("cannot create the store directory {}", dir.display()))?;
         }
-        let store = Store::open_watching(&location, &config.s3, config.read_consistency()).await?;
+        let store = Store::open_watching(&location, &config.s3, config.read_consistency())
+            .await?
+            .with_resident_rows(config.resident_chunks);
         // A job killed before it folded its rows into the full-text
         // indexes left documents the keyword leg cannot see: catch up now.
         match store.unindexed_text_rows().await {
@@ -116,6 +118,11 @@ impl Engine {
                     .context("cannot bring the full-text index up to date")?;
             }
             Err(err) => tracing::warn!(%err, "cannot read the full-text index's coverage"),
+        }
+        // Starts copying the chunk table into memory in the background, so
+        // the first searches after start-up need not start it.
+        if let Err(err) = store.resident_ready().await {
+            tracing::warn!(%err, "cannot read the chunk table's version");
         }
         let mut engine = Self {
             store,

@@ -84,7 +84,6 @@ pub async fn run(
     on_stage: &mut (dyn FnMut(Stage, &[SearchHit]) + Send),
 ) -> Result<Outcome, RunError> {
     let fetch = (search.k * 5).clamp(50, 250);
-    let sql = scope.to_sql();
     let terms = highlight::query_terms(&search.query);
     let now = crate::store::now_micros();
 
@@ -92,7 +91,7 @@ pub async fn run(
         if search.mode == Mode::Dense {
             return Ok(Vec::new());
         }
-        let hits = store.keyword(&search.query, sql.as_deref(), fetch).await?;
+        let hits = store.keyword(&search.query, scope, fetch).await?;
         if search.mode == Mode::Hybrid {
             let preview: Vec<SearchHit> = normalise_bm25(&hits)
                 .into_iter()
@@ -119,7 +118,7 @@ pub async fn run(
             .embed_one(search.query.clone())
             .await
             .map_err(|e| RunError::Embed(e.to_string()))?;
-        Ok::<_, RunError>(store.dense(&vector, sql.as_deref(), fetch).await?)
+        Ok::<_, RunError>(store.dense(&vector, scope, fetch).await?)
     };
     let (keyword, dense) = futures::join!(keyword_leg, dense_leg);
     let (keyword, dense) = (keyword?, dense?);

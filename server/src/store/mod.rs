@@ -12,6 +12,8 @@
 //! - [`filter`]: scopes (library, version, path prefix) as SQL predicates.
 //! - [`retrieve`]: the dense and keyword retrievers.
 //! - [`vector_index`]: the vector index's partitions, probes and rebuilds.
+//! - [`resident`]: the table copied into memory, which searches answer
+//!   from while it is current.
 //! - [`catalog`]: libraries, versions and documents; deletes.
 //! - [`feedback`]: votes on chunks, in a table of their own.
 //! - [`job_log`]: upload jobs' statuses, so any process can report a job.
@@ -28,6 +30,7 @@ pub mod job_log;
 pub mod lease;
 pub mod legacy;
 pub mod remote;
+pub mod resident;
 pub mod retrieve;
 pub mod schema;
 pub mod session_log;
@@ -105,6 +108,8 @@ pub struct Store {
     vector_index_min_rows: usize,
     /// For a store on an object store: asks it whether it answers.
     probe: Option<remote::Probe>,
+    /// The chunk table in memory (off unless [`Self::with_resident_rows`]).
+    resident: resident::Resident,
 }
 
 /// What replacing a document changed.
@@ -239,6 +244,7 @@ impl Store {
             context_boost: retrieve::CONTEXT_BOOST,
             vector_index_min_rows: VECTOR_INDEX_MIN_ROWS,
             probe,
+            resident: resident::Resident::new(0),
         })
     }
 
@@ -267,6 +273,26 @@ impl Store {
     pub fn with_vector_index_min_rows(mut self, rows: usize) -> Self {
         self.vector_index_min_rows = rows;
         self
+    }
+
+    /// Keeps a copy of the chunk table in memory for the search legs while
+    /// it holds at most `rows` rows (0: never; see [`resident`]). The first
+    /// copy is read in the background once the table is quiet.
+    pub fn with_resident_rows(mut self, rows: usize) -> Self {
+        self.resident = resident::Resident::new(rows);
+        self
+    }
+
+    /// Reads the in-memory copy now (see [`Self::with_resident_rows`]);
+    /// whether one matching the current version is held after.
+    pub async fn reload_resident(&self) -> Result<bool, StoreError> {
+        self.resident.reload(&self.chunks).await
+    }
+
+    /// Whether searches answer from memory right now, and if not, starts
+    /// a copy in the background (when one is configured).
+    pub async fn resident_ready(&self) -> Result<bool, StoreError> {
+        Ok(self.resident.current(&self.chunks).await?.is_some())
     }
 
     /// Searches the vector index with these settings.

@@ -12,6 +12,8 @@ use lancedb::index::scalar::{CombinedFieldsQuery, FtsQuery, FullTextSearchQuery}
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::DistanceType;
 
+use super::filter::Scope;
+use super::resident::Copy;
 use super::schema::{self, StoredChunk};
 use super::vector_index::VectorSearchTuning;
 use super::{filter, Store, StoreError};
@@ -48,15 +50,23 @@ pub struct Retrieved {
 }
 
 impl Store {
-    /// The `limit` chunks nearest to `vector` by cosine, within `scope`.
-    #[tracing::instrument(skip_all, fields(limit))]
+    /// The `limit` chunks nearest to `vector` by cosine, within `scope`:
+    /// from the in-memory copy while it is current (see [`super::resident`]),
+    /// else from the vector index.
+    #[tracing::instrument(skip_all, fields(limit, resident))]
     pub async fn dense(
         &self,
         vector: &[f32],
-        scope: Option<&str>,
+        scope: &Scope,
         limit: usize,
     ) -> Result<Vec<Retrieved>, StoreError> {
-        self.dense_with(vector, scope, limit, self.tuning, false)
+        let copy = self.resident.current(&self.chunks).await?;
+        tracing::Span::current().record("resident", copy.is_some());
+        if let Some(copy) = copy {
+            return Ok(copy.nearest(vector, scope, limit));
+        }
+        let sql = scope.to_sql();
+        self.dense_with(vector, sql.as_deref(), limit, self.tuning, false)
             .await
     }
 
@@ -95,18 +105,45 @@ impl Store {
 
     /// The `limit` chunks best matching `query` by BM25F over two fields,
     /// the chunk's context (boosted by [`CONTEXT_BOOST`]) and its text,
-    /// within `scope`.
-    #[tracing::instrument(skip_all, fields(limit))]
+    /// within `scope`. While the in-memory copy is current, the index is
+    /// asked for ids and scores only and the chunks come from the copy.
+    #[tracing::instrument(skip_all, fields(limit, resident))]
     pub async fn keyword(
         &self,
         query: &str,
-        scope: Option<&str>,
+        scope: &Scope,
         limit: usize,
     ) -> Result<Vec<Retrieved>, StoreError> {
         if !self.has_fts_index().await? {
             // Nothing was ever indexed: an empty store.
             return Ok(Vec::new());
         }
+        let sql = scope.to_sql();
+        let copy = self.resident.current(&self.chunks).await?;
+        tracing::Span::current().record("resident", copy.is_some());
+        if let Some(copy) = copy {
+            let batches = self
+                .keyword_batches(query, sql.as_deref(), limit, &["chunk_id", "_score"])
+                .await?;
+            if let Some(hits) = from_copy(&copy, &batches)? {
+                return Ok(hits);
+            }
+            // The table moved on between the version check and the query
+            // (a commit landed in between): read the chunks from disk.
+        }
+        let batches = self
+            .keyword_batches(query, sql.as_deref(), limit, &columns_with("_score"))
+            .await?;
+        with_scores(&batches, "_score", |s| s)
+    }
+
+    async fn keyword_batches(
+        &self,
+        query: &str,
+        sql: Option<&str>,
+        limit: usize,
+        columns: &[&str],
+    ) -> Result<Vec<RecordBatch>, StoreError> {
         let fields = CombinedFieldsQuery::try_new(
             query.to_owned(),
             vec!["context".to_owned(), "text".to_owned()],
@@ -119,13 +156,12 @@ impl Store {
             .full_text_search(FullTextSearchQuery::new_query(FtsQuery::CombinedFields(
                 fields,
             )))
-            .select(Select::columns(&columns_with("_score")))
+            .select(Select::columns(columns))
             .limit(limit);
-        if let Some(scope) = scope {
-            q = q.only_if(scope);
+        if let Some(sql) = sql {
+            q = q.only_if(sql);
         }
-        let batches: Vec<RecordBatch> = q.execute().await?.try_collect().await?;
-        with_scores(&batches, "_score", |s| s)
+        Ok(q.execute().await?.try_collect().await?)
     }
 
     /// Whether the full-text indexes (text and context) exist. Indexes are
@@ -172,6 +208,29 @@ impl Store {
             .await?
             > 0)
     }
+}
+
+/// Keyword hits (chunk ids and scores) with their chunks from `copy`, or
+/// `None` if the copy lacks one of them.
+fn from_copy(copy: &Copy, batches: &[RecordBatch]) -> Result<Option<Vec<Retrieved>>, StoreError> {
+    let mut out = Vec::new();
+    for batch in batches {
+        let ids = super::string_column(batch, "chunk_id")?;
+        let scores = batch
+            .column_by_name("_score")
+            .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
+            .ok_or_else(|| StoreError::Shape("_score is not f32".into()))?;
+        for row in 0..batch.num_rows() {
+            let Some(chunk) = copy.chunk(ids.value(row)) else {
+                return Ok(None);
+            };
+            out.push(Retrieved {
+                chunk: chunk.clone(),
+                score: scores.value(row),
+            });
+        }
+    }
+    Ok(Some(out))
 }
 
 /// Stored chunks with the score column mapped through `score`.

@@ -5,6 +5,7 @@ use crate::common;
 use std::io::{Cursor, Write};
 
 use docshelf_server::engine::Engine;
+use docshelf_server::store::filter::Scope;
 use index_core::job::{FileState, JobState, JobStatus, Upload};
 
 fn upload(name: &str, bytes: impl Into<Vec<u8>>) -> Upload {
@@ -111,7 +112,7 @@ async fn every_format_is_stored_bad_files_fail_alone_and_keyword_search_covers_n
     // Full-text search sees what the job stored...
     let hits = engine
         .store()
-        .keyword("zorblax", None, 5)
+        .keyword("zorblax", &Scope::default(), 5)
         .await
         .expect("search");
     assert_eq!(
@@ -133,7 +134,7 @@ async fn every_format_is_stored_bad_files_fail_alone_and_keyword_search_covers_n
     ));
     let hits = engine
         .store()
-        .keyword("quibbleflux", None, 5)
+        .keyword("quibbleflux", &Scope::default(), 5)
         .await
         .expect("search");
     assert_eq!(
@@ -237,13 +238,17 @@ async fn folding_rows_into_the_indexes_between_files_loses_and_doubles_nothing()
         ("marrowfleck", "a.md"),
         ("vexillant", "d.md"),
     ] {
-        let hits = engine.store().keyword(word, None, 5).await.expect("search");
+        let hits = engine
+            .store()
+            .keyword(word, &Scope::default(), 5)
+            .await
+            .expect("search");
         let files: Vec<&str> = hits.iter().map(|h| h.chunk.file_path.as_str()).collect();
         assert_eq!(files, [file], "{word}");
     }
     let old = engine
         .store()
-        .keyword("zanzibrook", None, 5)
+        .keyword("zanzibrook", &Scope::default(), 5)
         .await
         .expect("search");
     assert!(old.is_empty(), "the replaced text is still found");

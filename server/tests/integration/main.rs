@@ -21,6 +21,7 @@ mod hardening;
 mod http;
 mod ingest;
 mod ranking;
+mod resident;
 mod rest_api;
 mod s3_replicas;
 mod search;

@@ -2,6 +2,7 @@
 //! exact search. Synthetic vectors (clustered, like real embeddings) keep
 //! this fast; `cargo bench --bench vector_index` measures it at scale.
 
+use docshelf_server::store::filter::Scope;
 use docshelf_server::store::Store;
 
 use crate::synthetic::{document, Rng};
@@ -61,7 +62,10 @@ async fn the_index_is_built_at_the_threshold_and_stays_close_to_exact() {
             .dense_with(&query, None, 10, Default::default(), true)
             .await
             .expect("exact");
-        let approx = store.dense(&query, None, 10).await.expect("approx");
+        let approx = store
+            .dense(&query, &Scope::default(), 10)
+            .await
+            .expect("approx");
         assert_eq!(approx.len(), 10);
         let ids: Vec<&str> = approx.iter().map(|r| r.chunk.chunk_id.as_str()).collect();
         found += exact
@@ -78,7 +82,10 @@ async fn the_index_is_built_at_the_threshold_and_stays_close_to_exact() {
     // Rows added after the index are still found (searched exactly until
     // the next optimise folds them in).
     let late = fill(&store, &mut rng, "late", 1, 5).await;
-    let hits = store.dense(&late[0], None, 1).await.expect("search");
+    let hits = store
+        .dense(&late[0], &Scope::default(), 1)
+        .await
+        .expect("search");
     assert_eq!(hits[0].chunk.file_path, "latedoc-0.md");
     assert!(hits[0].score > 0.999);
 }
@@ -136,7 +143,10 @@ async fn an_outgrown_index_is_rebuilt_with_more_partitions_and_the_old_one_dropp
     assert_eq!(partitions(&reopened).await, Some(rebuilt));
 
     // And it still finds a stored vector first.
-    let hits = reopened.dense(&grown[7], None, 1).await.expect("search");
+    let hits = reopened
+        .dense(&grown[7], &Scope::default(), 1)
+        .await
+        .expect("search");
     assert!(hits[0].score > 0.999, "{:?}", hits[0].score);
 }
 

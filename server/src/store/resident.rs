@@ -1,0 +1,304 @@
+//! A copy of the chunk table held in memory, which the search legs answer
+//! from while it matches the table's current version.
+//!
+//! Why: on the 100k-chunk search bench (one library of 10k searched) the
+//! dense leg's LanceDB query took 15–18 ms, 11–13 ms of it fixed cost that
+//! no index setting removed, and reading the stored text of a leg's 50
+//! candidates about 4 ms more. Scanning the library's 10k vectors as 8-bit
+//! codes takes about 0.2 ms (`make bench-kernels`), and a chunk read from
+//! memory costs a copy. So the dense leg scans this copy
+//! ([`QuantizedRows`], exact up to quantisation, so no recall to tune), and
+//! the keyword leg asks LanceDB's full-text index for ids and scores only,
+//! taking the chunks from here.
+//!
+//! **Consistency.** A copy is tagged with the table version it was read
+//! at, and a search uses it only while the table (as this process sees
+//! it) is still at that version. After any commit, by this process or
+//! another, searches go to LanceDB as before, so a write is searchable at
+//! once, and a reload starts in the background once the table has been
+//! quiet for [`QUIET`] (an upload commits once per document: reloading
+//! after each would compete with its embedding for the CPU).
+//!
+//! **Memory.** About 0.4 KB of codes plus the chunk's text and metadata
+//! a chunk. A table of more than the configured rows (`--resident-chunks`)
+//! is not copied and is searched on disk only.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use arrow_array::RecordBatch;
+use docshelf_kernels::QuantizedRows;
+use futures::TryStreamExt;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use lancedb::Table;
+
+use super::filter::Scope;
+use super::schema::{self, StoredChunk};
+use super::{Retrieved, StoreError};
+use crate::embed::DIM;
+
+/// How long the table must go without a commit before a reload starts.
+pub const QUIET: Duration = Duration::from_secs(2);
+
+/// The default most rows held in memory: about 1.5 GB for a million
+/// chunks of documentation text.
+pub const DEFAULT_MAX_ROWS: usize = 1_000_000;
+
+/// The chunk table at one version, in memory.
+pub struct Copy {
+    version: u64,
+    /// Sorted by library and version, so a scope is a few row ranges.
+    chunks: Vec<StoredChunk>,
+    vectors: QuantizedRows,
+    rows_by_id: HashMap<String, usize>,
+    /// Each (library, version) and its rows.
+    groups: Vec<(String, String, Range<usize>)>,
+}
+
+impl Copy {
+    /// The table version this copy was read at.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// How many chunks it holds.
+    pub fn len(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Whether it holds no chunk.
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    /// The `limit` chunks in `scope` nearest `vector` by cosine.
+    pub fn nearest(&self, vector: &[f32], scope: &Scope, limit: usize) -> Vec<Retrieved> {
+        let ranges: Vec<Range<usize>> = self
+            .groups
+            .iter()
+            .filter(|(library, version, _)| in_scope(scope, library, version))
+            .map(|(_, _, rows)| rows.clone())
+            .collect();
+        let prefix = scope.file_prefix.as_deref();
+        let keep = |row: usize| prefix.is_none_or(|p| self.chunks[row].file_path.starts_with(p));
+        let keep: Option<&dyn Fn(usize) -> bool> = prefix.map(|_| &keep as _);
+        self.vectors
+            .nearest(vector, &ranges, keep, limit)
+            .into_iter()
+            .map(|(row, score)| Retrieved {
+                chunk: self.chunks[row].clone(),
+                score,
+            })
+            .collect()
+    }
+
+    /// The chunk with this id, if the copy holds it.
+    pub fn chunk(&self, chunk_id: &str) -> Option<&StoredChunk> {
+        self.rows_by_id.get(chunk_id).map(|&row| &self.chunks[row])
+    }
+
+    /// Reads every row of `table`; `None` when the table moved on while it
+    /// was being read (the copy would match no version).
+    async fn read(table: &Table) -> Result<Option<Self>, StoreError> {
+        let version = table.version().await?;
+        let mut columns = schema::STORED_COLUMNS.to_vec();
+        columns.push("vector");
+        let mut stream = table
+            .query()
+            .select(Select::columns(&columns))
+            .execute()
+            .await?;
+        let mut chunks = Vec::new();
+        let mut vectors = QuantizedRows::with_capacity(DIM, 0);
+        while let Some(batch) = stream.try_next().await? {
+            let batch: RecordBatch = batch;
+            let batch = std::slice::from_ref(&batch);
+            chunks.extend(schema::from_batches(batch).map_err(StoreError::Shape)?);
+            for vector in schema::vectors_from_batches(batch).map_err(StoreError::Shape)? {
+                if vector.len() != DIM {
+                    return Err(StoreError::Shape(format!(
+                        "a stored vector has {} components, not {DIM}",
+                        vector.len()
+                    )));
+                }
+                vectors.push(&vector);
+            }
+        }
+        if table.version().await? != version {
+            return Ok(None);
+        }
+        let mut order: Vec<usize> = (0..chunks.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&chunks[a], &chunks[b]);
+            (&a.library, &a.version).cmp(&(&b.library, &b.version))
+        });
+        let vectors = vectors.reordered(&order);
+        let mut slots: Vec<Option<StoredChunk>> = chunks.into_iter().map(Some).collect();
+        let chunks: Vec<StoredChunk> = order.iter().filter_map(|&row| slots[row].take()).collect();
+        let mut groups: Vec<(String, String, Range<usize>)> = Vec::new();
+        for (row, chunk) in chunks.iter().enumerate() {
+            match groups.last_mut() {
+                Some((library, version, rows))
+                    if *library == chunk.library && *version == chunk.version =>
+                {
+                    rows.end = row + 1;
+                }
+                _ => groups.push((chunk.library.clone(), chunk.version.clone(), row..row + 1)),
+            }
+        }
+        let rows_by_id = chunks
+            .iter()
+            .enumerate()
+            .map(|(row, c)| (c.chunk_id.clone(), row))
+            .collect();
+        Ok(Some(Self {
+            version,
+            chunks,
+            vectors,
+            rows_by_id,
+            groups,
+        }))
+    }
+}
+
+/// Whether rows of `library` at `version` are in `scope` (its file prefix
+/// aside).
+fn in_scope(scope: &Scope, library: &str, version: &str) -> bool {
+    let targeted = scope.targets.is_empty()
+        || scope
+            .targets
+            .iter()
+            .any(|(l, v)| l == library && v.as_deref().is_none_or(|v| v == version));
+    targeted && scope.version.as_deref().is_none_or(|v| v == version)
+}
+
+/// The store's in-memory copy and its reloads.
+pub struct Resident {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// Most rows copied; 0 turns the copy off.
+    max_rows: usize,
+    copy: RwLock<Option<Arc<Copy>>>,
+    /// Set while a reload task runs.
+    loading: AtomicBool,
+    /// The last version found too large to copy (not counted again).
+    too_large: AtomicU64,
+}
+
+impl Resident {
+    /// Copies tables of at most `max_rows` rows (0: never).
+    pub fn new(max_rows: usize) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                max_rows,
+                copy: RwLock::new(None),
+                loading: AtomicBool::new(false),
+                too_large: AtomicU64::new(u64::MAX),
+            }),
+        }
+    }
+
+    /// The copy, if it matches `table`'s current version. Otherwise `None`,
+    /// and a reload is started unless one is running.
+    pub async fn current(&self, table: &Table) -> Result<Option<Arc<Copy>>, StoreError> {
+        if self.inner.max_rows == 0 {
+            return Ok(None);
+        }
+        let version = table.version().await?;
+        if let Some(copy) = self.held().filter(|c| c.version == version) {
+            return Ok(Some(copy));
+        }
+        if self.inner.too_large.load(Ordering::Relaxed) != version {
+            self.reload_in_background(table.clone());
+        }
+        Ok(None)
+    }
+
+    /// The copy held now, whatever its version.
+    pub fn held(&self) -> Option<Arc<Copy>> {
+        // A poisoned lock only means a reader panicked; the copy is intact.
+        self.inner
+            .copy
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Reads the table into a new copy now, unless it is too large; what
+    /// the background reload does once the table is quiet. Returns whether
+    /// a copy of the current version is held after.
+    pub async fn reload(&self, table: &Table) -> Result<bool, StoreError> {
+        self.inner.reload(table).await
+    }
+
+    fn reload_in_background(&self, table: Table) {
+        if self.inner.loading.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let inner = Arc::clone(&self.inner);
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            self.inner.loading.store(false, Ordering::Release);
+            return;
+        };
+        runtime.spawn(async move {
+            if let Err(err) = inner.reload_when_quiet(&table).await {
+                tracing::warn!(%err, "cannot copy the chunk table into memory; searching on disk");
+            }
+            inner.loading.store(false, Ordering::Release);
+        });
+    }
+}
+
+impl Inner {
+    /// Waits until the table has gone [`QUIET`] without a commit, then
+    /// reloads.
+    async fn reload_when_quiet(&self, table: &Table) -> Result<(), StoreError> {
+        let mut seen = table.version().await?;
+        loop {
+            tokio::time::sleep(QUIET).await;
+            let now = table.version().await?;
+            if now == seen {
+                break;
+            }
+            seen = now;
+        }
+        self.reload(table).await.map(|_| ())
+    }
+
+    #[tracing::instrument(skip_all, fields(rows))]
+    async fn reload(&self, table: &Table) -> Result<bool, StoreError> {
+        if self.max_rows == 0 {
+            return Ok(false);
+        }
+        let version = table.version().await?;
+        let rows = table.count_rows(None).await?;
+        tracing::Span::current().record("rows", rows);
+        if rows > self.max_rows {
+            self.too_large.store(version, Ordering::Relaxed);
+            tracing::info!(
+                rows,
+                max = self.max_rows,
+                "the chunk table is larger than --resident-chunks: searching on disk"
+            );
+            return Ok(false);
+        }
+        let started = Instant::now();
+        let Some(copy) = Copy::read(table).await? else {
+            return Ok(false);
+        };
+        tracing::info!(
+            rows = copy.len(),
+            version = copy.version,
+            ms = started.elapsed().as_millis() as u64,
+            "copied the chunk table into memory"
+        );
+        let current = copy.version == table.version().await?;
+        *self.copy.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(copy));
+        Ok(current)
+    }
+}
