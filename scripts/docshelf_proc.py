@@ -47,6 +47,19 @@ def start(binary, store, model, extra=(), wait_s=120):
     raise SystemExit("docshelf did not start:\n" + "".join(log))
 
 
+def wait_in_memory(base, wait_s=120):
+    """Waits until the server answers searches from its in-memory copy of
+    the store (read in the background after start-up); False if it never
+    does within `wait_s` (a store larger than --resident-chunks)."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(base + "/api/status", timeout=30) as res:
+            if json.loads(res.read())["store"].get("in_memory"):
+                return True
+        time.sleep(0.2)
+    return False
+
+
 def stop(server, timeout=30):
     server.terminate()
     try:

@@ -47,6 +47,11 @@ pub struct StoreStatus {
     /// serve the same data once they show the same version.
     #[serde(default)]
     pub table_version: Option<u64>,
+    /// Whether searches answer from this server's in-memory copy of the
+    /// table right now (`false` while it is read after start-up or a
+    /// write, and when the store is larger than `--resident-chunks`).
+    #[serde(default)]
+    pub in_memory: bool,
 }
 
 /// How much a store holds.
@@ -94,6 +99,7 @@ mod tests {
                     chunks: 3,
                 }),
                 table_version: Some(4),
+                in_memory: true,
             },
             embedding: EmbeddingStatus {
                 model: "all-MiniLM-L6-v2".into(),

@@ -99,6 +99,10 @@ def main():
     del table, ids, libs, texts, vectors
 
     server, base = docshelf_proc.start(args.bin, args.store, args.model, wait_s=300)
+    t = time.perf_counter()
+    in_memory = docshelf_proc.wait_in_memory(base)
+    print(f"docshelf: {'in-memory copy read' if in_memory else 'searching on disk'} "
+          f"{time.perf_counter() - t:.1f} s after start")
     where = f"library = '{args.library}'"
 
     def docshelf(q):

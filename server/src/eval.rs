@@ -169,6 +169,10 @@ pub async fn run(engine: &Engine, spec: &EvalSpec, uploads: Vec<Upload>) -> anyh
         Some(started.elapsed().as_secs_f64())
     };
     let documents = engine.documents(&spec.library, Some(&spec.version)).await?;
+    // Every query answered the same way, from the in-memory copy (unless
+    // the store is larger than it may hold), not some from disk while the
+    // copy is read in the background.
+    engine.store().reload_resident().await?;
 
     let mut scores = Vec::new();
     for variant in VARIANTS {

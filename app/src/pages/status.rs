@@ -79,6 +79,10 @@ fn StatusTable(status: ServerStatus) -> impl IntoView {
             <dd data-field="counts">{counts}</dd>
             <dt>"Table version"</dt>
             <dd data-field="table-version">{table_version}</dd>
+            <dt>"Searches read"</dt>
+            <dd data-field="in-memory">
+                {if status.store.in_memory { "a copy in memory" } else { "the store on disk" }}
+            </dd>
             <dt>"Model"</dt>
             <dd data-field="model">{embedding.model.clone()} " (" {embedding.model_dir.clone()} ")"</dd>
             <dt>"Embedding backend"</dt>

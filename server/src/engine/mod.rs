@@ -693,6 +693,7 @@ impl Engine {
                 location: self.store.location().to_owned(),
                 counts,
                 table_version: self.store.table_version().await.ok(),
+                in_memory: self.store.resident_ready().await.unwrap_or(false),
             },
             embedding: EmbeddingStatus {
                 model: MODEL_NAME.to_owned(),

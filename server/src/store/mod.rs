@@ -295,6 +295,12 @@ impl Store {
         Ok(self.resident.current(&self.chunks).await?.is_some())
     }
 
+    /// Keyword answers read from disk because a commit landed while the
+    /// in-memory copy was answering (see [`resident::Resident::missed`]).
+    pub fn resident_misses(&self) -> u64 {
+        self.resident.missed()
+    }
+
     /// Searches the vector index with these settings.
     pub fn with_tuning(mut self, tuning: VectorSearchTuning) -> Self {
         self.tuning = tuning;

@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use arrow_array::RecordBatch;
+use arrow_array::{RecordBatch, UInt64Array};
 use docshelf_kernels::QuantizedRows;
 use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
@@ -53,7 +53,9 @@ pub struct Copy {
     /// Sorted by library and version, so a scope is a few row ranges.
     chunks: Vec<StoredChunk>,
     vectors: QuantizedRows,
-    rows_by_id: HashMap<String, usize>,
+    /// LanceDB's `_rowid` of each row at this version: what the keyword
+    /// leg asks the full-text index for, so that it reads no column.
+    rows_by_rowid: HashMap<u64, usize>,
     /// Each (library, version) and its rows.
     groups: Vec<(String, String, Range<usize>)>,
 }
@@ -95,9 +97,9 @@ impl Copy {
             .collect()
     }
 
-    /// The chunk with this id, if the copy holds it.
-    pub fn chunk(&self, chunk_id: &str) -> Option<&StoredChunk> {
-        self.rows_by_id.get(chunk_id).map(|&row| &self.chunks[row])
+    /// The chunk at LanceDB's `_rowid` `rowid` in this version, if any.
+    pub fn chunk_at(&self, rowid: u64) -> Option<&StoredChunk> {
+        self.rows_by_rowid.get(&rowid).map(|&row| &self.chunks[row])
     }
 
     /// Reads every row of `table`; `None` when the table moved on while it
@@ -109,14 +111,16 @@ impl Copy {
         let mut stream = table
             .query()
             .select(Select::columns(&columns))
+            .with_row_id()
             .execute()
             .await?;
-        let mut chunks = Vec::new();
+        let (mut chunks, mut rowids) = (Vec::new(), Vec::new());
         let mut vectors = QuantizedRows::with_capacity(DIM, 0);
         while let Some(batch) = stream.try_next().await? {
             let batch: RecordBatch = batch;
             let batch = std::slice::from_ref(&batch);
             chunks.extend(schema::from_batches(batch).map_err(StoreError::Shape)?);
+            rowids.extend(rowid_column(&batch[0])?.values().iter().copied());
             for vector in schema::vectors_from_batches(batch).map_err(StoreError::Shape)? {
                 if vector.len() != DIM {
                     return Err(StoreError::Shape(format!(
@@ -149,19 +153,27 @@ impl Copy {
                 _ => groups.push((chunk.library.clone(), chunk.version.clone(), row..row + 1)),
             }
         }
-        let rows_by_id = chunks
+        let rows_by_rowid = order
             .iter()
             .enumerate()
-            .map(|(row, c)| (c.chunk_id.clone(), row))
+            .map(|(row, &read)| (rowids[read], row))
             .collect();
         Ok(Some(Self {
             version,
             chunks,
             vectors,
-            rows_by_id,
+            rows_by_rowid,
             groups,
         }))
     }
+}
+
+/// The `_rowid` column of a query result read `with_row_id`.
+pub fn rowid_column(batch: &RecordBatch) -> Result<&UInt64Array, StoreError> {
+    batch
+        .column_by_name("_rowid")
+        .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
+        .ok_or_else(|| StoreError::Shape("_rowid is not u64".into()))
 }
 
 /// Whether rows of `library` at `version` are in `scope` (its file prefix
@@ -188,6 +200,8 @@ struct Inner {
     loading: AtomicBool,
     /// The last version found too large to copy (not counted again).
     too_large: AtomicU64,
+    /// Keyword answers the copy could not complete (see [`Resident::missed`]).
+    missed: AtomicU64,
 }
 
 impl Resident {
@@ -199,6 +213,7 @@ impl Resident {
                 copy: RwLock::new(None),
                 loading: AtomicBool::new(false),
                 too_large: AtomicU64::new(u64::MAX),
+                missed: AtomicU64::new(0),
             }),
         }
     }
@@ -217,6 +232,18 @@ impl Resident {
             self.reload_in_background(table.clone());
         }
         Ok(None)
+    }
+
+    /// Counts a keyword answer that had to be read from disk although the
+    /// copy was current when the search began (a commit landed during it).
+    pub fn count_miss(&self) {
+        self.inner.missed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many keyword answers were read from disk that way: rare, and
+    /// what a test reads to prove the copy answered.
+    pub fn missed(&self) -> u64 {
+        self.inner.missed.load(Ordering::Relaxed)
     }
 
     /// The copy held now, whatever its version.

@@ -106,7 +106,8 @@ impl Store {
     /// The `limit` chunks best matching `query` by BM25F over two fields,
     /// the chunk's context (boosted by [`CONTEXT_BOOST`]) and its text,
     /// within `scope`. While the in-memory copy is current, the index is
-    /// asked for ids and scores only and the chunks come from the copy.
+    /// asked for row ids and scores only (no column is read) and the chunks
+    /// come from the copy.
     #[tracing::instrument(skip_all, fields(limit, resident))]
     pub async fn keyword(
         &self,
@@ -123,16 +124,22 @@ impl Store {
         tracing::Span::current().record("resident", copy.is_some());
         if let Some(copy) = copy {
             let batches = self
-                .keyword_batches(query, sql.as_deref(), limit, &["chunk_id", "_score"])
+                .keyword_batches(query, sql.as_deref(), limit, &["_score"], true)
                 .await?;
-            if let Some(hits) = from_copy(&copy, &batches)? {
-                return Ok(hits);
+            // Row ids name rows of one version: they are the copy's only if
+            // the table has not moved on since the copy was checked (the
+            // query then ran on the copy's version).
+            if self.chunks.version().await? == copy.version() {
+                if let Some(hits) = from_copy(&copy, &batches)? {
+                    return Ok(hits);
+                }
             }
-            // The table moved on between the version check and the query
-            // (a commit landed in between): read the chunks from disk.
+            // A commit landed between the version check and the query:
+            // read the chunks from disk.
+            self.resident.count_miss();
         }
         let batches = self
-            .keyword_batches(query, sql.as_deref(), limit, &columns_with("_score"))
+            .keyword_batches(query, sql.as_deref(), limit, &columns_with("_score"), false)
             .await?;
         with_scores(&batches, "_score", |s| s)
     }
@@ -143,6 +150,7 @@ impl Store {
         sql: Option<&str>,
         limit: usize,
         columns: &[&str],
+        row_ids: bool,
     ) -> Result<Vec<RecordBatch>, StoreError> {
         let fields = CombinedFieldsQuery::try_new(
             query.to_owned(),
@@ -160,6 +168,9 @@ impl Store {
             .limit(limit);
         if let Some(sql) = sql {
             q = q.only_if(sql);
+        }
+        if row_ids {
+            q = q.with_row_id();
         }
         Ok(q.execute().await?.try_collect().await?)
     }
@@ -210,18 +221,18 @@ impl Store {
     }
 }
 
-/// Keyword hits (chunk ids and scores) with their chunks from `copy`, or
+/// Keyword hits (row ids and scores) with their chunks from `copy`, or
 /// `None` if the copy lacks one of them.
 fn from_copy(copy: &Copy, batches: &[RecordBatch]) -> Result<Option<Vec<Retrieved>>, StoreError> {
     let mut out = Vec::new();
     for batch in batches {
-        let ids = super::string_column(batch, "chunk_id")?;
+        let rowids = super::resident::rowid_column(batch)?;
         let scores = batch
             .column_by_name("_score")
             .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
             .ok_or_else(|| StoreError::Shape("_score is not f32".into()))?;
         for row in 0..batch.num_rows() {
-            let Some(chunk) = copy.chunk(ids.value(row)) else {
+            let Some(chunk) = copy.chunk_at(rowids.value(row)) else {
                 return Ok(None);
             };
             out.push(Retrieved {

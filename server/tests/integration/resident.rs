@@ -102,6 +102,11 @@ async fn answers_from_memory_are_the_disk_s_answers() {
             assert_eq!(scores(&memory), scores(&on_disk));
         }
     }
+    assert_eq!(
+        store.resident_misses(),
+        0,
+        "every keyword answer came from the copy"
+    );
     // Scoped to a file prefix, only those files answer.
     let api_only = &scopes()[2];
     let hits = store.dense(&vectors[0], api_only, 50).await.expect("dense");
