@@ -40,13 +40,14 @@ pub async fn run(root: &Path, rows: usize, concurrency: usize) {
         let t = Instant::now();
         let copied = engine.store().reload_resident().await.expect("copy");
         println!(
-            "in-memory copy of the table: {} ({:.1} s)",
+            "in-memory copy of the table: {} ({:.1} s, {} MiB)",
             if copied {
                 "read"
             } else {
                 "not held (too large or moving)"
             },
-            t.elapsed().as_secs_f64()
+            t.elapsed().as_secs_f64(),
+            engine.store().resident_bytes().unwrap_or(0) >> 20
         );
         sequential(&engine, &queries).await;
         recall(&engine, &queries).await;

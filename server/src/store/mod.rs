@@ -295,6 +295,11 @@ impl Store {
         Ok(self.resident.current(&self.chunks).await?.is_some())
     }
 
+    /// Bytes the in-memory copy holds (whatever its version), if any.
+    pub fn resident_bytes(&self) -> Option<usize> {
+        self.resident.held().map(|c| c.bytes())
+    }
+
     /// Keyword answers read from disk because a commit landed while the
     /// in-memory copy was answering (see [`resident::Resident::missed`]).
     pub fn resident_misses(&self) -> u64 {

@@ -36,7 +36,7 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::Table;
 
 use super::filter::Scope;
-use super::schema::{self, StoredChunk};
+use super::schema::{self, ChunkColumns, StoredChunk};
 use super::{Retrieved, StoreError};
 use crate::embed::DIM;
 
@@ -50,12 +50,18 @@ pub const DEFAULT_MAX_ROWS: usize = 1_000_000;
 /// The chunk table at one version, in memory.
 pub struct Copy {
     version: u64,
-    /// Sorted by library and version, so a scope is a few row ranges.
-    chunks: Vec<StoredChunk>,
+    /// The table's stored columns, batch by batch as read: Arrow arrays
+    /// keep the text in a few large buffers rather than a string per field
+    /// per chunk.
+    batches: Vec<ChunkColumns>,
+    /// The copy's rows, sorted by library and version so that a scope is a
+    /// few row ranges: (batch, row within it).
+    rows: Vec<(u32, u32)>,
+    /// The rows' vectors, in the same order.
     vectors: QuantizedRows,
     /// LanceDB's `_rowid` of each row at this version: what the keyword
     /// leg asks the full-text index for, so that it reads no column.
-    rows_by_rowid: HashMap<u64, usize>,
+    rows_by_rowid: HashMap<u64, u32>,
     /// Each (library, version) and its rows.
     groups: Vec<(String, String, Range<usize>)>,
 }
@@ -68,12 +74,12 @@ impl Copy {
 
     /// How many chunks it holds.
     pub fn len(&self) -> usize {
-        self.chunks.len()
+        self.rows.len()
     }
 
     /// Whether it holds no chunk.
     pub fn is_empty(&self) -> bool {
-        self.chunks.is_empty()
+        self.rows.is_empty()
     }
 
     /// The `limit` chunks in `scope` nearest `vector` by cosine.
@@ -85,21 +91,45 @@ impl Copy {
             .map(|(_, _, rows)| rows.clone())
             .collect();
         let prefix = scope.file_prefix.as_deref();
-        let keep = |row: usize| prefix.is_none_or(|p| self.chunks[row].file_path.starts_with(p));
+        let keep = |row: usize| {
+            let (batch, at) = self.rows[row];
+            prefix.is_none_or(|p| {
+                self.batches[batch as usize]
+                    .file_path(at as usize)
+                    .starts_with(p)
+            })
+        };
         let keep: Option<&dyn Fn(usize) -> bool> = prefix.map(|_| &keep as _);
         self.vectors
             .nearest(vector, &ranges, keep, limit)
             .into_iter()
             .map(|(row, score)| Retrieved {
-                chunk: self.chunks[row].clone(),
+                chunk: self.chunk(row),
                 score,
             })
             .collect()
     }
 
     /// The chunk at LanceDB's `_rowid` `rowid` in this version, if any.
-    pub fn chunk_at(&self, rowid: u64) -> Option<&StoredChunk> {
-        self.rows_by_rowid.get(&rowid).map(|&row| &self.chunks[row])
+    pub fn chunk_at(&self, rowid: u64) -> Option<StoredChunk> {
+        self.rows_by_rowid
+            .get(&rowid)
+            .map(|&row| self.chunk(row as usize))
+    }
+
+    fn chunk(&self, row: usize) -> StoredChunk {
+        let (batch, at) = self.rows[row];
+        self.batches[batch as usize].chunk(at as usize)
+    }
+
+    /// Bytes held: the columns' buffers, the vectors' codes and the row
+    /// tables (the hash map's at its capacity).
+    pub fn bytes(&self) -> usize {
+        let columns: usize = self.batches.iter().map(ChunkColumns::buffer_bytes).sum();
+        columns
+            + self.vectors.bytes()
+            + self.rows.capacity() * std::mem::size_of::<(u32, u32)>()
+            + self.rows_by_rowid.capacity() * (std::mem::size_of::<(u64, u32)>() + 1)
     }
 
     /// Reads every row of `table`; `None` when the table moved on while it
@@ -114,14 +144,19 @@ impl Copy {
             .with_row_id()
             .execute()
             .await?;
-        let (mut chunks, mut rowids) = (Vec::new(), Vec::new());
+        let (mut batches, mut read_order, mut rowids) = (Vec::new(), Vec::new(), Vec::new());
         let mut vectors = QuantizedRows::with_capacity(DIM, 0);
         while let Some(batch) = stream.try_next().await? {
             let batch: RecordBatch = batch;
-            let batch = std::slice::from_ref(&batch);
-            chunks.extend(schema::from_batches(batch).map_err(StoreError::Shape)?);
-            rowids.extend(rowid_column(&batch[0])?.values().iter().copied());
-            for vector in schema::vectors_from_batches(batch).map_err(StoreError::Shape)? {
+            let stored = ChunkColumns::of(&batch)
+                .and_then(|c| c.compacted())
+                .map_err(StoreError::Shape)?;
+            let index = u32::try_from(batches.len())
+                .map_err(|_| StoreError::Shape("too many batches".into()))?;
+            read_order.extend((0..stored.len() as u32).map(|row| (index, row)));
+            rowids.extend(rowid_column(&batch)?.values().iter().copied());
+            let slice = std::slice::from_ref(&batch);
+            for vector in schema::vectors_from_batches(slice).map_err(StoreError::Shape)? {
                 if vector.len() != DIM {
                     return Err(StoreError::Shape(format!(
                         "a stored vector has {} components, not {DIM}",
@@ -130,37 +165,47 @@ impl Copy {
                 }
                 vectors.push(&vector);
             }
+            batches.push(stored);
         }
         if table.version().await? != version {
             return Ok(None);
         }
-        let mut order: Vec<usize> = (0..chunks.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (a, b) = (&chunks[a], &chunks[b]);
-            (&a.library, &a.version).cmp(&(&b.library, &b.version))
-        });
-        let vectors = vectors.reordered(&order);
-        let mut slots: Vec<Option<StoredChunk>> = chunks.into_iter().map(Some).collect();
-        let chunks: Vec<StoredChunk> = order.iter().filter_map(|&row| slots[row].take()).collect();
+        // Each row's (library, version), numbered in name order; then the
+        // rows sorted by that number (a stable sort on integers: cheap even
+        // unoptimised, at a million rows).
+        let key = |&(batch, row): &(u32, u32)| {
+            let c: &ChunkColumns = &batches[batch as usize];
+            (c.library(row as usize), c.version(row as usize))
+        };
+        let mut names: Vec<(&str, &str)> = read_order.iter().map(key).collect();
+        names.sort_unstable();
+        names.dedup();
+        let number: HashMap<(&str, &str), usize> =
+            names.iter().enumerate().map(|(i, k)| (*k, i)).collect();
+        let group_of: Vec<usize> = read_order.iter().map(|r| number[&key(r)]).collect();
+        let mut order: Vec<usize> = (0..read_order.len()).collect();
+        order.sort_by_key(|&i| group_of[i]);
+
         let mut groups: Vec<(String, String, Range<usize>)> = Vec::new();
-        for (row, chunk) in chunks.iter().enumerate() {
+        for (row, &read) in order.iter().enumerate() {
+            let (library, version) = names[group_of[read]];
             match groups.last_mut() {
-                Some((library, version, rows))
-                    if *library == chunk.library && *version == chunk.version =>
-                {
-                    rows.end = row + 1;
-                }
-                _ => groups.push((chunk.library.clone(), chunk.version.clone(), row..row + 1)),
+                Some((l, v, rows)) if l == library && v == version => rows.end = row + 1,
+                _ => groups.push((library.to_owned(), version.to_owned(), row..row + 1)),
             }
         }
         let rows_by_rowid = order
             .iter()
             .enumerate()
-            .map(|(row, &read)| (rowids[read], row))
+            .map(|(row, &read)| (rowids[read], row as u32))
             .collect();
+        let rows = order.iter().map(|&read| read_order[read]).collect();
+        let vectors = vectors.reordered(&order);
+        drop(number);
         Ok(Some(Self {
             version,
-            chunks,
+            batches,
+            rows,
             vectors,
             rows_by_rowid,
             groups,
@@ -320,6 +365,7 @@ impl Inner {
         };
         tracing::info!(
             rows = copy.len(),
+            mib = copy.bytes() >> 20,
             version = copy.version,
             ms = started.elapsed().as_millis() as u64,
             "copied the chunk table into memory"

@@ -236,7 +236,7 @@ fn from_copy(copy: &Copy, batches: &[RecordBatch]) -> Result<Option<Vec<Retrieve
                 return Ok(None);
             };
             out.push(Retrieved {
-                chunk: chunk.clone(),
+                chunk,
                 score: scores.value(row),
             });
         }
