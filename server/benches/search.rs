@@ -51,7 +51,7 @@ fn queries(root: &Path) -> Vec<String> {
         .collect()
 }
 
-fn env_usize(name: &str) -> Option<usize> {
+pub fn env_usize(name: &str) -> Option<usize> {
     std::env::var(name).ok().filter(|v| !v.is_empty()).map(|v| {
         v.parse()
             .unwrap_or_else(|_| panic!("{name} must be a number"))

@@ -49,6 +49,18 @@ pub async fn run(root: &Path, rows: usize, concurrency: usize) {
             t.elapsed().as_secs_f64(),
             engine.store().resident_bytes().unwrap_or(0) >> 20
         );
+        // `DOCSHELF_BENCH_RELOADS=N`: the copy read N more times, with the
+        // process's memory after each (does RSS settle or grow?).
+        let reloads = super::env_usize("DOCSHELF_BENCH_RELOADS").unwrap_or(0);
+        for i in 1..=reloads {
+            let t = Instant::now();
+            engine.store().reload_resident().await.expect("copy");
+            let (rss, peak) = memory("self");
+            println!(
+                "reload {i}: {:.1} s, RSS {rss} MiB, peak {peak} MiB",
+                t.elapsed().as_secs_f64()
+            );
+        }
         sequential(&engine, &queries).await;
         recall(&engine, &queries).await;
         let (rss, peak) = memory("self");
