@@ -93,6 +93,24 @@ async fn sequential(engine: &Engine, queries: &[String]) {
         ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
     report("query embedding alone", &mut ms, Duration::ZERO);
+    // The keyword leg's store query alone (50 candidates, as a k=10
+    // search fetches): the rest of a keyword search is fusion, pages and
+    // snippets.
+    let scope = Scope {
+        targets: vec![(FILTER_LIBRARY.to_owned(), None)],
+        ..Scope::default()
+    };
+    let mut ms = Vec::new();
+    for q in queries {
+        let t = Instant::now();
+        engine
+            .store()
+            .keyword(q, &scope, 50)
+            .await
+            .expect("keyword leg");
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    report("keyword leg alone (store)", &mut ms, Duration::ZERO);
     for (name, mode, library) in [
         ("keyword, one library", "keyword", Some(FILTER_LIBRARY)),
         ("dense, one library", "dense", Some(FILTER_LIBRARY)),
