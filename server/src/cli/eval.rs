@@ -48,11 +48,6 @@ pub struct EvalArgs {
     #[arg(long)]
     pub store: Option<PathBuf>,
 
-    /// Tuning: the keyword leg's weight of a chunk's context against its
-    /// text (default: the built-in one).
-    #[arg(long)]
-    pub context_boost: Option<f32>,
-
     /// Tuning: the second stage's lead prior, `STRENGTH,DECAY_CHUNKS`
     /// (default: the built-in one).
     #[arg(long, value_name = "S,D")]
@@ -92,9 +87,6 @@ pub async fn eval(args: EvalArgs) -> anyhow::Result<()> {
         ..EngineConfig::new(store.to_string_lossy(), args.model.clone())
     };
     let mut engine = Engine::open(&config).await?;
-    if let Some(boost) = args.context_boost {
-        engine = engine.with_context_boost(boost);
-    }
     if let Some(prior) = &args.lead_prior {
         engine = engine.with_second_stage(Box::new(parse_prior(prior)?));
     }

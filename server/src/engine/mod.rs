@@ -111,7 +111,7 @@ impl Engine {
         match store.unindexed_text_rows().await {
             Ok(0) => {}
             Ok(rows) => {
-                tracing::warn!(rows, "stored rows are missing from the full-text index (an upload was interrupted): updating it");
+                tracing::warn!(rows, "stored rows are missing from the full-text index (an upload was interrupted, or the store predates its field): updating it");
                 store
                     .refresh_indexes()
                     .await
@@ -198,13 +198,6 @@ impl Engine {
         self.searches = Arc::new(tokio::sync::Semaphore::new(concurrent));
         self.search_limit = concurrent;
         self.search_budget = budget;
-        self
-    }
-
-    /// Weighs a chunk's context this much against its text in the keyword
-    /// leg (see [`crate::store::CONTEXT_BOOST`]).
-    pub fn with_context_boost(mut self, boost: f32) -> Self {
-        self.store = self.store.with_context_boost(boost);
         self
     }
 

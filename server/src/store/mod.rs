@@ -52,7 +52,7 @@ use tokio::sync::RwLock;
 use crate::config::S3Config;
 
 pub use catalog::Target;
-pub use retrieve::{Retrieved, CONTEXT_BOOST};
+pub use retrieve::Retrieved;
 pub use schema::{ChunkRow, DocumentChunks, StoredChunk};
 pub use vector_index::{VectorSearchTuning, VECTOR_INDEX_MIN_ROWS};
 
@@ -102,8 +102,6 @@ pub struct Store {
     tuning: VectorSearchTuning,
     /// The vector index's partition count (see [`vector_index`]).
     vector_partitions: vector_index::KnownPartitions,
-    /// The keyword leg's weight of a chunk's context against its text.
-    context_boost: f32,
     /// Rows from which [`Self::refresh_indexes`] builds a vector index.
     vector_index_min_rows: usize,
     /// For a store on an object store: asks it whether it answers.
@@ -228,6 +226,12 @@ impl Store {
             false => None,
         };
         drop(creating);
+        add_search_text(&chunks, &write)
+            .await
+            .map_err(|e| match e {
+                StoreError::Lance(source) => open_err(source),
+                other => other,
+            })?;
         Ok(Self {
             location: location.to_owned(),
             db,
@@ -241,7 +245,6 @@ impl Store {
             fts_ready: std::sync::atomic::AtomicBool::new(false),
             tuning: VectorSearchTuning::default(),
             vector_partitions: Default::default(),
-            context_boost: retrieve::CONTEXT_BOOST,
             vector_index_min_rows: VECTOR_INDEX_MIN_ROWS,
             probe,
             resident: resident::Resident::new(0),
@@ -309,13 +312,6 @@ impl Store {
     /// Searches the vector index with these settings.
     pub fn with_tuning(mut self, tuning: VectorSearchTuning) -> Self {
         self.tuning = tuning;
-        self
-    }
-
-    /// Weighs a chunk's context this much against its text in the keyword
-    /// leg (at least 1; the eval's tuning runs set it).
-    pub fn with_context_boost(mut self, boost: f32) -> Self {
-        self.context_boost = boost.max(1.0);
         self
     }
 
@@ -434,19 +430,27 @@ impl Store {
             .collect();
         // Library and version have few distinct values: bitmaps answer their
         // equality filters fastest. File paths are nearly unique: a B-tree.
-        // The keyword leg scores `context` and `text` as two fields of one
-        // BM25F query, which needs a full-text index on each.
-        let wanted: [(&str, Index); 5] = [
+        // The keyword leg searches one full-text field, context and text
+        // together (see `schema::search_text`).
+        let wanted: [(&str, Index); 4] = [
             ("library", Index::Bitmap(BitmapIndexBuilder::default())),
             ("version", Index::Bitmap(BitmapIndexBuilder::default())),
             ("file_path", Index::BTree(BTreeIndexBuilder::default())),
-            ("text", Index::FTS(FtsIndexBuilder::default())),
-            ("context", Index::FTS(FtsIndexBuilder::default())),
+            (schema::SEARCH_TEXT, Index::FTS(FtsIndexBuilder::default())),
         ];
         for (column, index) in wanted {
             if !existing.contains(&vec![column.to_owned()]) {
                 tracing::info!(column, "building index");
                 self.chunks.create_index(&[column], index).execute().await?;
+            }
+        }
+        // An older store searched `text` and `context` as two fields, each
+        // with an index of its own: nothing reads those now, and every
+        // refresh would keep folding rows into them.
+        for index in self.chunks.list_indices().await? {
+            if index.columns == ["text"] || index.columns == ["context"] {
+                tracing::info!(name = %index.name, "dropping a full-text index no search uses");
+                self.chunks.drop_index(&index.name).await?;
             }
         }
         self.maintain_vector_index(rows as u64, self.vector_index_min_rows)
@@ -457,20 +461,27 @@ impl Store {
         Ok(())
     }
 
-    /// Rows that a full-text index does not cover yet, at most over the
-    /// `text` and `context` indexes. Ingestion folds new rows in before a
-    /// job ends, but a process killed mid-job (or a refresh that failed,
-    /// say on a full disk) leaves stored rows the keyword leg cannot see.
+    /// Rows that the full-text index does not cover yet: all of them
+    /// while it does not exist (a store written before the keyword leg's
+    /// one field, until its first refresh). Ingestion folds new rows in
+    /// before a job ends, but a process killed mid-job (or a refresh that
+    /// failed, say on a full disk) leaves stored rows the keyword leg
+    /// cannot see.
     pub async fn unindexed_text_rows(&self) -> Result<usize, StoreError> {
-        let mut most = 0;
-        for index in self.chunks.list_indices().await? {
-            if index.columns == ["text"] || index.columns == ["context"] {
-                if let Some(stats) = self.chunks.index_stats(&index.name).await? {
-                    most = most.max(stats.num_unindexed_rows);
-                }
-            }
+        let index = self
+            .chunks
+            .list_indices()
+            .await?
+            .into_iter()
+            .find(|i| i.columns == [schema::SEARCH_TEXT]);
+        match index {
+            Some(index) => Ok(self
+                .chunks
+                .index_stats(&index.name)
+                .await?
+                .map_or(0, |stats| stats.num_unindexed_rows)),
+            None => Ok(self.chunks.count_rows(None).await?),
         }
-        Ok(most)
     }
 
     /// The chunks of one document, in order.
@@ -551,6 +562,39 @@ impl Store {
             .map(|((l, v, p), (stored, expected))| (l, v, p, stored, expected))
             .collect())
     }
+}
+
+/// Gives a chunk table written before the keyword leg's one field existed
+/// that column, filled from each row's context and text, in one commit (a
+/// new data file per fragment; the rows are not rewritten). Its index is
+/// built by the next [`Store::refresh_indexes`]; until then the keyword leg
+/// scans the column. Writers take turns, so two servers opening the same
+/// old store add it once.
+async fn add_search_text(chunks: &Table, write: &writers::WriteLock) -> Result<(), StoreError> {
+    let has = |schema: arrow_schema::SchemaRef| {
+        schema
+            .fields()
+            .iter()
+            .any(|f| f.name() == schema::SEARCH_TEXT)
+    };
+    if has(chunks.schema().await?) {
+        return Ok(());
+    }
+    let _turn = write.acquire().await?;
+    chunks.checkout_latest().await?;
+    if has(chunks.schema().await?) {
+        return Ok(());
+    }
+    tracing::info!("adding the full-text field to a store written before it existed");
+    chunks
+        .add_columns()
+        .transform(lancedb::table::NewColumnTransform::SqlExpressions(vec![(
+            schema::SEARCH_TEXT.to_owned(),
+            schema::SEARCH_TEXT_SQL.to_owned(),
+        )]))
+        .execute()
+        .await?;
+    Ok(())
 }
 
 /// The chunks of `table` matching the SQL `filter`, read with `columns`,

@@ -8,7 +8,7 @@
 
 use arrow_array::{Array, Float32Array, RecordBatch};
 use futures::TryStreamExt;
-use lancedb::index::scalar::{CombinedFieldsQuery, FtsQuery, FullTextSearchQuery};
+use lancedb::index::scalar::{FtsQuery, FullTextSearchQuery, MatchQuery};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::DistanceType;
 
@@ -17,17 +17,6 @@ use super::resident::Copy;
 use super::schema::{self, StoredChunk};
 use super::vector_index::VectorSearchTuning;
 use super::{filter, Store, StoreError};
-
-/// How much a query term in a chunk's context (its page title and
-/// headings) counts against the same term in its text, in the keyword leg's
-/// BM25F score. 1 is the least LanceDB's `combined_fields` accepts: the
-/// context and the text are then one field, so a title word counts like a
-/// body word and no boost is applied. Swept on the tuning sets (`docshelf
-/// eval --context-boost`, hybrid nDCG@10 on git-docs / npm-docs): 1 →
-/// 0.802 / 0.801, 2 → 0.800 / 0.797, 3 → 0.804 / 0.792, 5 → 0.799 / 0.793.
-/// Adding the context to the indexed text is what helps; weighting it more
-/// does not.
-pub const CONTEXT_BOOST: f32 = 1.0;
 
 /// The stored chunk's columns and the leg's score column (`_distance` or
 /// `_score`). Naming the score column is what LanceDB asks for: it still
@@ -103,9 +92,9 @@ impl Store {
         with_scores(&batches, "_distance", |d| 1.0 - d)
     }
 
-    /// The `limit` chunks best matching `query` by BM25F over two fields,
-    /// the chunk's context (boosted by [`CONTEXT_BOOST`]) and its text,
-    /// within `scope`. While the in-memory copy is current, the index is
+    /// The `limit` chunks best matching `query` by BM25 over the chunk's
+    /// context and text as one field (see [`schema::search_text`]), within
+    /// `scope`. While the in-memory copy is current, the index is
     /// asked for row ids and scores only (no column is read) and the chunks
     /// come from the copy.
     #[tracing::instrument(skip_all, fields(limit, resident))]
@@ -152,18 +141,12 @@ impl Store {
         columns: &[&str],
         row_ids: bool,
     ) -> Result<Vec<RecordBatch>, StoreError> {
-        let fields = CombinedFieldsQuery::try_new(
-            query.to_owned(),
-            vec!["context".to_owned(), "text".to_owned()],
-        )
-        .and_then(|q| q.try_with_boosts(vec![self.context_boost, 1.0]))
-        .map_err(|e| StoreError::Query(e.to_string()))?;
+        let matching =
+            MatchQuery::new(query.to_owned()).with_column(Some(schema::SEARCH_TEXT.to_owned()));
         let mut q = self
             .chunks
             .query()
-            .full_text_search(FullTextSearchQuery::new_query(FtsQuery::CombinedFields(
-                fields,
-            )))
+            .full_text_search(FullTextSearchQuery::new_query(FtsQuery::Match(matching)))
             .select(Select::columns(columns))
             .limit(limit);
         if let Some(sql) = sql {
@@ -175,18 +158,15 @@ impl Store {
         Ok(q.execute().await?.try_collect().await?)
     }
 
-    /// Whether the full-text indexes (text and context) exist. Indexes are
-    /// never dropped, so once seen they are remembered and searches skip the
-    /// metadata read.
+    /// Whether the full-text index exists. It is never dropped, so once
+    /// seen it is remembered and searches skip the metadata read.
     async fn has_fts_index(&self) -> Result<bool, StoreError> {
         use std::sync::atomic::Ordering;
         if self.fts_ready.load(Ordering::Relaxed) {
             return Ok(true);
         }
         let indices = self.chunks.list_indices().await?;
-        let found = ["text", "context"]
-            .iter()
-            .all(|column| indices.iter().any(|i| i.columns == [*column]));
+        let found = indices.iter().any(|i| i.columns == [schema::SEARCH_TEXT]);
         self.fts_ready.store(found, Ordering::Relaxed);
         Ok(found)
     }

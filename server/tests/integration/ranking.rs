@@ -284,7 +284,9 @@ async fn downgrade_to_v1(dir: &std::path::Path) {
         .iter()
         .map(|b| {
             let keep: Vec<usize> = (0..b.num_columns())
-                .filter(|&i| b.schema().field(i).name() != "context")
+                .filter(|&i| {
+                    !["context", "search_text"].contains(&b.schema().field(i).name().as_str())
+                })
                 .collect();
             b.project(&keep).expect("project")
         })
@@ -294,6 +296,118 @@ async fn downgrade_to_v1(dir: &std::path::Path) {
         .await
         .expect("create v1 table");
     db.drop_table("chunks_v2", &[]).await.expect("drop v2");
+}
+
+/// Rewrites a store as docshelf wrote it before the keyword leg's one
+/// field: no `search_text` column, and full-text indexes on `text` and
+/// `context`.
+async fn without_search_text(dir: &std::path::Path) {
+    use lancedb::index::scalar::FtsIndexBuilder;
+    use lancedb::index::Index;
+    let db = lancedb::connect(&dir.display().to_string())
+        .execute()
+        .await
+        .expect("connect");
+    let table = db.open_table("chunks_v2").execute().await.expect("table");
+    let batches: Vec<RecordBatch> = table
+        .query()
+        .execute()
+        .await
+        .expect("scan")
+        .try_collect()
+        .await
+        .expect("rows");
+    let older: Vec<RecordBatch> = batches
+        .iter()
+        .map(|b| {
+            let keep: Vec<usize> = (0..b.num_columns())
+                .filter(|&i| b.schema().field(i).name() != "search_text")
+                .collect();
+            b.project(&keep).expect("project")
+        })
+        .collect();
+    db.drop_table("chunks_v2", &[]).await.expect("drop");
+    let table = db
+        .create_table("chunks_v2", older)
+        .execute()
+        .await
+        .expect("create the older table");
+    for column in ["text", "context"] {
+        table
+            .create_index(&[column], Index::FTS(FtsIndexBuilder::default()))
+            .execute()
+            .await
+            .expect("index");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_without_the_search_field_gets_it_on_open_and_keeps_every_document() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let before = {
+        let engine = site(dir.path(), pages()).await;
+        let mut before = Vec::new();
+        for d in engine.documents("site", Some("1")).await.expect("docs") {
+            let doc = engine
+                .document("site", "1", &d.file_path)
+                .await
+                .expect("doc");
+            before.push((d.file_path, d.chunks, doc.text));
+        }
+        before
+    };
+    without_search_text(dir.path()).await;
+
+    let engine = Engine::open(&common::engine_config(dir.path()))
+        .await
+        .expect("the engine adds the field on open");
+    for (path, chunks, text) in &before {
+        let docs = engine.documents("site", Some("1")).await.expect("docs");
+        let now = docs
+            .iter()
+            .find(|d| &d.file_path == path)
+            .unwrap_or_else(|| panic!("{path} is missing after the upgrade"));
+        assert_eq!(&now.chunks, chunks, "{path}");
+        let doc = engine.document("site", "1", path).await.expect("doc");
+        assert_eq!(&doc.text, text, "{path}");
+    }
+    // The field is indexed at once (the engine refreshes on open), the old
+    // indexes are gone, and a title, which lives only in the context, is
+    // found by the keyword leg.
+    assert_eq!(
+        engine.store().unindexed_text_rows().await.expect("stats"),
+        0
+    );
+    let db = lancedb::connect(&dir.path().display().to_string())
+        .execute()
+        .await
+        .expect("connect");
+    let table = db.open_table("chunks_v2").execute().await.expect("table");
+    let indexed: Vec<Vec<String>> = table
+        .list_indices()
+        .await
+        .expect("indices")
+        .into_iter()
+        .map(|i| i.columns)
+        .collect();
+    assert!(
+        indexed.contains(&vec!["search_text".to_owned()]),
+        "{indexed:?}"
+    );
+    assert!(!indexed.contains(&vec!["text".to_owned()]), "{indexed:?}");
+    assert!(
+        !indexed.contains(&vec!["context".to_owned()]),
+        "{indexed:?}"
+    );
+    let r = search(
+        &engine,
+        SearchParams {
+            mode: Some("keyword".into()),
+            ..query("incremental static regeneration")
+        },
+    )
+    .await;
+    assert_eq!(paths(&r).first(), Some(&"isr.mdx"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
