@@ -13,8 +13,8 @@
 //!
 //! The stored `text` stays exactly the document's text, for display and
 //! reassembly; the context is a column of its own. The embedder sees
-//! [`embedding_input`]; the keyword index sees the context as a field of its
-//! own (BM25F) beside the text.
+//! [`embedding_input`]; the keyword index sees the context followed by the
+//! text as one field (the server's `search_text` column).
 
 /// The context line of one chunk.
 ///

@@ -138,7 +138,7 @@ impl Default for Fusion {
     /// DBSF: with the default second stage it ranked pages better than RRF
     /// on every evaluation set (`docshelf eval`, nDCG@10: git-docs 0.802 vs
     /// 0.802, npm-docs 0.801 vs 0.746, held-out hatch-docs 0.791 vs 0.722).
-    /// BM25F scores are far from uniform: one chunk that names every query
+    /// BM25 scores are far from uniform: one chunk that names every query
     /// term in its title stands out, and ranks alone cannot say by how much.
     fn default() -> Self {
         Self::Dbsf

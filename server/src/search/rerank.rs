@@ -28,7 +28,7 @@
 //! both sets, and the optimum is flat between 0.2 and 0.3. Also tried and
 //! dropped because they did not help on either set: query-term coverage of
 //! the title, the headings and the text, and term proximity (they repeat
-//! what BM25F already counts), and summing a page's chunk scores (long
+//! what the keyword leg's BM25 already counts), and summing a page's chunk scores (long
 //! tutorials then outrank the page a query names).
 //!
 //! It is a [`SecondStage`] so that a cross-encoder can take its place:
