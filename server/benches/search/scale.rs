@@ -175,27 +175,14 @@ async fn recall(engine: &Engine, queries: &[String]) {
             targets: vec![(FILTER_LIBRARY.to_owned(), None)],
             ..Scope::default()
         };
-        let (mut found, mut ms) = (0usize, Vec::new());
-        for (v, truth) in &cases {
-            let t = Instant::now();
-            let hits = store.dense(v, &filter, 50).await.expect("dense");
-            ms.push(t.elapsed().as_secs_f64() * 1e3);
-            found += hits
-                .iter()
-                .take(10)
-                .filter(|h| truth.contains(&h.chunk.chunk_id))
-                .count();
-        }
-        ms.sort_by(f64::total_cmp);
+        let (found, p50) = recall_with(store, &cases, DenseLeg::Memory(&filter)).await;
         println!(
-            "dense recall@10 vs exact, one library, in-memory 8-bit scan: {:.3} (p50 {:.2} ms)",
-            found as f64 / (cases.len() * 10).max(1) as f64,
-            percentile(&ms, 0.5)
+            "dense recall@10 vs exact, one library, in-memory 8-bit scan: {found:.3} (p50 {p50:.2} ms)"
         );
     }
     let partitions = store.vector_partitions().await.expect("partitions");
     let default = VectorSearchTuning::default();
-    let (found, _) = recall_with(store, &cases, scope.as_deref(), default).await;
+    let (found, _) = recall_with(store, &cases, DenseLeg::Index(scope.as_deref(), default)).await;
     println!(
         "dense recall@10 vs exact, one library: {found:.3} (exact search alone p50 {:.1} ms; index of {} partitions, {} probed, refine factor {})",
         percentile(&exact_ms, 0.5),
@@ -215,7 +202,8 @@ async fn recall(engine: &Engine, queries: &[String]) {
                 refine_share: 0.0,
                 ..default
             };
-            let (found, p50) = recall_with(store, &cases, scope.as_deref(), tuning).await;
+            let (found, p50) =
+                recall_with(store, &cases, DenseLeg::Index(scope.as_deref(), tuning)).await;
             println!(
                 "1/{:<10} {refine_factor:>6}  {:>6}  {found:>9.3}  {p50:>12.1}",
                 (1.0 / share).round(),
@@ -225,21 +213,29 @@ async fn recall(engine: &Engine, queries: &[String]) {
     }
 }
 
-/// Recall@10 of the dense leg at `tuning` over `cases` (query vector, exact
-/// top 10), and its p50 latency in ms.
+/// Which dense search a recall measurement times.
+enum DenseLeg<'a> {
+    /// LanceDB's vector index at these settings, within this SQL scope.
+    Index(Option<&'a str>, VectorSearchTuning),
+    /// The store's in-memory copy (it must be current), within this scope.
+    Memory(&'a Scope),
+}
+
+/// Recall@10 of `leg` over `cases` (query vector, exact top 10), and its
+/// p50 latency in ms.
 async fn recall_with(
     store: &Store,
     cases: &[(Vec<f32>, Vec<String>)],
-    scope: Option<&str>,
-    tuning: VectorSearchTuning,
+    leg: DenseLeg<'_>,
 ) -> (f64, f64) {
     let (mut found, mut ms) = (0usize, Vec::new());
     for (v, truth) in cases {
         let t = Instant::now();
-        let approx = store
-            .dense_with(v, scope, 50, tuning, false)
-            .await
-            .expect("dense");
+        let approx = match &leg {
+            DenseLeg::Index(scope, tuning) => store.dense_with(v, *scope, 50, *tuning, false).await,
+            DenseLeg::Memory(scope) => store.dense(v, scope, 50).await,
+        }
+        .expect("dense");
         ms.push(t.elapsed().as_secs_f64() * 1e3);
         found += approx
             .iter()

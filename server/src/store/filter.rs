@@ -46,6 +46,25 @@ impl Scope {
         }
         (!parts.is_empty()).then(|| parts.join(" AND "))
     }
+
+    /// Whether rows of `library` at `version` are in scope, its file prefix
+    /// aside: [`Self::to_sql`]'s rule for the searches that read the
+    /// in-memory copy instead of LanceDB (see [`super::resident`]).
+    pub fn covers(&self, library: &str, version: &str) -> bool {
+        let targeted = self.targets.is_empty()
+            || self
+                .targets
+                .iter()
+                .any(|(l, v)| l == library && v.as_deref().is_none_or(|v| v == version));
+        targeted && self.version.as_deref().is_none_or(|v| v == version)
+    }
+
+    /// Whether a file at `path` is in scope, its library and version aside.
+    pub fn covers_path(&self, path: &str) -> bool {
+        self.file_prefix
+            .as_deref()
+            .is_none_or(|p| path.starts_with(p))
+    }
 }
 
 /// The SQL filter selecting one document's rows.
@@ -73,6 +92,28 @@ mod tests {
             document("o'reilly", "1", "a.md"),
             "library = 'o''reilly' AND version = '1' AND file_path = 'a.md'"
         );
+    }
+
+    #[test]
+    fn covers_follows_the_same_rule_as_the_sql() {
+        assert!(Scope::default().covers("any", "1"));
+        let scope = Scope {
+            targets: vec![("git".into(), Some("2.39".into())), ("react".into(), None)],
+            version: None,
+            file_prefix: Some("docs/".into()),
+        };
+        assert!(scope.covers("git", "2.39"));
+        assert!(!scope.covers("git", "2.40"));
+        assert!(scope.covers("react", "18"));
+        assert!(!scope.covers("vue", "3"));
+        assert!(scope.covers_path("docs/a.md"));
+        assert!(!scope.covers_path("src/a.md"));
+        let any_library = Scope {
+            version: Some("2".into()),
+            ..Scope::default()
+        };
+        assert!(any_library.covers("git", "2"));
+        assert!(!any_library.covers("git", "1"));
     }
 
     #[test]

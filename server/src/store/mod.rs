@@ -567,9 +567,10 @@ impl Store {
 /// Gives a chunk table written before the keyword leg's one field existed
 /// that column, filled from each row's context and text, in one commit (a
 /// new data file per fragment; the rows are not rewritten). Its index is
-/// built by the next [`Store::refresh_indexes`]; until then the keyword leg
-/// scans the column. Writers take turns, so two servers opening the same
-/// old store add it once.
+/// built by the next [`Store::refresh_indexes`], which the engine runs on
+/// open when [`Store::unindexed_text_rows`] finds the index missing (until
+/// then the keyword leg finds nothing). Writers take turns, so two servers
+/// opening the same old store add it once.
 async fn add_search_text(chunks: &Table, write: &writers::WriteLock) -> Result<(), StoreError> {
     let has = |schema: arrow_schema::SchemaRef| {
         schema

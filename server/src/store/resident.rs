@@ -94,19 +94,15 @@ impl Copy {
         let ranges: Vec<Range<usize>> = self
             .groups
             .iter()
-            .filter(|(library, version, _)| in_scope(scope, library, version))
+            .filter(|(library, version, _)| scope.covers(library, version))
             .map(|(_, _, rows)| rows.clone())
             .collect();
-        let prefix = scope.file_prefix.as_deref();
         let keep = |row: usize| {
             let (batch, at) = self.rows[row];
-            prefix.is_none_or(|p| {
-                self.batches[batch as usize]
-                    .file_path(at as usize)
-                    .starts_with(p)
-            })
+            scope.covers_path(self.batches[batch as usize].file_path(at as usize))
         };
-        let keep: Option<&dyn Fn(usize) -> bool> = prefix.map(|_| &keep as _);
+        // Without a prefix every row in range is kept: no call per row.
+        let keep: Option<&dyn Fn(usize) -> bool> = scope.file_prefix.as_ref().map(|_| &keep as _);
         self.vectors
             .nearest(vector, &ranges, keep, limit)
             .into_iter()
@@ -243,17 +239,6 @@ pub fn rowid_column(batch: &RecordBatch) -> Result<&UInt64Array, StoreError> {
         .column_by_name("_rowid")
         .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
         .ok_or_else(|| StoreError::Shape("_rowid is not u64".into()))
-}
-
-/// Whether rows of `library` at `version` are in `scope` (its file prefix
-/// aside).
-fn in_scope(scope: &Scope, library: &str, version: &str) -> bool {
-    let targeted = scope.targets.is_empty()
-        || scope
-            .targets
-            .iter()
-            .any(|(l, v)| l == library && v.as_deref().is_none_or(|v| v == version));
-    targeted && scope.version.as_deref().is_none_or(|v| v == version)
 }
 
 /// The store's in-memory copy and its reloads.

@@ -207,10 +207,7 @@ fn from_copy(copy: &Copy, batches: &[RecordBatch]) -> Result<Option<Vec<Retrieve
     let mut out = Vec::new();
     for batch in batches {
         let rowids = super::resident::rowid_column(batch)?;
-        let scores = batch
-            .column_by_name("_score")
-            .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
-            .ok_or_else(|| StoreError::Shape("_score is not f32".into()))?;
+        let scores = score_column(batch, "_score")?;
         for row in 0..batch.num_rows() {
             let Some(chunk) = copy.chunk_at(rowids.value(row)) else {
                 return Ok(None);
@@ -234,10 +231,7 @@ fn with_scores(
     for batch in batches {
         let chunks =
             schema::from_batches(std::slice::from_ref(batch)).map_err(StoreError::Shape)?;
-        let scores = batch
-            .column_by_name(column)
-            .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
-            .ok_or_else(|| StoreError::Shape(format!("{column} is not f32")))?;
+        let scores = score_column(batch, column)?;
         for (row, chunk) in chunks.into_iter().enumerate() {
             out.push(Retrieved {
                 chunk,
@@ -246,4 +240,12 @@ fn with_scores(
         }
     }
     Ok(out)
+}
+
+/// A leg's score column (`_distance`, `_score`).
+fn score_column<'a>(batch: &'a RecordBatch, column: &str) -> Result<&'a Float32Array, StoreError> {
+    batch
+        .column_by_name(column)
+        .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
+        .ok_or_else(|| StoreError::Shape(format!("{column} is not f32")))
 }

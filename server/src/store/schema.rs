@@ -81,7 +81,7 @@ pub const SEARCH_TEXT_SQL: &str = "concat(context, ' ', text)";
 /// What the keyword leg searches for a chunk: its context (title, headings)
 /// and its text as one field. Why one field and not BM25F over two: LanceDB
 /// walks each field's postings, so two fields cost two searches (keyword
-/// leg p50 8.9 ms against 4.6 on the 100k bench), and the two rank alike
+/// leg p50 8.9 ms against 4.6–5.1 on the 100k bench), and the two rank alike
 /// (the context's weight at 1, which was the best of 1, 2, 3 and 5;
 /// nDCG@10 within 0.004 on every eval set either way).
 pub fn search_text(context: &str, text: &str) -> String {

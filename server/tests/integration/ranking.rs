@@ -260,19 +260,14 @@ async fn the_second_stage_is_deterministic_and_reported() {
     assert!(plain.results.iter().all(|h| h.parts.rerank.is_none()));
 }
 
-/// Rewrites a v2 store as the previous schema wrote it: a `chunks` table
-/// without the context column.
-async fn downgrade_to_v1(dir: &std::path::Path) {
-    let db = lancedb::connect(&dir.display().to_string())
-        .execute()
-        .await
-        .expect("connect");
-    let v2 = db
+/// The store's chunk table without `dropped` columns, as batches to
+/// write back as an older docshelf would have.
+async fn chunks_without(db: &lancedb::Connection, dropped: &[&str]) -> Vec<RecordBatch> {
+    let batches: Vec<RecordBatch> = db
         .open_table("chunks_v2")
         .execute()
         .await
-        .expect("v2 table");
-    let batches: Vec<RecordBatch> = v2
+        .expect("v2 table")
         .query()
         .execute()
         .await
@@ -280,17 +275,29 @@ async fn downgrade_to_v1(dir: &std::path::Path) {
         .try_collect()
         .await
         .expect("rows");
-    let v1: Vec<RecordBatch> = batches
+    batches
         .iter()
         .map(|b| {
             let keep: Vec<usize> = (0..b.num_columns())
-                .filter(|&i| {
-                    !["context", "search_text"].contains(&b.schema().field(i).name().as_str())
-                })
+                .filter(|&i| !dropped.contains(&b.schema().field(i).name().as_str()))
                 .collect();
             b.project(&keep).expect("project")
         })
-        .collect();
+        .collect()
+}
+
+async fn connect(dir: &std::path::Path) -> lancedb::Connection {
+    lancedb::connect(&dir.display().to_string())
+        .execute()
+        .await
+        .expect("connect")
+}
+
+/// Rewrites a v2 store as the previous schema wrote it: a `chunks` table
+/// without the context column.
+async fn downgrade_to_v1(dir: &std::path::Path) {
+    let db = connect(dir).await;
+    let v1 = chunks_without(&db, &["context", "search_text"]).await;
     db.create_table("chunks", v1)
         .execute()
         .await
@@ -304,28 +311,8 @@ async fn downgrade_to_v1(dir: &std::path::Path) {
 async fn without_search_text(dir: &std::path::Path) {
     use lancedb::index::scalar::FtsIndexBuilder;
     use lancedb::index::Index;
-    let db = lancedb::connect(&dir.display().to_string())
-        .execute()
-        .await
-        .expect("connect");
-    let table = db.open_table("chunks_v2").execute().await.expect("table");
-    let batches: Vec<RecordBatch> = table
-        .query()
-        .execute()
-        .await
-        .expect("scan")
-        .try_collect()
-        .await
-        .expect("rows");
-    let older: Vec<RecordBatch> = batches
-        .iter()
-        .map(|b| {
-            let keep: Vec<usize> = (0..b.num_columns())
-                .filter(|&i| b.schema().field(i).name() != "search_text")
-                .collect();
-            b.project(&keep).expect("project")
-        })
-        .collect();
+    let db = connect(dir).await;
+    let older = chunks_without(&db, &["search_text"]).await;
     db.drop_table("chunks_v2", &[]).await.expect("drop");
     let table = db
         .create_table("chunks_v2", older)
@@ -378,10 +365,7 @@ async fn a_store_without_the_search_field_gets_it_on_open_and_keeps_every_docume
         engine.store().unindexed_text_rows().await.expect("stats"),
         0
     );
-    let db = lancedb::connect(&dir.path().display().to_string())
-        .execute()
-        .await
-        .expect("connect");
+    let db = connect(dir.path()).await;
     let table = db.open_table("chunks_v2").execute().await.expect("table");
     let indexed: Vec<Vec<String>> = table
         .list_indices()
@@ -445,10 +429,7 @@ async fn a_v1_store_is_upgraded_on_open_and_keeps_every_document() {
     let engine = Engine::open(&common::engine_config(dir.path()))
         .await
         .expect("the engine upgrades the store on open");
-    let db = lancedb::connect(&dir.path().display().to_string())
-        .execute()
-        .await
-        .expect("connect");
+    let db = connect(dir.path()).await;
     let tables = db.table_names().execute().await.expect("tables");
     assert!(!tables.contains(&"chunks".to_owned()), "{tables:?}");
     assert_eq!(before.len(), 6);

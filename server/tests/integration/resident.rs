@@ -34,6 +34,18 @@ async fn fill(store: &Store, rng: &mut Rng) -> Vec<Vec<f32>> {
     all
 }
 
+/// A store at `location` that copies up to `rows` rows into memory,
+/// filled by [`fill`]; with the vectors it holds.
+async fn filled(location: &str, rows: usize) -> (Store, Vec<Vec<f32>>, Rng) {
+    let store = Store::open(location)
+        .await
+        .expect("store")
+        .with_resident_rows(rows);
+    let mut rng = Rng::default();
+    let vectors = fill(&store, &mut rng).await;
+    (store, vectors, rng)
+}
+
 fn ids(hits: &[Retrieved]) -> Vec<&str> {
     hits.iter().map(|h| h.chunk.chunk_id.as_str()).collect()
 }
@@ -62,12 +74,7 @@ fn scopes() -> Vec<Scope> {
 async fn answers_from_memory_are_the_disk_s_answers() {
     let dir = tempfile::tempdir().expect("temp dir");
     let location = dir.path().display().to_string();
-    let store = Store::open(&location)
-        .await
-        .expect("store")
-        .with_resident_rows(10_000);
-    let mut rng = Rng::default();
-    let vectors = fill(&store, &mut rng).await;
+    let (store, vectors, mut rng) = filled(&location, 10_000).await;
     assert!(store.reload_resident().await.expect("copy"));
     assert!(store.resident_ready().await.expect("version"));
     // The same table, searched on disk only.
@@ -119,12 +126,7 @@ async fn answers_from_memory_are_the_disk_s_answers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_is_searchable_at_once_and_the_copy_catches_up() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::open(&dir.path().display().to_string())
-        .await
-        .expect("store")
-        .with_resident_rows(10_000);
-    let mut rng = Rng::default();
-    let vectors = fill(&store, &mut rng).await;
+    let (store, vectors, mut rng) = filled(&dir.path().display().to_string(), 10_000).await;
     assert!(store.reload_resident().await.expect("copy"));
 
     // A new page and a deleted one: the copy no longer matches, so
@@ -179,12 +181,7 @@ async fn check(store: &Store, fresh: &[f32], deleted: &[f32]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_table_over_the_limit_is_searched_on_disk() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::open(&dir.path().display().to_string())
-        .await
-        .expect("store")
-        .with_resident_rows(100);
-    let mut rng = Rng::default();
-    let vectors = fill(&store, &mut rng).await;
+    let (store, vectors, _) = filled(&dir.path().display().to_string(), 100).await;
     assert!(!store.reload_resident().await.expect("no copy"));
     assert!(!store.resident_ready().await.expect("version"));
     let hit = store
