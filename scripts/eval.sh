@@ -3,7 +3,7 @@
 # the plain Python pipeline beside it on the same sets.
 #
 # Sets (eval/README.md): git-docs (../shared, tuning), npm-docs (tuning) and
-# hatch-docs (held out: reported, never tuned on). Each is uploaded through
+# hatch-docs and starlette-docs (held out: reported, never tuned on). Each is uploaded through
 # the real pipeline as a library of its own into one store: a temporary one,
 # or DOCSHELF_EVAL_STORE, which is kept and reused on the next run.
 #
@@ -29,7 +29,7 @@ trap 'rm -rf "$work"' EXIT
 # name and set folder (queries.jsonl, qrels.jsonl, corpus/) of each set.
 names=(git-docs)
 dirs=("$shared/git-docs")
-for name in npm-docs hatch-docs; do
+for name in npm-docs hatch-docs starlette-docs; do
   scripts/fetch-eval.sh "$name" "$cache/$name"
   names+=("$name")
   dirs+=("$cache/$name")

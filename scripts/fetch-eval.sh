@@ -9,7 +9,7 @@
 # slip in and a fetch that is already in place is skipped.
 #
 # Usage: scripts/fetch-eval.sh NAME [DEST_DIR]
-#   NAME      npm-docs or hatch-docs (see eval/README.md)
+#   NAME      npm-docs, hatch-docs or starlette-docs (see eval/README.md)
 #   DEST_DIR  default: ${DOCSHELF_EVAL_DIR:-~/.cache/docshelf/eval}/NAME
 #
 # DEST_DIR then has the shape of ../shared/data/eval/git-docs: corpus/ plus a
@@ -51,6 +51,18 @@ case "$name" in
     pages=82
     corpus_sha256=df1051db165ea06b0dac0f7694ee9c9d5a545b2ba82f912a977fa46a45b7e1a5
     ;;
+  starlette-docs)
+    # Starlette's MkDocs site: docs/*.md of the PyPI sdist (API reference
+    # pages with code, middleware, release notes).
+    client=pip
+    registry=PyPI
+    package=starlette
+    version=1.10.0
+    archive_sha256=b8399098d4c1e3522734f7235dc79b1fc967f96cf139c81e0fa30479e0685f9b
+    prefix=starlette-1.10.0/docs/
+    pages=25
+    corpus_sha256=addc301a48a3873bffde235d70cf6fd2950b14cfb57ccddb0cec7ddc633dbdaa
+    ;;
   -h | --help)
     usage
     exit 0
@@ -60,7 +72,7 @@ case "$name" in
     exit 2
     ;;
   *)
-    echo "fetch-eval: unknown set '$name' (known: npm-docs, hatch-docs)" >&2
+    echo "fetch-eval: unknown set '$name' (known: npm-docs, hatch-docs, starlette-docs)" >&2
     exit 2
     ;;
 esac

@@ -346,7 +346,7 @@ async fn a_job_over_its_budget_fails_with_a_reason_and_nothing_of_it_is_embedded
         ("b.md", page.as_bytes()),
         ("c.md", page.as_bytes()),
     ]);
-    let para = "A sentence about configuration that fills a chunk. ".repeat(20);
+    let para = "A sentence about configuration that fills a chunk. ".repeat(10);
     let four_chunks =
         format!("# One\n\n{para}\n\n# Two\n\n{para}\n\n# Three\n\n{para}\n\n# Four\n\n{para}\n");
     let status = run(
