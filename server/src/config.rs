@@ -200,9 +200,8 @@ pub struct EngineConfig {
     pub index_refresh_secs: f64,
 
     /// Most chunks the store keeps a copy of in memory, which searches
-    /// answer from (their text and 8-bit vectors: about 1.5 KB a chunk of
-    /// documentation). A larger store is searched on disk only; 0 never
-    /// copies.
+    /// answer from (their text and 8-bit vectors: about 1.2 KB a chunk of
+    /// 700 bytes). A larger store is searched on disk only; 0 never copies.
     #[arg(
         long = "resident-chunks",
         env = "DOCSHELF_RESIDENT_CHUNKS",
