@@ -18,7 +18,7 @@
 //! median is 181 and 5% are cut (mostly single code blocks). Measured with
 //! `make eval` on stores built afresh at each size (document nDCG@10, hybrid,
 //! git-docs / npm-docs as the tuning sets, hatch-docs / starlette-docs held
-//! out; one run each):
+//! out; one run each; 1,500 on the previous release's store):
 //!
 //! | target / overlap | git | npm | hatch | starlette |
 //! | --- | --- | --- | --- | --- |
@@ -35,7 +35,8 @@
 //! (95% bootstrap interval +0.006 to +0.041). The dense leg gains on every
 //! set (+0.02 to +0.05), the keyword leg on every set (+0.002 to +0.03).
 //! The cost: a page makes 2.2 times as many chunks (more rows to store, scan
-//! and hold in memory) and more embedding work, since nothing is cut away
+//! and hold in memory) and takes about 1.5 times as long to ingest (`make
+//! bench-ingest`: 2.1 against 3.1–3.3 pages/s), since nothing is cut away
 //! unread any more.
 
 use crate::extract::Extracted;
