@@ -59,7 +59,7 @@ pub async fn load(root: &Path, store: &Path, queries: &[String], clients: usize)
     // The server logs (its address among them) to stderr.
     let log = child.stderr.take().expect("stderr");
     let server = Server(child);
-    let (base, copied) = tokio::task::spawn_blocking(move || {
+    let base = tokio::task::spawn_blocking(move || {
         let mut lines = BufReader::new(log).lines();
         let base = lines
             .by_ref()
@@ -70,17 +70,9 @@ pub async fn load(root: &Path, store: &Path, queries: &[String], clients: usize)
                     .map(|rest| rest.split_whitespace().next().unwrap_or("").to_owned())
             })
             .expect("the server's address in its log");
-        // Keep draining the log so the server never blocks on a full pipe,
-        // and tell when the server holds the table in memory.
-        let (copied, copied_rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in lines.map_while(Result::ok) {
-                if line.contains("copied the chunk table into memory") {
-                    let _ = copied.send(());
-                }
-            }
-        });
-        (base, copied_rx)
+        // Keep draining the log so the server never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        base
     })
     .await
     .expect("log reader");
@@ -104,11 +96,21 @@ pub async fn load(root: &Path, store: &Path, queries: &[String], clients: usize)
             (ok, t.elapsed().as_secs_f64() * 1e3)
         }
     };
-    // Warm up, one client, until the server has copied the table into
-    // memory (it starts once the store is quiet; a minute at most here).
+    // Whether the server answers from its in-memory copy of the table
+    // (`/api/status`, as the dashboard shows it).
+    let status_url = format!("{base}/api/status");
+    let in_memory = || async {
+        let status: serde_json::Value = match client.get(&status_url).send().await {
+            Ok(res) => res.json().await.unwrap_or_default(),
+            Err(_) => serde_json::Value::Null,
+        };
+        status["store"]["in_memory"].as_bool().unwrap_or(false)
+    };
+    // Warm up, one client, until the server holds the table in memory (it
+    // reads it once the store is quiet; a minute at most here).
     let waited = Instant::now();
     let mut i = 0;
-    while i < 20 || (copied.try_recv().is_err() && waited.elapsed() < Duration::from_secs(60)) {
+    while i < 20 || (!in_memory().await && waited.elapsed() < Duration::from_secs(60)) {
         search(i).await;
         i += 1;
     }

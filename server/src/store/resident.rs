@@ -24,9 +24,9 @@
 //! `schema::search_text`), hybrid 30.3 → 11 ms and 16 clients over HTTP
 //! 44 → 146 searches/s.
 //!
-//! **Memory.** About 2 KB a chunk of documentation text: 384 bytes of
-//! codes, the stored columns (187 MiB for the 100k bench table, 1,887 MiB
-//! for its 1M one). While a new copy is read the old one is still held. A
+//! **Memory.** About 1.2 KB a chunk of 700 bytes: 384 bytes of codes and
+//! the stored columns (115 MiB for the 100k bench table, 1,167 MiB for its
+//! 1M one). While a new copy is read the old one is still held. A
 //! table of more than the configured rows (`--resident-chunks`) is not
 //! copied and is searched on disk only.
 
@@ -50,8 +50,8 @@ use crate::embed::DIM;
 /// How long the table must go without a commit before a reload starts.
 pub const QUIET: Duration = Duration::from_secs(2);
 
-/// The default most rows held in memory: about 1.9 GB for a million
-/// chunks of documentation text (1,887 MiB for the bench's 1M table).
+/// The default most rows held in memory: about 1.2 GB for a million
+/// chunks of 700 bytes (1,167 MiB for the bench's 1M table).
 pub const DEFAULT_MAX_ROWS: usize = 1_000_000;
 
 /// The chunk table at one version, in memory.
@@ -151,9 +151,7 @@ impl Copy {
         let mut vectors = QuantizedRows::with_capacity(DIM, 0);
         while let Some(batch) = stream.try_next().await? {
             let batch: RecordBatch = batch;
-            let stored = ChunkColumns::of(&batch)
-                .and_then(|c| c.compacted())
-                .map_err(StoreError::Shape)?;
+            let stored = ChunkColumns::copied_out(&batch).map_err(StoreError::Shape)?;
             let index = u32::try_from(batches.len())
                 .map_err(|_| StoreError::Shape("too many batches".into()))?;
             read_order.extend((0..stored.len() as u32).map(|row| (index, row)));
@@ -204,7 +202,6 @@ impl Copy {
             .collect();
         let rows = order.iter().map(|&read| read_order[read]).collect();
         let vectors = vectors.reordered(&order);
-        drop(number);
         Ok(Some(Self {
             version,
             batches,

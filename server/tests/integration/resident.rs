@@ -79,6 +79,8 @@ async fn answers_from_memory_are_the_disk_s_answers() {
     assert!(store.resident_ready().await.expect("version"));
     // The same table, searched on disk only.
     let disk = Store::open(&location).await.expect("reopen");
+    // Hits compared, so that scopes matching nothing cannot pass alone.
+    let (mut dense_compared, mut keyword_compared) = (0, 0);
 
     for scope in scopes() {
         let sql = scope.to_sql();
@@ -93,6 +95,7 @@ async fn answers_from_memory_are_the_disk_s_answers() {
             if exact.is_empty() {
                 continue;
             }
+            dense_compared += exact.len();
             assert_eq!(memory[0].chunk, exact[0].chunk, "{scope:?}");
             assert!((memory[0].score - exact[0].score).abs() < 0.01);
             let overlap = ids(&memory)
@@ -107,8 +110,13 @@ async fn answers_from_memory_are_the_disk_s_answers() {
             assert_eq!(ids(&memory), ids(&on_disk), "{word} in {scope:?}");
             let scores = |h: &[Retrieved]| h.iter().map(|h| h.score).collect::<Vec<_>>();
             assert_eq!(scores(&memory), scores(&on_disk));
+            keyword_compared += on_disk.len();
         }
     }
+    assert!(
+        dense_compared > 100 && keyword_compared > 100,
+        "{dense_compared} {keyword_compared}"
+    );
     assert_eq!(
         store.resident_misses(),
         0,
