@@ -37,7 +37,6 @@ pub mod session_log;
 pub mod vector_index;
 pub mod writers;
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use arrow_array::{Array, RecordBatch, RecordBatchIterator, StringArray, UInt32Array};
@@ -421,13 +420,7 @@ impl Store {
                 "compacted the chunk table"
             );
         }
-        let existing: BTreeSet<Vec<String>> = self
-            .chunks
-            .list_indices()
-            .await?
-            .into_iter()
-            .map(|i| i.columns)
-            .collect();
+        let indices = self.chunks.list_indices().await?;
         // Library and version have few distinct values: bitmaps answer their
         // equality filters fastest. File paths are nearly unique: a B-tree.
         // The keyword leg searches one full-text field, context and text
@@ -439,7 +432,7 @@ impl Store {
             (schema::SEARCH_TEXT, Index::FTS(FtsIndexBuilder::default())),
         ];
         for (column, index) in wanted {
-            if !existing.contains(&vec![column.to_owned()]) {
+            if !indices.iter().any(|i| i.columns == [column]) {
                 tracing::info!(column, "building index");
                 self.chunks.create_index(&[column], index).execute().await?;
             }
@@ -447,7 +440,7 @@ impl Store {
         // An older store searched `text` and `context` as two fields, each
         // with an index of its own: nothing reads those now, and every
         // refresh would keep folding rows into them.
-        for index in self.chunks.list_indices().await? {
+        for index in &indices {
             if index.columns == ["text"] || index.columns == ["context"] {
                 tracing::info!(name = %index.name, "dropping a full-text index no search uses");
                 self.chunks.drop_index(&index.name).await?;

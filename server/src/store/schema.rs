@@ -325,7 +325,7 @@ impl ChunkColumns {
 
     /// Bytes of the arrays' buffers (shared buffers counted once per array).
     pub fn buffer_bytes(&self) -> usize {
-        let strings = [
+        let arrays: [&dyn Array; 13] = [
             &self.id,
             &self.library,
             &self.version,
@@ -333,27 +333,22 @@ impl ChunkColumns {
             &self.title,
             &self.heading,
             &self.text,
-        ];
-        let numbers = [
+            &self.created,
             &self.index,
             &self.doc_chunks,
             &self.page,
             &self.start,
             &self.end,
         ];
-        strings
-            .iter()
-            .map(|a| a.get_buffer_memory_size())
-            .sum::<usize>()
-            + self
-                .context
-                .as_ref()
-                .map_or(0, |a| a.get_buffer_memory_size())
-            + numbers
+        let context = self
+            .context
+            .as_ref()
+            .map_or(0, |a| a.get_buffer_memory_size());
+        context
+            + arrays
                 .iter()
                 .map(|a| a.get_buffer_memory_size())
                 .sum::<usize>()
-            + self.created.get_buffer_memory_size()
     }
 
     /// Row `row`'s library.

@@ -362,8 +362,8 @@ async fn a_store_without_the_search_field_gets_it_on_open_and_keeps_every_docume
     let engine = Engine::open(&common::engine_config(dir.path()))
         .await
         .expect("the engine adds the field on open");
+    let docs = engine.documents("site", Some("1")).await.expect("docs");
     for (path, chunks, text) in &before {
-        let docs = engine.documents("site", Some("1")).await.expect("docs");
         let now = docs
             .iter()
             .find(|d| &d.file_path == path)
