@@ -19,12 +19,13 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm run test test-rust test-wasm-core test-e2e bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
+.PHONY: help setup build build-server build-wasm dev run test test-rust test-wasm-core test-e2e bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
 	@echo "make test   run the whole test suite"
 	@echo "make lint   cargo fmt --check and clippy -D warnings"
+	@echo "make dev    rebuild the dashboard on every change (trunk watch) for a running make run"
 	@echo "make eval   nDCG@10 / Recall@10 per search mode on every eval set, beside the plain Python pipeline"
 	@echo "make bench-embed | bench-kernels | bench-ingest | bench-search | bench-vector | bench-load | bench-peers   benchmarks (print figures)"
 	@echo "make bench-search ROWS=100000 CONCURRENCY=16   search at scale, in-process and over HTTP"
@@ -35,7 +36,9 @@ help:
 setup:
 	@scripts/setup.sh
 
-build: setup build-server build-wasm
+# Trunk's one-time build runs beside the server's (scripts/build-beside.sh).
+build: setup
+	@scripts/build-beside.sh trunk $(MAKE) --no-print-directory build-server build-wasm
 
 build-server:
 	@echo "==> building the server (dev profile, $(CARGO_TARGET_DIR))"
@@ -48,11 +51,16 @@ run: build
 	@echo "==> starting docshelf"
 	$(DOCSHELF_BIN) serve $(ARGS)
 
-# llama-server's one-time build (for Ask's tests) runs beside the Rust and
-# wasm builds at low priority, on the core they leave idle; the tests need all
-# three.
+# The dashboard rebuilt on every change (trunk watch) into the site directory
+# a running server (`make run`, in another terminal) serves: reload the page.
+dev: setup
+	DOCSHELF_TRUNK_COMMAND=watch scripts/build-wasm.sh
+
+# Trunk's and llama-server's one-time builds (the dashboard bundle, Ask's
+# tests) run beside the Rust builds at low priority, on the core they leave
+# idle; the tests need all of them.
 test: setup
-	@scripts/build-beside-llm.sh $(MAKE) --no-print-directory build-server build-wasm
+	@scripts/build-beside.sh "trunk llm" $(MAKE) --no-print-directory build-server build-wasm
 	@$(MAKE) --no-print-directory test-rust test-wasm-core test-e2e
 	@echo "==> all tests passed"
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Builds the dashboard's browser bundle (the `app` crate with `hydrate`) into
-# the site directory the server serves (default: dist/).
+# Builds the dashboard's browser bundle (the `app` crate with `hydrate`) with
+# Trunk (Trunk.toml, app/index.html) into the site directory the server serves
+# (default: dist/), and swaps it in whole.
 #
-# Why not rustup + Trunk: rustup cannot fetch the wasm32 standard library on
-# the machines docshelf is built on, so the bundle is compiled with Debian's
-# rustc-web toolchain and build-std (std sources from rust-web-src). The steps
-# after cargo are the two Trunk would run: wasm-bindgen (pinned to the crate's
-# exact version) and wasm-opt (npm binaryen; Debian's miscompiles this output).
-# See ../shared/BUILD-NOTES.md and README.md ("Browser bundle").
+# Trunk runs with Debian's rustc-web toolchain first on PATH: rustup cannot
+# fetch the wasm32 standard library on the machines docshelf is built on, so
+# it is compiled from Debian's rust-web-src with build-std. The wasm-bindgen
+# and wasm-opt Trunk finds are the pinned ones scripts/setup.sh installs
+# (Debian's wasm-opt miscompiles this output). See ../shared/BUILD-NOTES.md.
+#
+# DOCSHELF_TRUNK_COMMAND=watch rebuilds on every change instead (`make dev`).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,42 +18,44 @@ cd "$root"
 site_dir=${DOCSHELF_SITE_DIR:-dist}
 target_dir=${DOCSHELF_WASM_TARGET_DIR:-$HOME/.cache/docshelf/target-wasm}
 tools=${DOCSHELF_TOOLS:-$HOME/.local/share/docshelf/tools}
-profile=${DOCSHELF_WASM_PROFILE:-wasm-release}
+command=${DOCSHELF_TRUNK_COMMAND:-build}
 name=docshelf
 
-wasm_bindgen="$tools/bin/wasm-bindgen"
-wasm_opt="$tools/node_modules/.bin/wasm-opt"
-for tool in "$wasm_bindgen" "$wasm_opt" /usr/bin/rustc /usr/bin/cargo; do
+# Trunk itself: installed once per machine (started beside the server build
+# by scripts/build-beside.sh; this waits for that, or installs it).
+"$root/scripts/fetch-trunk.sh"
+
+for tool in "$tools/bin/trunk" "$tools/bin/wasm-bindgen" "$tools/node_modules/.bin/wasm-opt" /usr/bin/rustc /usr/bin/cargo; do
   [ -x "$tool" ] || { echo "build-wasm: $tool is missing; run scripts/setup.sh" >&2; exit 1; }
 done
 
-echo "==> compiling the dashboard for wasm32 (Debian rustc-web, build-std, profile $profile)"
-RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 \
-  CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
-  RUSTFLAGS="${DOCSHELF_WASM_RUSTFLAGS:-}" \
-  /usr/bin/cargo build --quiet -p app --lib --features hydrate \
-    --target wasm32-unknown-unknown --profile "$profile" --target-dir "$target_dir"
+# Trunk calls `cargo` (and `cargo metadata`) from PATH: Debian's, with the
+# build-std settings; the pinned tools come before any other copy.
+export PATH="$tools/bin:$tools/node_modules/.bin:/usr/bin:$PATH"
+export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1
+export CARGO_UNSTABLE_BUILD_STD=std,panic_abort
+export CARGO_TARGET_DIR="$target_dir"
+export RUSTFLAGS="${DOCSHELF_WASM_RUSTFLAGS:-}"
+# Trunk builds offline (Trunk.toml): have every crate the lockfile names,
+# for every target, in cargo's cache first (a no-op once it is).
+cargo fetch --locked --quiet
 
-wasm="$target_dir/wasm32-unknown-unknown/$profile/app.wasm"
 pkg="$site_dir/pkg"
-staging=$(mktemp -d)
-trap 'rm -rf "$staging"' EXIT
+if [ "$command" = watch ]; then
+  # Straight into the served directory: a reload shows the new bundle.
+  echo "==> trunk watch: rebuilding the dashboard into $pkg on every change"
+  exec trunk watch --dist "$pkg" "$@"
+fi
 
-echo "==> wasm-bindgen"
-"$wasm_bindgen" --target web --no-typescript --out-dir "$staging" --out-name "$name" "$wasm"
-
-echo "==> wasm-opt"
-"$wasm_opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
-  --enable-sign-ext --enable-mutable-globals --enable-reference-types \
-  "$staging/${name}_bg.wasm" -o "$staging/${name}_bg.opt.wasm"
-mv "$staging/${name}_bg.opt.wasm" "$staging/${name}_bg.wasm"
-
-cp style/main.css "$staging/$name.css"
+staging="$site_dir/.trunk"
+echo "==> trunk build: the dashboard for wasm32 (Debian rustc-web, build-std)"
+rm -rf "$staging"
+trunk --quiet build --dist "$staging"
 
 # Swap the new bundle in whole, so a running server never serves half of one.
-mkdir -p "$site_dir"
-rm -rf "$pkg.new" && mkdir -p "$pkg.new"
-cp "$staging"/* "$pkg.new/"
+# Trunk's index.html is only its entry: the server renders every page.
+rm -f "$staging/index.html"
+rm -rf "$pkg.new" && mv "$staging" "$pkg.new"
 rm -rf "$pkg.old"; [ -d "$pkg" ] && mv "$pkg" "$pkg.old"
 mv "$pkg.new" "$pkg" && rm -rf "$pkg.old"
 cp -r public/. "$site_dir/"

@@ -7,7 +7,8 @@
 # Where: $DOCSHELF_S3_SERVER_VENV, default ~/.cache/docshelf/s3-server. A venv
 # whose stamp matches the sha256 of scripts/s3-server/requirements.txt is
 # reused; any other is rebuilt. A fresh install downloads ~25 MB of wheels
-# (27 packages, no compiling) and took 11 s here.
+# (27 packages, no compiling) and takes seconds (docs/benchmarks.md,
+# "Object-store build cost").
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -12,8 +12,9 @@
 # reused as is; any other (an older lock, an interrupted install) is rebuilt
 # from scratch. The install is `pip install --no-deps` of a complete lock,
 # which keeps torch's unneeded CUDA extras out: requirements.txt says why.
-# Progress goes to stderr; a fresh install downloads ~2.7 GB and takes ~2 min
-# on a fast link; the venv is ~5.2 GB.
+# Progress goes to stderr; a fresh install downloads a few GB and takes
+# minutes even on a fast link, and the venv needs about twice the download on
+# disk (docs/benchmarks.md, "Build").
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -2,9 +2,11 @@
 //!
 //! `app` cannot depend on `server` (the server renders the app), so the app
 //! declares what it needs here and the server provides an implementation
-//! through Leptos context when it mounts the routes. Errors are the bodies
-//! the REST API would send ([`ErrorBody`]), kind included, so every face
-//! says the same thing with the same status.
+//! through Leptos context to the server functions' routes, which it guards
+//! as it does the REST routes: access is decided there, so nothing here
+//! asks about tokens. Errors are the bodies the REST API would send
+//! ([`ErrorBody`]), kind included, so every face says the same thing with
+//! the same status.
 
 use std::sync::Arc;
 
@@ -21,8 +23,6 @@ use crate::error::AppError;
 pub trait Backend: Send + Sync + 'static {
     /// A snapshot of the server's state.
     async fn status(&self) -> ServerStatus;
-    /// Checks the access token for a read (`write: false`) or a write.
-    fn authorize(&self, token: Option<&str>, write: bool) -> Result<(), ErrorBody>;
     async fn search(&self, params: SearchParams) -> Result<SearchResponse, ErrorBody>;
     /// The session's sticky library.
     async fn sticky(&self, session_id: &str) -> Option<Sticky>;

@@ -1,6 +1,19 @@
-//! What only the browser has: local storage, dialogs, scrolling. On the
-//! server these are no-ops, so components can call them unconditionally
+//! What only the browser has: local storage, dialogs, scrolling, and the
+//! requests the page sends itself ([`fetch`]: the bearer header, error
+//! bodies, server-sent events, and the client of the server functions). On
+//! the server these are no-ops, so components can call them unconditionally
 //! from event handlers and effects (which never run on the server anyway).
+
+mod fetch;
+// Read in the browser; unit-tested everywhere.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+mod sse;
+
+pub use fetch::BearerClient;
+#[cfg(feature = "hydrate")]
+pub use fetch::{post, read_events, send};
+#[cfg(feature = "hydrate")]
+pub use sse::Frame;
 
 /// Key under which the search session id is kept.
 #[cfg(feature = "hydrate")]

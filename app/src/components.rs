@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use index_core::search::Sticky;
 
-use crate::api::{clear_sticky, list_libraries};
+use crate::api::{clear_sticky, get_sticky, list_libraries};
 use crate::client;
 
 /// A failure, announced to screen readers as it appears.
@@ -17,7 +17,7 @@ pub fn ErrorNotice(#[prop(into)] message: String) -> impl IntoView {
 /// The stored library names as a `<datalist>`, so library fields suggest them.
 #[component]
 pub fn LibraryNames(id: &'static str) -> impl IntoView {
-    let libraries = LocalResource::new(|| list_libraries(client::token()));
+    let libraries = LocalResource::new(list_libraries);
     view! {
         <datalist id=id>
             <Suspense>
@@ -54,18 +54,60 @@ pub fn LibraryField(value: RwSignal<String>, list_id: &'static str) -> impl Into
     }
 }
 
-/// The session's sticky library as a chip whose × forgets it (and empties
-/// the page's library field).
-#[component]
-pub fn StickyChip(sticky: RwSignal<Option<Sticky>>, library: RwSignal<String>) -> impl IntoView {
-    let clear = move |_| {
+/// The session's sticky library, as the server remembers it: the library
+/// a search or a question settled on, which later ones keep to until it is
+/// cleared. The search and Ask pages share the session, so they share this
+/// too; see [`use_sticky`].
+#[derive(Clone, Copy)]
+pub struct StickyLibrary(RwSignal<Option<Sticky>>);
+
+/// The session's sticky library, loaded when the page opens (in the
+/// browser: the session is the browser's).
+pub fn use_sticky() -> StickyLibrary {
+    let sticky = StickyLibrary(RwSignal::new(None));
+    Effect::new(move |_| sticky.reload());
+    sticky
+}
+
+impl StickyLibrary {
+    pub fn get(self) -> Option<Sticky> {
+        self.0.get()
+    }
+
+    /// What an answer says the sticky library now is.
+    pub fn set(self, sticky: Option<Sticky>) {
+        self.0.set(sticky);
+    }
+
+    /// Asks the server again (after something that may have changed it).
+    pub fn reload(self) {
         if let Some(id) = client::session_id() {
             leptos::task::spawn_local(async move {
-                if clear_sticky(id, client::token()).await.is_ok() {
-                    sticky.set(None);
+                if let Ok(sticky) = get_sticky(id).await {
+                    self.set(sticky);
                 }
             });
         }
+    }
+
+    /// Forgets it, on the server and here.
+    pub fn clear(self) {
+        if let Some(id) = client::session_id() {
+            leptos::task::spawn_local(async move {
+                if clear_sticky(id).await.is_ok() {
+                    self.set(None);
+                }
+            });
+        }
+    }
+}
+
+/// The session's sticky library as a chip whose × forgets it (and empties
+/// the page's library field).
+#[component]
+pub fn StickyChip(sticky: StickyLibrary, library: RwSignal<String>) -> impl IntoView {
+    let clear = move |_| {
+        sticky.clear();
         library.set(String::new());
     };
     move || {

@@ -16,9 +16,6 @@ mod client;
 mod components;
 pub mod error;
 mod pages;
-// Read by the Ask page in the browser; unit-tested everywhere.
-#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
-mod sse;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};

@@ -50,3 +50,48 @@ test('upload progress streams to the page when reads need the token', async () =
   assert.equal(bare.status, 401);
   assert.equal((await bare.json()).code, 'unauthorized');
 });
+
+test('server functions are guarded by their route, with the token the page sends as a bearer header', async () => {
+  // Straight at /rpc, as a client that is not a browser would call it: the
+  // read and the write are refused without the token, in the page's words.
+  const call = (name, body, token) =>
+    fetch(`${server.url}/rpc/${name}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      },
+      body,
+    });
+  for (const [name, body] of [['status', ''], ['delete', 'library=no-such-library']]) {
+    const bare = await call(name, body);
+    assert.equal(bare.status, 401, name);
+    assert.deepEqual(await bare.json(), {
+      code: 'unauthorized',
+      error: 'this needs the access token: enter it at the top of the page',
+    });
+    const wrong = await call(name, body, 'not-the-token');
+    assert.equal(wrong.status, 401, name);
+    assert.equal((await wrong.json()).error, 'the access token is wrong');
+    assert.notEqual((await call(name, body, TOKEN)).status, 401, name);
+  }
+
+  // The page sends the token it was given with every server function.
+  const page = await browser.context.newPage();
+  await gotoHydrated(page, `${server.url}/libraries`);
+  await page.getByLabel('Access token').fill(TOKEN);
+  await page.getByLabel('Access token').press('Tab');
+  const listed = page.waitForResponse((r) => r.url().endsWith('/rpc/libraries'));
+  await page.reload();
+  const response = await listed;
+  assert.equal(response.status(), 200);
+  assert.equal(await response.request().headerValue('authorization'), `Bearer ${TOKEN}`);
+  await page.getByRole('heading', { name: 'locked' }).waitFor();
+
+  // Without it, the page shows the server's refusal.
+  await page.getByLabel('Access token').fill('');
+  await page.getByLabel('Access token').press('Tab');
+  await page.reload();
+  await page.getByText('this needs the access token: enter it at the top of the page').first().waitFor();
+  await page.close();
+});

@@ -166,14 +166,29 @@ pub enum AskEvent {
 }
 
 impl AskEvent {
+    /// The name of [`AskEvent::Sources`] on the wire. The names are
+    /// constants so that a client reading the stream matches on them
+    /// rather than on strings of its own.
+    pub const SOURCES: &'static str = "sources";
+    /// The name of [`AskEvent::Search`] on the wire.
+    pub const SEARCH: &'static str = "search";
+    /// The name of [`AskEvent::Token`] on the wire.
+    pub const TOKEN: &'static str = "token";
+    /// The name of [`AskEvent::Done`] on the wire: every stream's last
+    /// event when it succeeds ([`crate::stream::DONE`]).
+    pub const DONE: &'static str = crate::stream::DONE;
+    /// The name of [`AskEvent::Error`] on the wire: every stream's last
+    /// event when it fails ([`crate::stream::ERROR`]).
+    pub const ERROR: &'static str = crate::stream::ERROR;
+
     /// The event's name on the wire (the SSE `event:` field).
     pub const fn name(&self) -> &'static str {
         match self {
-            Self::Sources(_) => "sources",
-            Self::Search(_) => "search",
-            Self::Token(_) => "token",
-            Self::Done(_) => "done",
-            Self::Error(_) => "error",
+            Self::Sources(_) => Self::SOURCES,
+            Self::Search(_) => Self::SEARCH,
+            Self::Token(_) => Self::TOKEN,
+            Self::Done(_) => Self::DONE,
+            Self::Error(_) => Self::ERROR,
         }
     }
 }

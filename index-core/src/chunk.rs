@@ -12,32 +12,15 @@
 //!
 //! **Why 700 bytes.** The embedding model reads the first 256 word pieces of
 //! a chunk's context and text and nothing after. At the earlier 1,500 bytes
-//! (the size the seed systems use) a chunk ran to a median of 389 word
-//! pieces: 92% of the chunks of the four evaluation sets were cut, and the
-//! dense leg never saw the last third of most of them. At 700 bytes the
-//! median is 181 and 5% are cut (mostly single code blocks). Measured with
-//! `make eval` on stores built afresh at each size (document nDCG@10, hybrid,
-//! git-docs / npm-docs as the tuning sets, hatch-docs / starlette-docs held
-//! out; one run each; 1,500 on the previous release's store):
-//!
-//! | target / overlap | git | npm | hatch | starlette |
-//! | --- | --- | --- | --- | --- |
-//! | 1500 / 200 | 0.802 | 0.802 | 0.793 | 0.869 |
-//! | 1100 / 150 | 0.811 | 0.767 | 0.848 | 0.876 |
-//! | 900 / 120 | 0.800 | 0.777 | 0.843 | 0.891 |
-//! | **700 / 100** | **0.816** | **0.806** | **0.845** | **0.899** |
-//! | 500 / 80 | 0.803 | 0.767 | 0.837 | 0.887 |
-//!
-//! 700 is the best on the mean of the tuning sets, and the held-out sets
-//! agree. npm-docs (101 queries) swings by ±0.02 between neighbouring sizes
-//! as chunk borders move; over all 456 queries, paired (a replay of the
-//! engine's ranking in Python on those stores), 700 beats 1,500 by +0.023
-//! (95% bootstrap interval +0.006 to +0.041). The dense leg gains on every
-//! set (+0.02 to +0.05), the keyword leg on every set (+0.002 to +0.03).
-//! The cost: a page makes 2.2 times as many chunks (more rows to store, scan
-//! and hold in memory) and takes about 1.5 times as long to ingest (`make
-//! bench-ingest`: 2.1 against 3.1–3.3 pages/s), since nothing is cut away
-//! unread any more.
+//! (the size the seed systems use) most chunks of the evaluation sets ran
+//! past that, and the dense leg never saw the last part of most of them; at
+//! 700 bytes few are cut (mostly single code blocks). On stores built afresh
+//! at each size (`make eval`, hybrid nDCG@10), 700 was the best of 500 to
+//! 1,500 on the mean of the tuning sets, the held-out sets agree, and both
+//! legs gain on every set. The cost: a page makes about twice as many chunks
+//! (more rows to store, scan and hold in memory) and takes longer to ingest,
+//! since nothing is cut away unread any more (docs/benchmarks.md, "Chunk
+//! size").
 
 use crate::extract::Extracted;
 

@@ -45,10 +45,7 @@ impl Format {
             .iter()
             .map(|f| format!(".{}", f.extensions()[0]))
             .collect();
-        match usual.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-            _ => usual.concat(),
-        }
+        crate::phrase::one_of(&usual)
     }
 
     /// Every extension, as a file input's `accept` attribute wants them.

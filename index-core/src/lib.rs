@@ -24,9 +24,11 @@
 //! - [`scoring`]: relevance blended with recency and feedback.
 //! - [`search`]: search requests, checked the same way for every face.
 //! - [`ask`]: questions answered from the documents, their sources and citations.
+//! - [`stream`]: the names of the events the search and Ask streams send.
 //! - [`job`]: upload jobs and per-file progress.
 //! - [`status`]: what the server reports about itself.
 //! - [`validate`]: library and version names.
+//! - [`phrase`]: names listed in a sentence ("a, b or c").
 //! - [`error`]: the kinds of failure and the error body every face answers with.
 
 pub mod ask;
@@ -49,9 +51,11 @@ pub mod ids;
 pub mod job;
 pub mod library;
 pub mod markdown;
+pub mod phrase;
 pub mod scoring;
 pub mod search;
 pub mod status;
+pub mod stream;
 pub mod validate;
 pub mod version;
 

@@ -10,8 +10,9 @@ use crate::scoring::{WeightError, Weights};
 pub const DEFAULT_K: usize = 10;
 pub const MAX_K: usize = 50;
 
-/// The longest query, in characters. A 5 MB query string once took 164 s
-/// of work; a question about documentation fits in far less.
+/// The longest query, in characters: a huge query string once took minutes
+/// of work (docs/benchmarks.md), and a question about documentation fits in
+/// far less.
 pub const MAX_QUERY_CHARS: usize = 1000;
 
 /// Which retrievers run.
@@ -95,15 +96,68 @@ pub enum Fusion {
     Dbsf,
 }
 
+/// A fusion method by name, as clients, the CLI and answers give it; the
+/// parameters (RRF's `k`) travel beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum FusionMethod {
+    Rrf,
+    #[default]
+    Dbsf,
+}
+
+impl FusionMethod {
+    /// Every method.
+    pub const ALL: [Self; 2] = [Self::Rrf, Self::Dbsf];
+
+    /// The name clients use for it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Rrf => "rrf",
+            Self::Dbsf => "dbsf",
+        }
+    }
+
+    /// The method `name` names, in any case.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(name.trim()))
+    }
+}
+
 impl Fusion {
     /// Every method's name.
-    pub const NAMES: [&'static str; 2] = ["rrf", "dbsf"];
+    pub const NAMES: [&'static str; 2] = [FusionMethod::Rrf.name(), FusionMethod::Dbsf.name()];
+
+    /// `method`, with RRF's `k` where it takes one.
+    pub fn new(method: FusionMethod, rrf_k: f32) -> Self {
+        match method {
+            FusionMethod::Rrf => Self::Rrf { k: rrf_k },
+            FusionMethod::Dbsf => Self::Dbsf,
+        }
+    }
+
+    /// Which method this is.
+    pub fn method(&self) -> FusionMethod {
+        match self {
+            Self::Rrf { .. } => FusionMethod::Rrf,
+            Self::Dbsf => FusionMethod::Dbsf,
+        }
+    }
 
     /// The name clients use for it.
     pub fn name(&self) -> &'static str {
-        match self {
-            Self::Rrf { .. } => "rrf",
-            Self::Dbsf => "dbsf",
+        self.method().name()
+    }
+
+    /// RRF's `k`, for the methods that take one.
+    pub fn rrf_k(&self) -> Option<f32> {
+        match *self {
+            Self::Rrf { k } => Some(k),
+            Self::Dbsf => None,
         }
     }
 
@@ -117,32 +171,22 @@ impl Fusion {
     }
 }
 
-/// Names joined for a message: "a, b or c".
-fn one_of(names: &[&str]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => (*one).to_owned(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-    }
-}
-
 fn mode_names() -> String {
-    one_of(&Mode::ALL.map(Mode::name))
+    crate::phrase::one_of(&Mode::ALL.map(Mode::name))
 }
 
 fn fusion_names() -> String {
-    one_of(&Fusion::NAMES)
+    crate::phrase::one_of(&Fusion::NAMES)
 }
 
 impl Default for Fusion {
     /// DBSF: with the default second stage it ranks pages better than RRF
-    /// on every evaluation set (`make eval`, nDCG@10, DBSF vs RRF: git-docs
-    /// 0.816 vs 0.803, npm-docs 0.806 vs 0.780, held-out hatch-docs 0.845
-    /// vs 0.718 and starlette-docs 0.899 vs 0.858).
+    /// on every evaluation set, held-out ones included (`make eval`;
+    /// docs/search.md has the table).
     /// BM25 scores are far from uniform: one chunk that names every query
     /// term in its title stands out, and ranks alone cannot say by how much.
     fn default() -> Self {
-        Self::Dbsf
+        Self::new(FusionMethod::default(), DEFAULT_RRF_K)
     }
 }
 
@@ -272,17 +316,14 @@ impl SearchParams {
             Some(k) if k.is_finite() && k > 0.0 => k,
             Some(_) => return Err(SearchError::BadRrfK),
         };
-        let fusion = match given(self.fusion)
-            .as_deref()
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            Some("rrf") => Fusion::Rrf { k: rrf_k },
+        let method = match given(self.fusion) {
+            Some(name) => FusionMethod::parse(&name)
+                .ok_or_else(|| SearchError::UnknownFusion(name.to_ascii_lowercase()))?,
             // An `rrf_k` alone asks for RRF.
-            None if self.rrf_k.is_some() => Fusion::Rrf { k: rrf_k },
-            None | Some("dbsf") => Fusion::Dbsf,
-            Some(other) => return Err(SearchError::UnknownFusion(other.to_owned())),
+            None if self.rrf_k.is_some() => FusionMethod::Rrf,
+            None => FusionMethod::default(),
         };
+        let fusion = Fusion::new(method, rrf_k);
         let expand = self.expand.unwrap_or(0);
         if expand > 5 {
             return Err(SearchError::ExpandTooLarge);
@@ -414,8 +455,7 @@ pub struct SearchResponse {
     pub query: String,
     pub k: usize,
     pub mode: Mode,
-    /// `rrf` or `dbsf`.
-    pub fusion: String,
+    pub fusion: FusionMethod,
     pub rrf_k: Option<f32>,
     pub weights: WeightsUsed,
     pub total_results: usize,

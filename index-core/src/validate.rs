@@ -43,7 +43,7 @@ pub fn library(raw: &str) -> Result<String, NameError> {
 /// A version name, trimmed; `latest` is reserved.
 pub fn version(raw: &str) -> Result<String, NameError> {
     let v = validate("version", raw)?;
-    if v.eq_ignore_ascii_case("latest") {
+    if crate::version::is_latest(&v) {
         return Err(NameError::ReservedVersion);
     }
     Ok(v)

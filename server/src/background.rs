@@ -1,10 +1,10 @@
 //! Work that must yield the CPU to searches: uploads.
 //!
 //! On a 2-core machine an upload keeps both cores busy for minutes, and a
-//! search that arrives meanwhile shares them with it. While the 190 git
-//! pages were ingested, searches took p50 768 ms / p99 2.3 s against 47 /
-//! 59 ms idle (`make bench-load`, one run); half the CPU went to
-//! embedding, a third to the async runtime, the rest to LanceDB's pool.
+//! search that arrives meanwhile shares them with it: measured, searches
+//! during an upload were an order of magnitude slower than idle, and half
+//! the CPU went to embedding (docs/benchmarks.md, "Search while
+//! uploading").
 //!
 //! So an upload's threads run at a lower scheduling priority (a higher
 //! `nice`): its jobs on a runtime of their own, its embedding passes on a
@@ -13,9 +13,10 @@
 //! share. Only lowering is asked for, which needs no privilege. Where it
 //! cannot be done (not Linux) the threads run at normal priority.
 //!
-//! Alone this took p99 during the upload from 2.3 s to 1.7 s; with the
-//! index refreshes of `ingest::pipeline` and a query worker of its own
-//! (`embed::queue`), to 276 ms (README, "Search while uploading").
+//! Alone this helped a little; with the index refreshes of
+//! `ingest::pipeline` and a query worker of its own (`embed::queue`), p99
+//! during an upload came close to idle (docs/benchmarks.md, "Search while
+//! uploading").
 //! LanceDB's compute pool is shared by uploads and searches, and stays at
 //! normal priority.
 

@@ -3,7 +3,6 @@
 //! Every setting has a flag and a `DOCSHELF_*` variable so the same binary
 //! runs from a shell, from `make run` and from a service manager unchanged.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -11,6 +10,7 @@ use clap::Args;
 use index_core::extract::ArchiveLimits;
 
 use crate::embed::DeviceChoice;
+use crate::store::S3Config;
 
 /// The models: where they live and what runs them. Shared by every command
 /// that embeds or searches.
@@ -33,8 +33,8 @@ pub struct ModelConfig {
     /// with one label (`model.safetensors`, `tokenizer.json`,
     /// `config.json`), such as cross-encoder/ms-marco-MiniLM-L-6-v2.
     /// Without it, docshelf's built-in second stage (a position prior)
-    /// runs. It costs a forward pass over 50 pairs per search: see the
-    /// README's figures before turning it on without a GPU.
+    /// runs. It costs a forward pass over 50 pairs per search: see
+    /// docs/search.md before turning it on without a GPU.
     #[arg(long = "reranker-dir", env = "DOCSHELF_RERANKER_DIR")]
     pub reranker_dir: Option<PathBuf>,
 }
@@ -47,79 +47,6 @@ impl ModelConfig {
             device,
             reranker_dir: None,
         }
-    }
-}
-
-/// The block cache's default size for an `s3://` store, in MiB: a bound
-/// on memory (a serving process here holds about 0.4 GiB besides), not a
-/// measured working set; a larger corpus wants a larger cache.
-pub const S3_CACHE_MIB: u64 = 512;
-
-/// How to reach an S3-compatible object store, for a store at
-/// `s3://bucket/prefix`. Anything left unset comes from the usual AWS
-/// variables (`AWS_ENDPOINT_URL`, `AWS_REGION`, `AWS_ACCESS_KEY_ID`,
-/// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_ALLOW_HTTP`), so
-/// credentials need not appear on a command line.
-#[derive(Clone, Args)]
-pub struct S3Config {
-    /// The S3 endpoint, for stores other than AWS S3 (MinIO, R2, Ceph RGW): `http://host:9000`. An `http://` endpoint is allowed without TLS.
-    #[arg(long = "s3-endpoint", env = "DOCSHELF_S3_ENDPOINT")]
-    pub endpoint: Option<String>,
-
-    /// The bucket's region (default: `AWS_REGION`, else us-east-1).
-    #[arg(long = "s3-region", env = "DOCSHELF_S3_REGION")]
-    pub region: Option<String>,
-
-    /// The access key id (default: `AWS_ACCESS_KEY_ID`, else the instance's role).
-    #[arg(
-        long = "s3-access-key-id",
-        env = "DOCSHELF_S3_ACCESS_KEY_ID",
-        hide_env_values = true
-    )]
-    pub access_key_id: Option<String>,
-
-    /// The secret access key (default: `AWS_SECRET_ACCESS_KEY`). Prefer the variable to the flag: flags show in process listings.
-    #[arg(
-        long = "s3-secret-access-key",
-        env = "DOCSHELF_S3_SECRET_ACCESS_KEY",
-        hide_env_values = true
-    )]
-    pub secret_access_key: Option<String>,
-
-    /// Memory for the cache of the table files an `s3://` store reads (data, index and deletion files, which never change once written), in MiB.
-    #[arg(
-        long = "s3-cache-mib",
-        env = "DOCSHELF_S3_CACHE_MIB",
-        default_value_t = S3_CACHE_MIB
-    )]
-    pub cache_mib: u64,
-}
-
-impl Default for S3Config {
-    fn default() -> Self {
-        Self {
-            endpoint: None,
-            region: None,
-            access_key_id: None,
-            secret_access_key: None,
-            cache_mib: S3_CACHE_MIB,
-        }
-    }
-}
-
-/// Never prints the secret, so a logged configuration cannot leak it.
-impl std::fmt::Debug for S3Config {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("S3Config")
-            .field("endpoint", &self.endpoint)
-            .field("region", &self.region)
-            .field("access_key_id", &self.access_key_id)
-            .field(
-                "secret_access_key",
-                &self.secret_access_key.as_ref().map(|_| "<hidden>"),
-            )
-            .field("cache_mib", &self.cache_mib)
-            .finish()
     }
 }
 
@@ -154,7 +81,7 @@ pub struct EngineConfig {
     pub max_expanded_mib: u64,
 
     /// Most extracted text one upload job may hold over all its files, in
-    /// MiB (about 700 chunks a MiB).
+    /// MiB (about 1,500 chunks of 700 bytes a MiB).
     #[arg(
         long = "max-job-text-mib",
         env = "DOCSHELF_MAX_JOB_TEXT_MIB",
@@ -200,8 +127,9 @@ pub struct EngineConfig {
     pub index_refresh_secs: f64,
 
     /// Most chunks the store keeps a copy of in memory, which searches
-    /// answer from (their text and 8-bit vectors: about 1.2 KB a chunk of
-    /// 700 bytes). A larger store is searched on disk only; 0 never copies.
+    /// answer from (their text and 8-bit vectors; docs/configuration.md
+    /// says what a chunk costs). A larger store is searched on disk only;
+    /// 0 never copies.
     #[arg(
         long = "resident-chunks",
         env = "DOCSHELF_RESIDENT_CHUNKS",
@@ -259,78 +187,6 @@ impl EngineConfig {
     }
 }
 
-/// Settings of `docshelf serve`.
-#[derive(Debug, Clone, Args)]
-pub struct ServeConfig {
-    /// Address to listen on. Port 0 picks a free port (the chosen address is logged).
-    #[arg(long = "addr", env = "DOCSHELF_ADDR", default_value = "127.0.0.1:8080")]
-    pub addr: SocketAddr,
-
-    /// Directory with the built dashboard (`pkg/docshelf.js`, `pkg/docshelf_bg.wasm`, …).
-    #[arg(long = "site-dir", env = "DOCSHELF_SITE_DIR", default_value = "dist")]
-    pub site_dir: PathBuf,
-
-    /// Largest request body accepted, in MiB (uploads included).
-    #[arg(
-        long = "max-body-mib",
-        env = "DOCSHELF_MAX_BODY_MIB",
-        default_value_t = 512
-    )]
-    pub max_body_mib: usize,
-
-    /// Token that writes (and with --auth-reads, reads) must carry as
-    /// `Authorization: Bearer <token>`. Without one, docshelf listens on
-    /// loopback only.
-    #[arg(long = "token", env = "DOCSHELF_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
-
-    /// Require the token for reads too (search, documents, MCP, metrics).
-    #[arg(long = "auth-reads", env = "DOCSHELF_AUTH_READS")]
-    pub auth_reads: bool,
-
-    /// Seconds a connection may take to send a request's headers, or sit
-    /// idle between requests, before it is closed.
-    #[arg(
-        long = "header-timeout-secs",
-        env = "DOCSHELF_HEADER_TIMEOUT_SECS",
-        default_value_t = crate::http::serve::HEADER_TIMEOUT.as_secs()
-    )]
-    pub header_timeout_secs: u64,
-
-    /// Browser origins allowed to call the API (CORS), comma-separated,
-    /// e.g. `https://docs.example.com`. Default: none.
-    #[arg(
-        long = "cors-origins",
-        env = "DOCSHELF_CORS_ORIGINS",
-        value_delimiter = ','
-    )]
-    pub cors_origins: Vec<String>,
-
-    /// Host names this server answers to besides loopback names and IP
-    /// addresses (comma-separated, e.g. `docs.example.com`): the name a
-    /// reverse proxy or DNS points at it. Requests naming any other host
-    /// are refused, which stops DNS-rebinding pages from reading the API.
-    #[arg(
-        long = "allowed-hosts",
-        env = "DOCSHELF_ALLOWED_HOSTS",
-        value_delimiter = ','
-    )]
-    pub allowed_hosts: Vec<String>,
-
-    #[command(flatten)]
-    pub llm: crate::llm::LlmConfig,
-
-    #[command(flatten)]
-    pub engine: EngineConfig,
-}
-
-impl ServeConfig {
-    /// The body limit in bytes.
-    pub fn max_body_bytes(&self) -> usize {
-        self.max_body_mib.saturating_mul(1024 * 1024)
-    }
-}
-
 /// A seconds setting as a duration, held within `[min, max]`. clap reads
 /// `nan` and `inf` as numbers too: NaN counts as `min` (a duration from NaN
 /// would panic), infinity as `max`.
@@ -341,16 +197,6 @@ fn seconds(value: f64, min: f64, max: f64) -> std::time::Duration {
         value.clamp(min, max)
     };
     std::time::Duration::from_secs_f64(value)
-}
-
-/// The directory a store location names (a path or a `file://` URL), or
-/// `None` for an object-store URI such as `s3://…`.
-pub fn local_dir(location: &str) -> Option<std::path::PathBuf> {
-    match location.split_once("://") {
-        None => Some(location.into()),
-        Some((scheme, path)) if scheme.eq_ignore_ascii_case("file") => Some(path.into()),
-        Some(_) => None,
-    }
 }
 
 #[cfg(test)]
@@ -372,21 +218,6 @@ mod tests {
             std::time::Duration::from_millis(500)
         );
         assert_eq!(seconds(2.0, 0.5, 9.0), std::time::Duration::from_secs(2));
-    }
-
-    #[test]
-    fn local_locations_are_told_apart_from_object_store_uris() {
-        assert_eq!(local_dir("./data"), Some("./data".into()));
-        assert_eq!(
-            local_dir("/var/lib/docshelf"),
-            Some("/var/lib/docshelf".into())
-        );
-        assert_eq!(
-            local_dir("file:///var/lib/docshelf"),
-            Some("/var/lib/docshelf".into())
-        );
-        assert_eq!(local_dir("s3://bucket/docshelf"), None);
-        assert_eq!(local_dir("gs://bucket"), None);
     }
 
     #[test]

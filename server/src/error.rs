@@ -51,6 +51,8 @@ pub enum EngineError {
     },
     #[error("no chunk with id {0:?}")]
     UnknownChunk(String),
+    #[error("no job {0:?}")]
+    UnknownJob(String),
     #[error("docshelf is busy: {0} searches are running; try again in a moment")]
     Busy(usize),
     #[error("the search took longer than {0} s and was stopped; try again, or a shorter query")]
@@ -85,7 +87,8 @@ impl EngineError {
             Self::UnknownLibrary { .. }
             | Self::UnknownVersion { .. }
             | Self::UnknownDocument { .. }
-            | Self::UnknownChunk(_) => ErrorKind::NotFound,
+            | Self::UnknownChunk(_)
+            | Self::UnknownJob(_) => ErrorKind::NotFound,
             // The model server is another service docshelf depends on:
             // whatever went wrong there, this request cannot be answered
             // now, and the message says why.
@@ -115,29 +118,6 @@ impl EngineError {
     }
 }
 
-/// An error and every cause under it, outermost first: what a message
-/// for a person, or a decision on the failure's kind, is read from.
-pub(crate) fn causes<'a>(
-    error: &'a (dyn std::error::Error + 'static),
-) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
-    std::iter::successors(Some(error), |e| e.source())
-}
-
-/// `text` on one line, cut to `chars` characters and ending in `…` where
-/// it was cut: an upstream's message (an error body, an XML answer) can be
-/// any length, and a reader should see that there was more.
-pub(crate) fn cut(text: &str, chars: usize) -> String {
-    let mut line: String = text
-        .chars()
-        .take(chars)
-        .map(|c| if c == '\n' { ' ' } else { c })
-        .collect();
-    if text.chars().nth(chars).is_some() {
-        line.push('…');
-    }
-    line
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,23 +138,5 @@ mod tests {
         assert_eq!(body.code, ErrorKind::NotFound);
         assert_eq!(body.error, "no chunk with id \"c1\"");
         assert_eq!(EngineError::Busy(64).kind().retry_after_secs(), Some(1));
-    }
-
-    #[test]
-    fn a_cut_message_is_one_line_and_says_it_was_cut() {
-        assert_eq!(cut("bad\nkey", 300), "bad key");
-        assert_eq!(cut("abcdef", 6), "abcdef");
-        assert_eq!(cut("abcdéf", 4), "abcd…");
-    }
-
-    #[test]
-    fn causes_run_from_the_outermost_to_the_innermost() {
-        #[derive(Debug, thiserror::Error)]
-        #[error("cannot read the manifest")]
-        struct Outer(#[source] std::io::Error);
-
-        let err = Outer(std::io::Error::other("disk gone"));
-        let chain: Vec<String> = causes(&err).map(ToString::to_string).collect();
-        assert_eq!(chain, ["cannot read the manifest", "disk gone"]);
     }
 }

@@ -23,7 +23,7 @@ use std::time::Instant;
 use anyhow::Context;
 use index_core::eval::{ndcg_at, recall_at};
 use index_core::job::Upload;
-use index_core::search::{Mode, SearchParams};
+use index_core::search::{FusionMethod, Mode, SearchParams};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
@@ -46,7 +46,7 @@ struct Judgement {
 pub struct Variant {
     pub name: &'static str,
     pub mode: Mode,
-    pub fusion: &'static str,
+    pub fusion: FusionMethod,
     /// Whether the second stage runs.
     pub rerank: bool,
 }
@@ -57,31 +57,31 @@ pub const VARIANTS: &[Variant] = &[
     Variant {
         name: "dense",
         mode: Mode::Dense,
-        fusion: "dbsf",
+        fusion: FusionMethod::Dbsf,
         rerank: true,
     },
     Variant {
         name: "keyword",
         mode: Mode::Keyword,
-        fusion: "dbsf",
+        fusion: FusionMethod::Dbsf,
         rerank: true,
     },
     Variant {
         name: "hybrid",
         mode: Mode::Hybrid,
-        fusion: "dbsf",
+        fusion: FusionMethod::Dbsf,
         rerank: true,
     },
     Variant {
         name: "hybrid, rrf",
         mode: Mode::Hybrid,
-        fusion: "rrf",
+        fusion: FusionMethod::Rrf,
         rerank: true,
     },
     Variant {
         name: "hybrid, 1st stage",
         mode: Mode::Hybrid,
-        fusion: "dbsf",
+        fusion: FusionMethod::Dbsf,
         rerank: false,
     },
 ];
@@ -189,7 +189,7 @@ pub async fn run(engine: &Engine, spec: &EvalSpec, uploads: Vec<Upload>) -> anyh
                     library: Some(spec.library.clone()),
                     version: Some(spec.version.clone()),
                     mode: Some(variant.mode.name().into()),
-                    fusion: Some(variant.fusion.into()),
+                    fusion: Some(variant.fusion.name().to_owned()),
                     rerank: Some(variant.rerank),
                     ..SearchParams::default()
                 })

@@ -4,10 +4,11 @@
 //! - [`embed`]: all-MiniLM-L6-v2 on burn (GPU via wgpu, or CPU).
 //! - [`engine`]: the one object every face (HTTP, dashboard, CLI) calls.
 //! - [`error`]: the engine's errors and the kind each one is.
+//! - [`error_chain`]: an error's causes and an upstream's message, for people.
 //! - [`ingest`]: upload jobs: extract, chunk, embed, store.
 //! - [`store`]: the LanceDB chunk store.
 //! - [`upgrade`]: re-embedding a store written by an older docshelf, on open.
-//! - [`search`]: hybrid search over the store; sticky sessions.
+//! - [`search`]: hybrid search over the store: legs, fusion, second stage, pages.
 //! - [`ask`]: answers written by a language model from what search finds.
 //! - [`llm`]: the OpenAI-compatible model client Ask writes with.
 //! - [`eval`]: retrieval quality on a judged corpus (`docshelf eval`).
@@ -24,6 +25,7 @@ pub mod config;
 pub mod embed;
 pub mod engine;
 pub mod error;
+pub mod error_chain;
 pub mod eval;
 pub mod http;
 pub mod ingest;
@@ -34,3 +36,6 @@ pub mod search;
 pub mod store;
 pub mod telemetry;
 pub mod upgrade;
+
+#[cfg(test)]
+mod layering;

@@ -14,8 +14,8 @@
 //! time and id (so feedback votes, keyed by chunk id, still apply). What is
 //! new: the context column and the vectors. v1 did not store a document's
 //! description, so upgraded documents have none until they are uploaded
-//! again. Cost: one embedding per chunk (`make bench-embed` measured 21–27
-//! chunks/s on a 2-core CPU).
+//! again. Cost: one embedding per chunk, at the embedder's speed
+//! (`make bench-embed`; docs/benchmarks.md).
 
 use std::time::Instant;
 

@@ -7,17 +7,17 @@
 //! over. The session, and with it the sticky library, is the one the search
 //! page uses.
 //!
-//! The stream is `POST /api/ask` read through `fetch` (see [`crate::sse`]):
-//! server functions answer once, and `EventSource` cannot send a body.
+//! The stream is `POST /api/ask` read through `fetch` (`client::read_events`
+//! in the browser): server functions answer once, and `EventSource` cannot
+//! send a body.
 
 use index_core::ask::{AskParams, Source};
 use index_core::markdown::markdown_answer;
-use index_core::search::Sticky;
 use leptos::prelude::*;
 
-use crate::api::{clear_sticky, get_status, get_sticky};
+use crate::api::get_status;
 use crate::client;
-use crate::components::{ErrorNotice, LibraryField, StickyChip};
+use crate::components::{use_sticky, ErrorNotice, LibraryField, StickyChip};
 
 /// Where an answer is (the browser moves it on; the server renders none).
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
@@ -92,11 +92,11 @@ impl Exchange {
 
 #[component]
 pub fn AskPage() -> impl IntoView {
-    let status = LocalResource::new(|| get_status(client::token()));
+    let status = LocalResource::new(get_status);
     let question = RwSignal::new(String::new());
     let library = RwSignal::new(String::new());
     let exchanges: RwSignal<Vec<Exchange>> = RwSignal::new(Vec::new());
-    let sticky: RwSignal<Option<Sticky>> = RwSignal::new(None);
+    let sticky = use_sticky();
     // The next question starts the conversation over.
     let fresh = RwSignal::new(false);
     let running = move || {
@@ -106,17 +106,6 @@ pub fn AskPage() -> impl IntoView {
             .is_some_and(|e| e.progress.get().running())
     };
     let stopper = StoredValue::new_local(None::<Stopper>);
-
-    let refresh_sticky = move || {
-        if let Some(id) = client::session_id() {
-            leptos::task::spawn_local(async move {
-                if let Ok(s) = get_sticky(id, client::token()).await {
-                    sticky.set(s);
-                }
-            });
-        }
-    };
-    Effect::new(move |_| refresh_sticky());
 
     let start = move |text: String, lib: String| {
         let exchange = Exchange::new(text.clone(), lib.clone());
@@ -133,7 +122,8 @@ pub fn AskPage() -> impl IntoView {
         let signal = stopper.with_value(|s| s.as_ref().and_then(Stopper::signal));
         leptos::task::spawn_local(async move {
             stream_answer(params, signal, exchange).await;
-            refresh_sticky();
+            // The answer may have settled on a library.
+            sticky.reload();
         });
     };
 
@@ -158,13 +148,7 @@ pub fn AskPage() -> impl IntoView {
         exchanges.set(Vec::new());
         fresh.set(true);
         library.set(String::new());
-        if let Some(id) = client::session_id() {
-            leptos::task::spawn_local(async move {
-                if clear_sticky(id, client::token()).await.is_ok() {
-                    sticky.set(None);
-                }
-            });
-        }
+        sticky.clear();
     };
 
     view! {
@@ -342,90 +326,64 @@ async fn stream_answer(
     signal: Option<web_sys::AbortSignal>,
     exchange: Exchange,
 ) {
-    use wasm_bindgen::JsCast;
-
     let stopped = || signal.as_ref().is_some_and(web_sys::AbortSignal::aborted);
-    let mut request = gloo_net::http::Request::post("/api/ask").abort_signal(signal.as_ref());
-    if let Some(token) = client::token() {
-        request = request.header("Authorization", &format!("Bearer {token}"));
-    }
-    let response = match request.json(&params) {
-        Ok(request) => request.send().await,
+    let request = match client::post("/api/ask")
+        .abort_signal(signal.as_ref())
+        .json(&params)
+    {
+        Ok(request) => request,
         Err(e) => return exchange.fail(e.to_string()),
     };
-    let response = match response {
-        Ok(r) => r,
-        Err(_) if stopped() => return exchange.progress.set(Progress::Stopped),
-        Err(e) => return exchange.fail(format!("docshelf cannot be reached: {e}")),
+    let read = match client::send(request).await {
+        Ok(response) => client::read_events(&response, |frame| apply(&frame, exchange)).await,
+        Err(err) => Err(err),
     };
-    if !response.ok() {
-        let message = match response.json::<index_core::ErrorBody>().await {
-            Ok(body) => body.error,
-            Err(_) => format!("docshelf answered {}", response.status()),
-        };
-        return exchange.fail(message);
-    }
-    let Some(body) = response.body() else {
-        return exchange.fail("the answer arrived without a body".into());
-    };
-    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
-    let mut decoder = crate::sse::Decoder::default();
-    loop {
-        let chunk = match wasm_bindgen_futures::JsFuture::from(reader.read()).await {
-            Ok(chunk) => chunk,
-            Err(_) if stopped() => return exchange.progress.set(Progress::Stopped),
-            Err(_) => return exchange.fail("the connection to docshelf was lost".into()),
-        };
-        let field = |name: &str| js_sys::Reflect::get(&chunk, &name.into()).ok();
-        if field("done").and_then(|d| d.as_bool()).unwrap_or(true) {
-            break;
+    match read {
+        Err(_) if stopped() => exchange.progress.set(Progress::Stopped),
+        Err(err) => exchange.fail(err.to_string()),
+        Ok(()) if exchange.progress.get_untracked().running() => {
+            exchange.fail("the answer ended before it was finished".into());
         }
-        let Some(value) = field("value") else { break };
-        let bytes = js_sys::Uint8Array::new(&value).to_vec();
-        for frame in decoder.push(&bytes) {
-            apply(&frame, exchange);
-        }
-    }
-    if exchange.progress.get_untracked().running() {
-        exchange.fail("the answer ended before it was finished".into());
+        Ok(()) => {}
     }
 }
 
 #[cfg(not(feature = "hydrate"))]
 async fn stream_answer(_params: AskParams, _signal: Option<()>, _exchange: Exchange) {}
 
-/// One streamed event, applied to the exchange.
+/// One streamed event, applied to the exchange. The names are Ask's own
+/// ([`AskEvent`](index_core::ask::AskEvent)), as the server sends them.
 #[cfg(feature = "hydrate")]
-fn apply(frame: &crate::sse::Frame, exchange: Exchange) {
-    use index_core::ask::{Answer, MoreSources, SourcesFound, Token};
+fn apply(frame: &client::Frame, exchange: Exchange) {
+    use index_core::ask::{Answer, AskEvent, MoreSources, SourcesFound, Token};
     fn decode<T: serde::de::DeserializeOwned>(data: &str) -> Option<T> {
         serde_json::from_str(data).ok()
     }
     match frame.event.as_str() {
-        "sources" => {
+        AskEvent::SOURCES => {
             if let Some(found) = decode::<SourcesFound>(&frame.data) {
                 exchange.sources.set(found.sources);
                 exchange.progress.set(Progress::Writing);
             }
         }
-        "search" => {
+        AskEvent::SEARCH => {
             if let Some(more) = decode::<MoreSources>(&frame.data) {
                 exchange.sources.update(|s| s.extend(more.sources));
                 exchange.searches.update(|s| s.push(more.query));
             }
         }
-        "token" => {
+        AskEvent::TOKEN => {
             if let Some(token) = decode::<Token>(&frame.data) {
                 exchange.answer.update(|a| a.push_str(&token.text));
             }
         }
-        "done" => {
+        AskEvent::DONE => {
             if let Some(answer) = decode::<Answer>(&frame.data) {
                 exchange.answer.set(answer.answer);
                 exchange.progress.set(Progress::Done);
             }
         }
-        "error" => {
+        AskEvent::ERROR => {
             let message = decode::<index_core::ErrorBody>(&frame.data)
                 .map(|b| b.error)
                 .unwrap_or_else(|| "the answer failed".into());

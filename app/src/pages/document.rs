@@ -19,7 +19,7 @@ pub fn DocumentPage() -> impl IntoView {
             map.get("version").unwrap_or_else(|| "latest".into()),
             map.get("file_path").unwrap_or_default(),
         );
-        async move { get_document(l, v, p, client::token()).await }
+        async move { get_document(l, v, p).await }
     });
     let chunk = move || url.get().get("chunk").and_then(|c| c.parse::<u32>().ok());
     view! {

@@ -10,7 +10,7 @@ use crate::components::ErrorNotice;
 
 #[component]
 pub fn LibrariesPage() -> impl IntoView {
-    let libraries = LocalResource::new(|| list_libraries(client::token()));
+    let libraries = LocalResource::new(list_libraries);
     let message: RwSignal<Option<Result<String, String>>> = RwSignal::new(None);
     // Deleting calls this to reload the list.
     let reload = Callback::new(move |m: Result<String, String>| {
@@ -76,7 +76,7 @@ fn delete_with(
         return;
     }
     leptos::task::spawn_local(async move {
-        let result = delete(library, version, file_path, client::token()).await;
+        let result = delete(library, version, file_path).await;
         reload.run(match result {
             Ok(d) => Ok(format!(
                 "Deleted {what}: {} document(s), {} chunk(s).",
@@ -139,7 +139,7 @@ fn Version(
         let (lib, ver, open) = (lib.clone(), ver.clone(), open.get());
         async move {
             if open {
-                Some(list_documents(lib, ver, client::token()).await)
+                Some(list_documents(lib, ver).await)
             } else {
                 None
             }

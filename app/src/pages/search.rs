@@ -7,15 +7,15 @@
 //! session that carries the sticky library is the browser's.
 
 use index_core::feedback::Vote;
-use index_core::search::{Fusion, Mode, SearchHit, SearchParams, SearchResponse, Sticky};
+use index_core::search::{Fusion, Mode, SearchHit, SearchParams, SearchResponse};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use leptos_router::NavigateOptions;
 use serde::{Deserialize, Serialize};
 
-use crate::api::{get_sticky, search, send_feedback};
+use crate::api::{search, send_feedback};
 use crate::client;
-use crate::components::{ErrorNotice, LibraryField, StickyChip};
+use crate::components::{use_sticky, ErrorNotice, LibraryField, StickyChip};
 
 /// Filters and options, as they appear in the URL. The field names are
 /// the URL's keys: reading and writing the URL go through serde, so a new
@@ -93,18 +93,7 @@ pub fn SearchPage() -> impl IntoView {
     let w_rec = RwSignal::new(initial.w_rec.clone());
     let w_sig = RwSignal::new(initial.w_sig.clone());
 
-    let sticky: RwSignal<Option<Sticky>> = RwSignal::new(None);
-
-    // The session's sticky library, as the server remembers it.
-    Effect::new(move |_| {
-        if let Some(id) = client::session_id() {
-            leptos::task::spawn_local(async move {
-                if let Ok(s) = get_sticky(id, client::token()).await {
-                    sticky.set(s);
-                }
-            });
-        }
-    });
+    let sticky = use_sticky();
 
     // Run the search whenever the URL's query changes.
     let results = LocalResource::new(move || {
@@ -113,7 +102,7 @@ pub fn SearchPage() -> impl IntoView {
             if query.q.trim().is_empty() {
                 return None;
             }
-            let response = search(query.params(client::session_id()), client::token()).await;
+            let response = search(query.params(client::session_id())).await;
             if let Ok(r) = &response {
                 sticky.set(r.sticky_library.clone());
             }
@@ -347,7 +336,7 @@ fn Hit(hit: SearchHit) -> impl IntoView {
     let voted: RwSignal<Option<Result<String, String>>> = RwSignal::new(None);
     let vote = move |v: Vote, chunk_id: String| {
         leptos::task::spawn_local(async move {
-            let result = send_feedback(chunk_id, v, client::token()).await;
+            let result = send_feedback(chunk_id, v).await;
             voted.set(Some(match result {
                 Ok(votes) => Ok(format!(
                     "Thanks! {} like(s), {} dislike(s) so far.",

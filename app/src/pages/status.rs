@@ -2,7 +2,6 @@ use index_core::ServerStatus;
 use leptos::prelude::*;
 
 use crate::api::get_status;
-use crate::client;
 
 /// What the server is and what it holds.
 #[component]
@@ -18,7 +17,7 @@ pub fn StatusPage() -> impl IntoView {
 /// Asks the server for its status on demand and shows the answer.
 #[component]
 fn StatusPanel() -> impl IntoView {
-    let check = Action::new(|_: &()| get_status(client::token()));
+    let check = Action::new(|_: &()| get_status());
     let pending = check.pending();
 
     view! {

@@ -214,24 +214,13 @@ async fn send(
     for f in files {
         let _ = form.append_with_blob_and_filename("file", f, &f.name());
     }
-    let mut request = gloo_net::http::Request::post("/api/upload");
-    if let Some(token) = client::token() {
-        request = request.header("Authorization", &format!("Bearer {token}"));
-    }
-    let response = request
+    let request = client::post("/api/upload")
         .body(form)
-        .map_err(|e| e.to_string())?
-        .send()
+        .map_err(|e| e.to_string())?;
+    let response = client::send(request).await.map_err(|e| e.to_string())?;
+    let accepted: UploadAccepted = response
+        .json()
         .await
-        .map_err(|e| format!("the upload did not reach the server: {e}"))?;
-    let body: serde_json::Value = response.json().await.unwrap_or_default();
-    if response.status() != 202 {
-        let message = body["error"]
-            .as_str()
-            .unwrap_or("the server refused the upload");
-        return Err(message.to_owned());
-    }
-    let accepted: UploadAccepted = serde_json::from_value(body)
         .map_err(|e| format!("the server's answer names no job: {e}"))?;
 
     // The job's watch token rather than the access token: an EventSource

@@ -1,10 +1,10 @@
 //! HTML to Markdown, without the page chrome.
 //!
 //! Nesting is bounded. htmd walks the parsed page recursively, and a page of
-//! 750 nested `<div>`s (8 KB) was reported to overflow a worker thread's
-//! stack and take the whole server down; html5ever's scope checks are linear
-//! in the depth of open elements, and a 1.1 MB page of nesting was reported
-//! to take 511 s. So a
+//! 750 nested `<div>`s was reported to overflow a worker thread's stack and
+//! take the whole server down; html5ever's scope checks are linear in the
+//! depth of open elements, and a page of deep nesting was reported to take
+//! minutes to parse (docs/benchmarks.md, "Hostile inputs, as reported"). So a
 //! page that opens more than [`MAX_OPEN_DEPTH`] elements deep is refused
 //! before parsing, and in a parsed page every element deeper than
 //! [`MAX_DEPTH`] is replaced by its text (with a warning). No real

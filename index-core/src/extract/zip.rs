@@ -35,11 +35,11 @@ impl Default for ArchiveLimits {
             max_total_bytes: 1024 * 1024 * 1024,
             max_ratio: 200,
             max_depth: 4,
-            // A 522 KB PDF whose one content stream inflated to 512 MiB was
-            // reported to take the server from 520 MiB to 1.6 GiB. The
-            // largest of the shared test PDFs (01-valid.pdf, 1 MB) inflates
-            // to about 1.7 MiB (a rough scan of its Flate streams), so the
-            // bound leaves real documents two orders of magnitude of room.
+            // A small PDF whose one content stream inflated to 512 MiB was
+            // reported to triple the server's memory. The largest of the
+            // shared test PDFs inflates to less than twice its size, so the
+            // bound leaves real documents two orders of magnitude of room
+            // (docs/benchmarks.md, "Hostile inputs, as reported").
             max_pdf_inflated_bytes: 256 * 1024 * 1024,
         }
     }

@@ -49,8 +49,9 @@ pub async fn load(root: &Path, store: &Path, queries: &[String], clients: usize)
         .arg("--model-dir")
         .arg(root.join("models/all-MiniLM-L6-v2"))
         // The log filter `make run` serves with: `RUST_LOG=info` would also
-        // turn on LanceDB's per-query plan summaries, 1-2 ms of CPU a search
-        // that a default server never spends.
+        // turn on LanceDB's per-query plan summaries, CPU on every search
+        // that a default server never spends (docs/benchmarks.md, "The
+        // domain crate optimised, and what a search spends").
         .env_remove("RUST_LOG")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -2,7 +2,8 @@
 //!
 //! burn's CPU backend computes GELU with libm's scalar `erff`, one element
 //! at a time on one thread: the largest element-wise step of the network
-//! (`[tokens, 1536]` per layer), and it measured about a fifth of a batch.
+//! (`[tokens, 1536]` per layer), and a large share of a batch in a profile
+//! (docs/benchmarks.md, "Embedding speed and the CPU kernels").
 //! Here the same function runs as a vectorisable polynomial
 //! ([`super::approx::gelu`]) over blocks of the buffer in parallel.
 

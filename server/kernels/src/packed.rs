@@ -6,8 +6,8 @@
 //! those few rows: the work is bound by reading the weights (42 MB in all,
 //! more than the last-level cache of this project's test machine), not by
 //! arithmetic. A general matrix product is built for many rows: on that
-//! machine the `gemm` crate moved 5 – 8 GB/s of weights at 10 rows, where
-//! a plain streaming read on both cores moves 26 – 33 GB/s.
+//! machine the `gemm` crate read the weights at a fraction of the speed of a
+//! plain streaming read on both cores.
 //!
 //! [`PackedWeights`] stores the weights once in the order this kernel
 //! reads them: panels of [`PANEL`] columns, each panel's `k` rows
@@ -16,11 +16,11 @@
 //! registers while it walks down `k`, so a query of up to [`TILE`] tokens
 //! reads each weight exactly once; the panels are spread over the cores.
 //! `benches/packed.rs` measures it against `gemm`: from 4 to 12 rows as
-//! fast or up to 2× faster (9 – 11 GB/s of weights at 12 rows), about even
-//! at 16, slower beyond, and slower for a single row, where `gemm` has a dedicated
-//! matrix–vector path (a query is never one token: it has at least
-//! `[CLS]` and `[SEP]`). A 14-row tile (all 16 registers) ran slower per
-//! pass than 12.
+//! fast or faster, about even at 16, slower beyond, and slower for a single
+//! row, where `gemm` has a dedicated matrix–vector path (a query is never
+//! one token: it has at least `[CLS]` and `[SEP]`). A 14-row tile (all 16
+//! registers) ran slower per pass than 12 (docs/benchmarks.md, "Embedding
+//! speed and the CPU kernels").
 
 use rayon::prelude::*;
 

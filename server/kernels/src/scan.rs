@@ -1,12 +1,12 @@
 //! The rows nearest a query by cosine, by scanning every candidate row of
 //! a matrix held in memory as 8-bit integers.
 //!
-//! Why a scan and not the store's vector index: LanceDB's IVF-PQ query
-//! costs 11–13 ms on this project's 2-core machine even when it refines
-//! almost nothing (100k chunks, one library of 10k searched), while an
-//! exact scan of 10k 384-d vectors is a fraction of a millisecond of
-//! arithmetic. A scan also has no recall to tune: it misses only what the
-//! quantisation blurs.
+//! Why a scan and not the store's vector index: LanceDB's IVF-PQ query has
+//! a fixed cost of milliseconds even when it refines almost nothing (100k
+//! chunks, one library of 10k searched; docs/benchmarks.md, "Where the
+//! dense leg's time goes"), while an exact scan of 10k 384-d vectors is a
+//! fraction of a millisecond of arithmetic. A scan also has no recall to
+//! tune: it misses only what the quantisation blurs.
 //!
 //! Why 8 bits: a 384-d vector is 1,536 bytes as `f32` and 384 as `i8`, so
 //! a million chunks fit in 384 MB and a scan reads a quarter of the

@@ -2,7 +2,11 @@
 //! finds, citing them by number.
 //!
 //! - [`prompt`]: what the model is told, passages quoted as data.
-//! - [`conversations`]: each session's last exchanges.
+//!
+//! What an answer needs from the rest of docshelf is narrow: a
+//! [`Searcher`] that searches as `/api/search` does, and the session's
+//! [`History`]. The engine provides both (`crate::engine`); this module
+//! never reaches back into it.
 //!
 //! How an answer is made: the question is searched exactly as `/api/search`
 //! would search it (same engine, sticky library, filters), and the sources
@@ -11,18 +15,19 @@
 //! after the old ones, and asks again, at most [`MAX_TOOL_ROUNDS`] times.
 //! The answer streams as it is written; its `[n]` marks map back to sources.
 
-pub mod conversations;
 pub mod prompt;
 
+use std::future::Future;
+use std::sync::Arc;
 use std::time::Instant;
 
 use index_core::ask::{self, Answer, Ask, AskEvent, MoreSources, Source, SourcesFound, Token};
-use index_core::search::SearchParams;
+use index_core::search::{SearchParams, SearchResponse};
 use serde::Deserialize;
 use tracing::Instrument;
 
-use self::prompt::{Passage, Turn, SEARCH_TOOL};
-use crate::engine::{Engine, EngineError};
+use self::prompt::{Passage, SEARCH_TOOL};
+use crate::error::EngineError;
 use crate::llm::wire::{Message, Role, ToolCall};
 use crate::llm::{Delta, Llm};
 
@@ -40,6 +45,27 @@ pub const MAX_TOOL_ROUNDS: u32 = 3;
 /// model, and this bounds one that ignores it (800 tokens are ~4 KB).
 const MAX_ANSWER_BYTES: usize = 256 * 1024;
 
+pub use self::prompt::Turn;
+
+/// Searches exactly as a client's search runs: same scope rules, sticky
+/// library and filters.
+pub trait Searcher: Sync {
+    fn search(
+        &self,
+        params: SearchParams,
+    ) -> impl Future<Output = Result<SearchResponse, EngineError>> + Send;
+}
+
+/// Each session's earlier exchanges, which follow-up questions lean on.
+pub trait History: Sync {
+    /// The session's exchanges, oldest first.
+    fn history(&self, session: &str) -> Arc<Vec<Turn>>;
+    /// Adds an exchange.
+    fn remember(&self, session: &str, turn: Turn);
+    /// Starts the session's conversation over.
+    fn forget(&self, session: &str);
+}
+
 /// The `search_docs` arguments.
 #[derive(Debug, Deserialize)]
 struct SearchArgs {
@@ -51,7 +77,8 @@ struct SearchArgs {
 /// Answers `ask`, reporting sources and text through `emit` as they come.
 /// The caller sends the returned answer as `done` (or the error as `error`).
 pub async fn answer(
-    engine: &Engine,
+    searcher: &impl Searcher,
+    conversations: &dyn History,
     llm: &Llm,
     ask: Ask,
     emit: &mut (dyn FnMut(AskEvent) + Send),
@@ -59,11 +86,11 @@ pub async fn answer(
     let started = Instant::now();
     let span = tracing::info_span!("ask", llm = llm.endpoint(), session = tracing::field::Empty);
     async move {
-        let found = engine.search(ask.search(PASSAGES)).await?;
+        let found = searcher.search(ask.search(PASSAGES)).await?;
         let session = found.session_id.clone().unwrap_or_default();
         tracing::Span::current().record("session", session.as_str());
         if ask.clear {
-            engine.conversations().clear(&session);
+            conversations.forget(&session);
         }
         let mut sources: Vec<Source> = Vec::new();
         let passages: Vec<Passage> = found
@@ -79,7 +106,7 @@ pub async fn answer(
             library: found.library.clone(),
         }));
 
-        let history = engine.conversations().history(&session);
+        let history = conversations.history(&session);
         let mut messages = prompt::messages(&history, &ask.question, &passages);
         let tools = [prompt::search_tool()];
         let mut text = String::new();
@@ -116,12 +143,12 @@ pub async fn answer(
             });
             for call in &calls {
                 tool_searches += 1;
-                let result = search_again(engine, call, &mut sources, emit).await;
+                let result = search_again(searcher, call, &mut sources, emit).await;
                 messages.push(Message::tool_result(&call.id, result));
             }
         }
         let cited = ask::cited(&text, &sources);
-        engine.conversations().push(
+        conversations.remember(
             &session,
             Turn {
                 question: ask.question.clone(),
@@ -150,7 +177,7 @@ pub async fn answer(
 /// that cannot run (bad arguments, an unknown library) is answered with the
 /// reason, so the model can try otherwise; it never fails the answer.
 async fn search_again(
-    engine: &Engine,
+    searcher: &impl Searcher,
     call: &ToolCall,
     sources: &mut Vec<Source>,
     emit: &mut (dyn FnMut(AskEvent) + Send),
@@ -172,7 +199,7 @@ async fn search_again(
         version: args.version,
         ..SearchParams::default()
     };
-    let found = match engine.search(params).await {
+    let found = match searcher.search(params).await {
         Ok(found) => found,
         Err(e) => return format!("The search failed: {}", e.body().error),
     };

@@ -17,7 +17,7 @@ use crate::llm::wire::{FunctionSpec, Message, Role, Tool};
 pub const SEARCH_TOOL: &str = "search_docs";
 
 /// Longest passage text given to the model, in characters: chunks are
-/// about 1,500, so this only cuts the odd oversized one (a long code block)
+/// about 700, so this only cuts the odd oversized one (a long code block)
 /// that would crowd the others out of a small model's context.
 const MAX_PASSAGE_CHARS: usize = 2_000;
 

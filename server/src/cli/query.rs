@@ -6,9 +6,10 @@
 use std::io::{IsTerminal, Write};
 
 use anyhow::Context;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use index_core::highlight;
-use index_core::search::{Fusion, Mode, SearchHit, SearchParams};
+use index_core::search::{Fusion, FusionMethod, Mode, SearchHit, SearchParams};
 
 use super::Outcome;
 use crate::config::EngineConfig;
@@ -37,12 +38,22 @@ pub struct SearchArgs {
     pub k: i64,
 
     /// What to search by.
-    #[arg(long, default_value = Mode::Hybrid.name(), value_parser = Mode::ALL.map(Mode::name))]
-    pub mode: String,
+    #[arg(
+        long,
+        default_value = Mode::default().name(),
+        value_parser = PossibleValuesParser::new(Mode::ALL.map(Mode::name))
+            .try_map(|name| Mode::parse(&name).ok_or("unknown mode")),
+    )]
+    pub mode: Mode,
 
     /// How hybrid search merges its two rankings.
-    #[arg(long, default_value = "dbsf", value_parser = Fusion::NAMES)]
-    pub fusion: String,
+    #[arg(
+        long,
+        default_value = FusionMethod::default().name(),
+        value_parser = PossibleValuesParser::new(Fusion::NAMES)
+            .try_map(|name| FusionMethod::parse(&name).ok_or("unknown fusion")),
+    )]
+    pub fusion: FusionMethod,
 
     /// Merge this many neighbouring chunks into each hit.
     #[arg(long)]
@@ -70,8 +81,8 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<Outcome> {
             library: args.library,
             version: args.version,
             file_path: args.file_path,
-            mode: Some(args.mode),
-            fusion: Some(args.fusion),
+            mode: Some(args.mode.name().to_owned()),
+            fusion: Some(args.fusion.name().to_owned()),
             expand: args.expand,
             duplicates: Some(args.duplicates),
             ..SearchParams::default()

@@ -7,11 +7,11 @@
 //! run side by side.
 //!
 //! Why the split: not every burn kernel uses every core, so a single
-//! forward pass leaves cores idle for part of it. Measured on 2 cores, 256
-//! chunks of ~200 tokens in batches of 32, with GELU and attention already
-//! in the parallel kernels of `docshelf-kernels`: 12.6 chunks/s in one pass
-//! in two runs, 19.2 – 23.1 in two slices, 20.4 – 23.4 in four. Each slice
-//! is padded to its own longest row.
+//! forward pass leaves cores idle for part of it. On 2 cores, with GELU and
+//! attention already in the parallel kernels of `docshelf-kernels`, two
+//! slices embedded chunks more than half as fast again as one pass, and four
+//! about as fast as two (docs/benchmarks.md, "Embedding speed and the CPU
+//! kernels"). Each slice is padded to its own longest row.
 
 use rayon::prelude::*;
 

@@ -9,10 +9,11 @@
 //! not wait for an upload:
 //! - A document's chunks were first embedded in one pass, and while 190
 //!   pages were ingested searches waited behind them (`make bench-load`:
-//!   p50 1.0 s, p99 3.4 s, against 38 / 45 ms idle).
+//!   seconds, against tens of milliseconds idle).
 //! - One worker serving both lanes, bulk work [`BULK_SLICE`] texts a pass,
 //!   still made a query wait for the slice under way: about half a pass,
-//!   ~170 ms of a p50 of ~220 ms during an upload.
+//!   most of a search's time during an upload (docs/benchmarks.md, "Search
+//!   while uploading").
 //! - Now queries ([`EmbedQueue::embed_one`]) have a worker of their own on
 //!   rayon's global pool, and bulk work ([`EmbedQueue::embed_many`]) runs
 //!   beside it on a pool whose threads yield the CPU to searches
@@ -30,8 +31,8 @@ use super::{Backend, EmbedError, Embedder, Embedding, DEFAULT_BATCH};
 /// Texts of bulk work (a document's chunks) embedded per pass: each core
 /// still gets a slice of several texts, and a cancelled upload stops within
 /// a pass. (When queries shared the bulk worker, this bounded their wait:
-/// 8 took search p99 during a 190-page upload from 3.4 s to 1.7 s for 4%
-/// slower ingestion.)
+/// 8 halved search p99 during a 190-page upload for slightly slower
+/// ingestion; docs/benchmarks.md, "Search while uploading".)
 pub const BULK_SLICE: usize = 8;
 
 type Reply = oneshot::Sender<Result<Vec<Embedding>, Arc<EmbedError>>>;

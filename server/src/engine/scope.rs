@@ -5,6 +5,9 @@
 //! Searches, document reads, listings and deletes all resolve versions
 //! through [`version_in`], so "latest" and the "it has …" message of an
 //! unknown version mean the same on every path.
+//!
+//! Pure: it reads the catalog and the session's sticky library and says
+//! what should change ([`StickyChange`]); [`super::sessions`] applies it.
 
 use index_core::catalog::LibraryInfo;
 use index_core::library::{self, Resolution};
@@ -12,7 +15,6 @@ use index_core::search::{Search, Sticky};
 use index_core::version;
 
 use crate::error::EngineError;
-use crate::search::sessions::Sessions;
 use crate::store::filter::Scope;
 
 /// The stored library named exactly `name`, or an error that lists the
@@ -72,16 +74,29 @@ pub struct SearchScope {
     pub resolution: Option<Resolution>,
     /// Whether the library came from the session, not the request.
     pub sticky_applied: bool,
+    /// What the session's sticky library becomes.
+    pub sticky: StickyChange,
+}
+
+/// What a search does to its session's sticky library.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum StickyChange {
+    /// Leave it as it is.
+    #[default]
+    Keep,
+    /// A library named in the request sticks for the session's next searches.
+    Set(Sticky),
+    /// The sticky library was deleted since it was set: forget it.
+    Forget,
 }
 
 /// Resolves a search's library and version: the request's library
 /// (loosely named, and then sticky for the session), else the session's
-/// sticky library, else every library.
+/// `sticky` library, else every library.
 pub fn for_search(
     libraries: &[LibraryInfo],
     search: &Search,
-    sessions: &Sessions,
-    session_id: &str,
+    sticky: Option<Sticky>,
 ) -> Result<SearchScope, EngineError> {
     let mut out = SearchScope {
         scope: Scope {
@@ -107,15 +122,14 @@ pub fn for_search(
             out.resolution = Some(resolved);
             Some(name)
         }
-        None => match sessions.sticky(session_id) {
+        None => match sticky {
             Some(sticky) if libraries.iter().any(|l| l.name == sticky.library) => {
                 out.sticky_applied = true;
                 wanted_version = wanted_version.or(sticky.version);
                 Some(sticky.library)
             }
-            // The sticky library was deleted since: forget it.
             Some(_) => {
-                sessions.set_sticky(session_id, None);
+                out.sticky = StickyChange::Forget;
                 None
             }
             None => None,
@@ -151,13 +165,100 @@ pub fn for_search(
     }
     // A library named in the request sticks for the session's next searches.
     if let (Some(name), true) = (&out.library, search.library.is_some()) {
-        sessions.set_sticky(
-            session_id,
-            Some(Sticky {
-                library: name.clone(),
-                version: search.version.clone(),
-            }),
-        );
+        out.sticky = StickyChange::Set(Sticky {
+            library: name.clone(),
+            version: search.version.clone(),
+        });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use index_core::catalog::VersionInfo;
+    use index_core::search::SearchParams;
+
+    use super::*;
+
+    fn library(name: &str, versions: &[&str]) -> LibraryInfo {
+        LibraryInfo {
+            name: name.to_owned(),
+            versions: versions
+                .iter()
+                .map(|v| VersionInfo {
+                    version: (*v).to_owned(),
+                    documents: 1,
+                    chunks: 1,
+                    updated_at: 0,
+                })
+                .collect(),
+            documents: 1,
+            chunks: 1,
+            updated_at: 0,
+        }
+    }
+
+    fn search(library: Option<&str>, version: Option<&str>) -> Search {
+        SearchParams {
+            query: "install".into(),
+            library: library.map(str::to_owned),
+            version: version.map(str::to_owned),
+            ..SearchParams::default()
+        }
+        .validate()
+        .expect("a valid search")
+    }
+
+    fn sticky(library: &str) -> Option<Sticky> {
+        Some(Sticky {
+            library: library.to_owned(),
+            version: None,
+        })
+    }
+
+    #[test]
+    fn a_named_library_is_searched_and_becomes_sticky() {
+        let libraries = [library("react", &["18.2", "19.0"]), library("vue", &["3.4"])];
+        let scope = for_search(&libraries, &search(Some("React"), Some("latest")), None)
+            .expect("resolves");
+        assert_eq!(scope.library.as_deref(), Some("react"));
+        assert_eq!(scope.version.as_deref(), Some("19.0"));
+        assert!(!scope.sticky_applied);
+        assert_eq!(
+            scope.sticky,
+            StickyChange::Set(Sticky {
+                library: "react".into(),
+                version: Some("latest".into()),
+            })
+        );
+    }
+
+    #[test]
+    fn the_sessions_library_applies_when_none_is_named_and_stays() {
+        let libraries = [library("react", &["18.2"]), library("vue", &["3.4"])];
+        let scope = for_search(&libraries, &search(None, None), sticky("vue")).expect("resolves");
+        assert_eq!(scope.library.as_deref(), Some("vue"));
+        assert!(scope.sticky_applied);
+        assert_eq!(scope.sticky, StickyChange::Keep);
+    }
+
+    #[test]
+    fn a_deleted_sticky_library_is_forgotten_and_everything_searched() {
+        let libraries = [library("react", &["18.2"])];
+        let scope = for_search(&libraries, &search(None, None), sticky("gone")).expect("resolves");
+        assert_eq!(scope.library, None);
+        assert!(!scope.sticky_applied);
+        assert_eq!(scope.sticky, StickyChange::Forget);
+    }
+
+    #[test]
+    fn an_unknown_library_or_version_changes_nothing_and_says_what_exists() {
+        let libraries = [library("react", &["18.2"])];
+        let err = for_search(&libraries, &search(Some("zzzz"), None), sticky("react"))
+            .expect_err("unknown library");
+        assert!(matches!(err, EngineError::UnknownLibrary { .. }), "{err}");
+        let err = for_search(&libraries, &search(Some("react"), Some("9.9")), None)
+            .expect_err("unknown version");
+        assert!(err.to_string().contains("18.2"), "{err}");
+    }
 }

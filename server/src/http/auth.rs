@@ -1,10 +1,15 @@
-//! Bearer-token access control, as two guards that the router puts on its
+//! Bearer-token access control, as guards that the router puts on its
 //! routes with `route_layer`: [`require_write`] on the write router
 //! (uploads, deletes, feedback), [`require_read`] on the read routes (the
 //! REST API's reads, MCP, metrics), which needs the token only when
 //! `auth_reads` is on. A route is a write because it is registered on the
 //! write router, not because its path is on a list: a new write route
 //! cannot be left open by forgetting one.
+//!
+//! The dashboard's server functions are registered the same way, behind
+//! [`require_dashboard_write`] and [`require_dashboard_read`]: the same
+//! rules, told in the page's words (its user enters the token at the top of
+//! the page, which sends it as the same bearer header).
 //!
 //! Without a token the server listens on loopback only (see
 //! [`crate::cli::serve`]), so nobody else can reach it at all.
@@ -33,40 +38,64 @@ pub async fn require_write(
     request: Request,
     next: Next,
 ) -> Response {
-    match check(&access, request.headers(), true) {
-        Ok(()) => next.run(request).await,
-        Err(err) => err.into_response(),
-    }
+    let verdict = check(&access, request.headers(), true);
+    admit(verdict, request, next).await
 }
 
 /// The guard of routes that read stored data: open unless `auth_reads`.
-/// The dashboard's pages and server functions are not behind it: a page
-/// cannot add headers to its server-function calls, so those carry the
-/// token as an argument and check it themselves (see [`allows`]).
 pub async fn require_read(
     State(access): State<Arc<Access>>,
     request: Request,
     next: Next,
 ) -> Response {
-    match check(&access, request.headers(), false) {
+    let verdict = check(&access, request.headers(), false);
+    admit(verdict, request, next).await
+}
+
+/// The guard of the dashboard's server functions that change stored data.
+pub async fn require_dashboard_write(
+    State(access): State<Arc<Access>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let verdict = check_dashboard(&access, request.headers(), true);
+    admit(verdict.map_err(ApiError::unauthorized), request, next).await
+}
+
+/// The guard of the dashboard's server functions that read: open unless
+/// `auth_reads`.
+pub async fn require_dashboard_read(
+    State(access): State<Arc<Access>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let verdict = check_dashboard(&access, request.headers(), false);
+    admit(verdict.map_err(ApiError::unauthorized), request, next).await
+}
+
+/// Runs the request if the guard admitted it; answers the refusal if not.
+async fn admit(verdict: Result<(), ApiError>, request: Request, next: Next) -> Response {
+    match verdict {
         Ok(()) => next.run(request).await,
         Err(err) => err.into_response(),
     }
 }
 
+/// The token a read (`write: false`) or a write needs, if it needs one:
+/// the access rule itself, which both faces' checks apply.
+fn required(access: &Access, write: bool) -> Option<&str> {
+    access
+        .token
+        .as_deref()
+        .filter(|_| write || access.auth_reads)
+}
+
 /// Whether the request's bearer token grants a read or a write.
 pub fn check(access: &Access, headers: &HeaderMap, write: bool) -> Result<(), ApiError> {
-    let Some(token) = access.token.as_deref() else {
+    let Some(token) = required(access, write) else {
         return Ok(());
     };
-    if !write && !access.auth_reads {
-        return Ok(());
-    }
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    match given {
+    match bearer(headers) {
         Some(given) if same(given.trim().as_bytes(), token.as_bytes()) => Ok(()),
         Some(_) => Err(ApiError::unauthorized("the bearer token is wrong")),
         None => Err(ApiError::unauthorized(
@@ -75,19 +104,29 @@ pub fn check(access: &Access, headers: &HeaderMap, write: bool) -> Result<(), Ap
     }
 }
 
-/// Whether `given` grants a read (`write: false`) or a write under `access`.
-pub fn allows(access: &Access, given: Option<&str>, write: bool) -> Result<(), String> {
-    let Some(token) = access.token.as_deref() else {
+/// [`check`] for the dashboard: a blank token counts as none, and the
+/// refusal (an `unauthorized` error's message) says where the user enters it.
+fn check_dashboard(
+    access: &Access,
+    headers: &HeaderMap,
+    write: bool,
+) -> Result<(), &'static str> {
+    let Some(token) = required(access, write) else {
         return Ok(());
     };
-    if !write && !access.auth_reads {
-        return Ok(());
+    match bearer(headers).map(str::trim).filter(|g| !g.is_empty()) {
+        Some(given) if same(given.as_bytes(), token.as_bytes()) => Ok(()),
+        Some(_) => Err("the access token is wrong"),
+        None => Err("this needs the access token: enter it at the top of the page"),
     }
-    match given.map(str::trim).filter(|g| !g.is_empty()) {
-        Some(g) if same(g.as_bytes(), token.as_bytes()) => Ok(()),
-        Some(_) => Err("the access token is wrong".into()),
-        None => Err("this needs the access token: enter it at the top of the page".into()),
-    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header, as given.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
 }
 
 /// Compares in time independent of where the inputs differ.
@@ -98,6 +137,47 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn headers(authorization: Option<&str>) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        if let Some(value) = authorization {
+            headers.insert(
+                header::AUTHORIZATION,
+                value.parse().expect("a header value"),
+            );
+        }
+        headers
+    }
+
+    #[test]
+    fn the_dashboard_needs_the_token_for_writes_and_for_reads_only_with_auth_reads() {
+        let writes_only = Access {
+            token: Some("secret".into()),
+            auth_reads: false,
+        };
+        let everything = Access {
+            auth_reads: true,
+            ..writes_only.clone()
+        };
+        let (none, blank, wrong, right) = (
+            headers(None),
+            headers(Some("Bearer  ")),
+            headers(Some("Bearer nope")),
+            headers(Some("Bearer secret")),
+        );
+        let missing = "this needs the access token: enter it at the top of the page";
+        assert_eq!(check_dashboard(&writes_only, &none, false), Ok(()));
+        assert_eq!(check_dashboard(&writes_only, &none, true), Err(missing));
+        assert_eq!(check_dashboard(&writes_only, &right, true), Ok(()));
+        assert_eq!(check_dashboard(&everything, &blank, false), Err(missing));
+        assert_eq!(
+            check_dashboard(&everything, &wrong, false),
+            Err("the access token is wrong")
+        );
+        assert_eq!(check_dashboard(&everything, &right, false), Ok(()));
+        // Without a token configured, everything is open.
+        assert_eq!(check_dashboard(&Access::default(), &wrong, true), Ok(()));
+    }
 
     #[test]
     fn tokens_compare_exactly() {

@@ -1,6 +1,12 @@
 //! The dashboard: server-side rendering of the Leptos app, its `#[server]`
 //! functions, and the files of the browser bundle.
 //!
+//! Each server function is registered here as a read or a write ([`Rpc`]),
+//! behind the guard of its kind, as the REST routes are in
+//! [`super::api_routes`]: where it is registered is its access rule. Pages
+//! render without the engine, so a server function reaches it only through
+//! its guarded route.
+//!
 //! A server function's error is the engine's [`ErrorBody`]; server_fn
 //! answers every error with 500, so [`rpc_status`] sets the status its kind
 //! gives, as the REST API would: bad input is 400, an unknown document 404.
@@ -8,42 +14,42 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use app::api;
 use app::backend::{Backend, SharedBackend};
 use app::{shell, App, OUTPUT_NAME};
 use axum::body::Body;
+use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::response::Response;
+use axum::routing::{on, MethodFilter};
 use axum::Router;
 use leptos::config::LeptosOptions;
 use leptos::prelude::provide_context;
 use leptos::server_fn::error::SERVER_FN_ERROR_HEADER;
-use leptos_axum::{file_and_error_handler, generate_route_list, LeptosRoutes};
+use leptos::server_fn::{Protocol, ServerFn};
+use leptos_axum::{
+    file_and_error_handler, generate_route_list_with_exclusions, handle_server_fns_with_context,
+    LeptosRoutes,
+};
 
 use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo, Target};
 use index_core::feedback::{FeedbackRequest, Votes};
 use index_core::search::{SearchParams, SearchResponse, Sticky};
-use index_core::{ErrorBody, ErrorKind, ServerStatus};
+use index_core::{ErrorBody, ServerStatus};
 
 use super::auth::{self, Access};
 use super::AppState;
 use crate::engine::Engine;
 
-/// The engine as the dashboard's server functions see it, with the
-/// server's access rules applied.
+/// The engine as the dashboard's server functions see it.
 struct DashboardBackend {
     engine: Arc<Engine>,
-    access: Access,
 }
 
 #[async_trait::async_trait]
 impl Backend for DashboardBackend {
     async fn status(&self) -> ServerStatus {
         self.engine.status().await
-    }
-
-    fn authorize(&self, token: Option<&str>, write: bool) -> Result<(), ErrorBody> {
-        auth::allows(&self.access, token, write)
-            .map_err(|why| ErrorBody::new(ErrorKind::Unauthorized, why))
     }
 
     async fn search(&self, params: SearchParams) -> Result<SearchResponse, ErrorBody> {
@@ -111,21 +117,95 @@ pub fn leptos_options(site_dir: &Path) -> LeptosOptions {
 }
 
 /// Page routes, server functions, and static files as the fallback.
-pub fn routes(state: &AppState, access: &Access) -> Router<AppState> {
+pub fn routes(state: &AppState) -> Router<AppState> {
     let backend: SharedBackend = Arc::new(DashboardBackend {
         engine: state.engine.clone(),
-        access: access.clone(),
     });
+    let rpc = Rpc::new(backend)
+        .read::<api::GetStatus>()
+        .read::<api::Search>()
+        .read::<api::GetSticky>()
+        // A session's own state, as `clear_sticky` in a search body is.
+        .read::<api::ClearSticky>()
+        .read::<api::ListLibraries>()
+        .read::<api::ListDocuments>()
+        .read::<api::GetDocument>()
+        .write::<api::Delete>()
+        .write::<api::SendFeedback>()
+        .guarded(&state.access);
+    // Leptos would register every server function itself, unguarded:
+    // leave them all to `Rpc`, so that one not added there is not served.
+    let server_fns = leptos::server_fn::axum::server_fn_paths()
+        .map(|(path, _)| path.to_owned())
+        .collect();
+    let pages = generate_route_list_with_exclusions(App, Some(server_fns));
     let options = state.leptos.clone();
     Router::new()
-        .leptos_routes_with_context(
-            state,
-            generate_route_list(App),
-            move || provide_context(backend.clone()),
-            move || shell(options.clone()),
-        )
+        .leptos_routes(state, pages, move || shell(options.clone()))
+        .merge(rpc)
         .fallback(file_and_error_handler::<AppState, _>(shell))
         .layer(axum::middleware::map_response(rpc_status))
+}
+
+/// The server functions' routes, each added as a read or a write: the
+/// choice is its access rule, as the choice of router is for a REST route.
+/// Each runs with the backend in its context.
+struct Rpc {
+    backend: SharedBackend,
+    reads: Router<AppState>,
+    writes: Router<AppState>,
+}
+
+impl Rpc {
+    fn new(backend: SharedBackend) -> Self {
+        Self {
+            backend,
+            reads: Router::new(),
+            writes: Router::new(),
+        }
+    }
+
+    /// Adds `F`, open unless reads need the token.
+    fn read<F: ServerFn>(mut self) -> Self {
+        self.reads = route::<F>(&self.backend, self.reads);
+        self
+    }
+
+    /// Adds `F`, which needs the token whenever the server has one.
+    fn write<F: ServerFn>(mut self) -> Self {
+        self.writes = route::<F>(&self.backend, self.writes);
+        self
+    }
+
+    /// The reads and the writes, each behind its guard.
+    fn guarded(self, access: &Arc<Access>) -> Router<AppState> {
+        let reads = self.reads.route_layer(axum::middleware::from_fn_with_state(
+            access.clone(),
+            auth::require_dashboard_read,
+        ));
+        let writes = self.writes.route_layer(axum::middleware::from_fn_with_state(
+            access.clone(),
+            auth::require_dashboard_write,
+        ));
+        reads.merge(writes)
+    }
+}
+
+/// `router` with server function `F` at its path and method, run with the
+/// backend in its context.
+fn route<F: ServerFn>(backend: &SharedBackend, router: Router<AppState>) -> Router<AppState> {
+    let method = F::Protocol::METHOD;
+    let Ok(filter) = MethodFilter::try_from(method.clone()) else {
+        // Not served at all, rather than served unguarded.
+        tracing::error!(path = F::PATH, %method, "a server function's method cannot be routed");
+        return router;
+    };
+    let backend = backend.clone();
+    let handler = move |request: Request| {
+        let backend = backend.clone();
+        handle_server_fns_with_context(move || provide_context(backend.clone()), request)
+    };
+    router.route(F::PATH, on(filter, handler))
 }
 
 /// The largest server-function error body read back to find its kind; ours

@@ -23,7 +23,7 @@ use super::auth;
 use super::error::{ApiError, ApiQuery};
 use super::openapi::ErrorBody;
 use super::AppState;
-use crate::store::job_log;
+use crate::engine::EngineError;
 
 /// The upload form, for the OpenAPI document.
 #[derive(utoipa::ToSchema)]
@@ -118,15 +118,7 @@ pub async fn job(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<JobStatus>, ApiError> {
-    if let Some(job) = state.engine.jobs().get(&id) {
-        return Ok(Json(job.status()));
-    }
-    // Another process's job (a replica behind the same balancer), or one
-    // from before a restart: as that process last wrote it.
-    match state.engine.stored_job(&id).await? {
-        Some(stored) => Ok(Json(stored.status)),
-        None => Err(ApiError::not_found(format!("no job {id:?}"))),
-    }
+    Ok(Json(state.engine.job(&id).await?))
 }
 
 /// `?token=` of the events stream.
@@ -157,87 +149,29 @@ pub async fn events(
     ApiQuery(query): ApiQuery<WatchQuery>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    let job = state.engine.jobs().get(&id);
-    let stored = match &job {
-        Some(_) => None,
-        None => state.engine.stored_job(&id).await?,
-    };
+    let found = state.engine.find_job(&id).await?;
     // The bearer token, or this job's own watch token. Checked before
     // "no such job" so that, without either, ids cannot be probed.
     if let Err(refused) = auth::check(&state.access, &headers, false) {
-        let watched = match (&job, &stored, query.token.as_deref()) {
-            (Some(job), _, Some(token)) => job.admits(token),
-            (None, Some(stored), Some(token)) => bool::from(subtle::ConstantTimeEq::ct_eq(
-                token.as_bytes(),
-                stored.watch_token.as_bytes(),
-            )),
+        let watched = match (&found, query.token.as_deref()) {
+            (Some(found), Some(token)) => found.admits(token),
             _ => false,
         };
         if !watched {
             return Err(refused);
         }
     }
-    let stream = match (job, stored) {
-        (Some(job), _) => local_events(job.subscribe()).boxed(),
-        (None, Some(stored)) => stored_events(state, stored.status).boxed(),
-        (None, None) => return Err(ApiError::not_found(format!("no job {id:?}"))),
-    };
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
-}
-
-/// A job this process runs: first the current state, then one event per
-/// change, ending with `done`.
-fn local_events(
-    rx: tokio::sync::watch::Receiver<JobStatus>,
-) -> impl Stream<Item = Result<Event, Infallible>> + Send {
-    futures::stream::unfold(Some((rx, true)), |phase| async move {
-        let (mut rx, first) = phase?;
-        if !first && rx.changed().await.is_err() {
-            return None;
-        }
-        let status = rx.borrow_and_update().clone();
-        if status.state == JobState::Done {
-            Some((event("done", &status), None))
+    let found = found.ok_or_else(|| EngineError::UnknownJob(id))?;
+    let events = state.engine.job_statuses(found).map(|status| {
+        let name = if status.state == JobState::Done {
+            "done"
         } else {
-            Some((event("progress", &status), Some((rx, false))))
-        }
-    })
-}
-
-/// Another process's job, as it writes it to the store: the stored state,
-/// then an event each time a new one is read (the store is looked at every
-/// [`job_log::RECORD_EVERY`]), ending with `done`. A store that cannot be
-/// read ends the stream; the client's reconnect starts over.
-fn stored_events(
-    state: AppState,
-    first: JobStatus,
-) -> impl Stream<Item = Result<Event, Infallible>> + Send {
-    futures::stream::unfold(Some((first, true)), move |phase| {
-        let state = state.clone();
-        async move {
-            let (mut status, fresh) = phase?;
-            if !fresh {
-                loop {
-                    tokio::time::sleep(job_log::RECORD_EVERY).await;
-                    let next = state.engine.stored_job(&status.id).await.ok()??;
-                    if next.status != status {
-                        status = next.status;
-                        break;
-                    }
-                }
-            }
-            if status.state == JobState::Done {
-                Some((event("done", &status), None))
-            } else {
-                Some((event("progress", &status), Some((status, false))))
-            }
-        }
-    })
-}
-
-fn event(kind: &str, status: &JobStatus) -> Result<Event, Infallible> {
-    Ok(Event::default()
-        .event(kind)
-        .json_data(status)
-        .unwrap_or_else(|_| Event::default().event(kind)))
+            "progress"
+        };
+        Ok(Event::default()
+            .event(name)
+            .json_data(&status)
+            .unwrap_or_else(|_| Event::default().event(name)))
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
 }

@@ -25,7 +25,8 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
 pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     // A label value per method a client makes up would grow the metrics
-    // without bound (3,000 invented methods once took them to 8.6 MB).
+    // without bound (a few thousand invented methods once grew them to
+    // megabytes; docs/benchmarks.md, "Hostile inputs, as reported").
     let method = label_of(request.method()).to_owned();
     // Unmatched paths (static files, 404s) share one label value.
     let route = request

@@ -155,7 +155,7 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
         .merge(api)
         // Unknown API paths get the API's JSON 404, not the dashboard's page.
         .route("/api/{*rest}", any(error::no_such_route))
-        .merge(dashboard::routes(&state, &config.access))
+        .merge(dashboard::routes(&state))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             metrics::track,

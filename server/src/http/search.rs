@@ -14,6 +14,7 @@ use super::openapi::ErrorBody;
 use super::AppState;
 use crate::engine::EngineError;
 use index_core::search::Stage;
+use index_core::stream::SearchEvent;
 
 /// Searches the stored documents.
 #[utoipa::path(
@@ -77,7 +78,7 @@ pub async fn search_stream(
         let stages = tx.clone();
         let mut on_stage = move |stage: Stage, results: &[SearchHit]| {
             if let Ok(event) = Event::default()
-                .event(stage.name())
+                .event(SearchEvent::Stage(stage).name())
                 .json_data(StageEvent { stage, results })
             {
                 // A client that went away just stops receiving.
@@ -85,10 +86,14 @@ pub async fn search_stream(
             }
         };
         let event = match engine.search_staged(search, &mut on_stage).await {
-            Ok(response) => Event::default().event("done").json_data(&response),
+            Ok(response) => Event::default()
+                .event(SearchEvent::Done.name())
+                .json_data(&response),
             Err(err) => {
                 let body = err.body();
-                Event::default().event("error").json_data(StreamError {
+                Event::default()
+                    .event(SearchEvent::Error.name())
+                    .json_data(StreamError {
                     status: body.code.http_status(),
                     body,
                 })

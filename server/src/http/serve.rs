@@ -3,7 +3,8 @@
 //!
 //! `axum::serve` sets no timer, so hyper enforces no timeouts: a tester's
 //! 300 connections that trickled their headers, or opened and sent nothing,
-//! all stayed open past 70 s, each holding a socket and a task. Here
+//! all stayed open for as long as the tester waited, each holding a socket
+//! and a task (docs/benchmarks.md, "The accept loop"). Here
 //! hyper's header-read timeout runs whenever a connection waits for a
 //! request head: a new connection, a trickled header, and a keep-alive
 //! connection idle between requests are all closed when it passes. A

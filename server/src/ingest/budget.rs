@@ -3,8 +3,9 @@
 //! Archives are bounded one by one (entries, expanded bytes, ratio, depth),
 //! but a job of many files, or one archive of many ordinary entries, was
 //! not: a 3.7 MB ZIP of 1,000 × 1 MiB entries was reported to pass every
-//! per-archive limit and start an ~800,000-chunk job (hours of embedding)
-//! that grew the server to 1.7 GB in two minutes. The budget is checked as each upload is
+//! per-archive limit and start a job of hours of embedding that grew the
+//! server to well over a gigabyte within minutes (docs/benchmarks.md,
+//! "Hostile inputs, as reported"). The budget is checked as each upload is
 //! extracted, before anything of it is chunked or embedded, and as each
 //! document is chunked; what would exceed it fails with a reason that says
 //! how to proceed.
@@ -22,8 +23,9 @@ pub struct JobLimits {
 }
 
 impl Default for JobLimits {
-    /// 256 MiB of text is about 180,000 chunks, over two hours of embedding
-    /// on a 2-core CPU: larger uploads should come in several jobs.
+    /// 256 MiB of text is a couple of hundred thousand chunks or more,
+    /// hours of embedding on a 2-core CPU: larger uploads should come in
+    /// several jobs.
     fn default() -> Self {
         Self {
             max_text_bytes: 256 * 1024 * 1024,

@@ -52,15 +52,13 @@ pub struct Pipeline<'a> {
 ///
 /// Every stored document is a commit of its own, and until the indexes
 /// cover it, every search scans its rows for the keyword leg and opens its
-/// fragment: while the 190 git pages were ingested in one job, searches took
-/// p50 ~700 ms (`make bench-load`), and a perf sample of the main runtime
-/// put their CPU at roughly 330 ms each (derived: 15 s of CPU over ~45
-/// searches in 40 s; idle CPU per search was not measured).
-/// Folding in every few seconds keeps that work small (same bench, one run
-/// each: search p50 / p99 during the upload 703 / 1,749 ms without, 245 /
-/// 502 every 15 s, 218 / 450 every 5 s). The upload got faster too (236 s
-/// → 157–162 s): each document's commit looks up the rows it replaces, and
-/// that is cheaper over indexed, compacted data.
+/// fragment: while the 190 git pages were ingested in one job, searches
+/// took most of a second, much of it CPU (`make bench-load`).
+/// Folding in every few seconds keeps that work small: it cut search
+/// latency during the upload to about a third, a little more at 5 s than
+/// at 15. The upload got faster too: each document's commit looks up the
+/// rows it replaces, and that is cheaper over indexed, compacted data
+/// (docs/benchmarks.md, "Search while uploading").
 pub const REFRESH_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Runs a whole job. Never fails as a whole for one file's sake; the

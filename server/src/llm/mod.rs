@@ -213,7 +213,7 @@ impl Llm {
 /// The most useful words of an error, innermost cause included (reqwest's
 /// own message is just "error sending request").
 fn reason(error: &(dyn std::error::Error + 'static)) -> String {
-    crate::error::causes(error)
+    crate::error_chain::causes(error)
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(": ")
@@ -232,7 +232,7 @@ fn upstream_message(body: &str) -> String {
     if text.is_empty() {
         "no message".into()
     } else {
-        crate::error::cut(&text, 300)
+        crate::error_chain::cut(&text, 300)
     }
 }
 

@@ -19,13 +19,11 @@
 //! The caller sees each stage as it completes ([`Stage`]), which is what the
 //! streaming endpoint forwards.
 //!
-//! - [`sessions`]: the sticky library each session carries between queries.
 //! - [`rerank`]: the second-stage scorer.
 //! - [`pages`]: candidates grouped into one result per page.
 
 pub mod pages;
 pub mod rerank;
-pub mod sessions;
 
 use std::collections::HashMap;
 

@@ -15,15 +15,14 @@
 //! relevance (so the prior keeps the query's own scale in every mode). Then
 //! the caller maps relevance back to [0, 1].
 //!
-//! Measured (`docshelf eval`, document nDCG@10, hybrid with DBSF), without
-//! → with it, on 700-byte chunks: git-docs 0.762 → 0.816 and npm-docs 0.781
-//! → 0.806 (the tuning sets, 190 and 101 known-item queries); on the
-//! held-out sets it barely moves, hatch-docs 0.839 → 0.845 and
-//! starlette-docs 0.897 → 0.899. It was chosen on 1,500-byte chunks, where
-//! it lifted the tuning sets by 0.04 and 0.05 and cost the held-out ones
-//! 0.006 and 0.027. Replaying each leg's 50 candidates per query on the tuning sets,
-//! it also lifted dense (0.730 → 0.753, 0.674 → 0.700) and keyword (0.702
-//! → 0.753, 0.635 → 0.703), at 1,500 bytes.
+//! Measured with `docshelf eval` (document nDCG@10, hybrid with DBSF) on
+//! 700-byte chunks, it lifts both tuning sets clearly and barely moves the
+//! held-out ones (`make eval`'s "first stage only" row against hybrid). It
+//! was chosen on 1,500-byte chunks, where it also lifted the tuning sets and
+//! cost the held-out ones a little; replaying each leg's 50 candidates per
+//! query on the tuning sets, it also lifted dense and keyword there
+//! (docs/search.md, "Quality"; docs/benchmarks.md, "Retrieval quality
+//! history").
 //!
 //! Shapes tried beside it: the first chunk only, `1/(1+i)`, the first two
 //! chunks; strengths 0.05–0.3. All helped; this one was best on the mean of
@@ -36,9 +35,9 @@
 //! It is a [`SecondStage`] so that a cross-encoder can take its place:
 //! [`cross_encoder`] runs one a user supplies (`--reranker-dir`). No
 //! registry package ships cross-encoder weights, and a MiniLM-L6 one over
-//! 50 candidates adds 3.3 s p50 to a search on a 2-core CPU (`make
-//! bench-search`) against a budget of 5 ms, which is why this cheap stage
-//! is the default.
+//! 50 candidates adds seconds to a search on a 2-core CPU (`make
+//! bench-search`; docs/benchmarks.md, "The second stage") against a budget
+//! of 5 ms, which is why this cheap stage is the default.
 
 pub mod cross_encoder;
 

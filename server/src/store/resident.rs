@@ -1,12 +1,12 @@
 //! A copy of the chunk table held in memory, which the search legs answer
 //! from while it matches the table's current version.
 //!
-//! Why: on the 100k-chunk search bench (one library of 10k searched) the
-//! dense leg's LanceDB query took 15–18 ms, 11–13 ms of it fixed cost that
-//! no index setting removed, and reading the stored text of a leg's 50
-//! candidates about 4 ms more. Scanning the library's 10k vectors as 8-bit
-//! codes takes about 0.2 ms (`make bench-kernels`), and a chunk read from
-//! memory costs a copy. So the dense leg scans this copy
+//! Why: on the 100k-chunk search bench (one library of 10k searched) most
+//! of the dense leg's LanceDB query was a fixed cost that no index setting
+//! removed, and reading the stored text of a leg's 50 candidates cost more
+//! again. Scanning the library's 10k vectors as 8-bit codes takes a small
+//! fraction of that (`make bench-kernels`), and a chunk read from memory
+//! costs a copy. So the dense leg scans this copy
 //! ([`QuantizedRows`], exact up to quantisation, so no recall to tune), and
 //! the keyword leg asks LanceDB's full-text index for ids and scores only,
 //! taking the chunks from here.
@@ -19,14 +19,15 @@
 //! quiet for [`QUIET`] (an upload commits once per document: reloading
 //! after each would compete with its embedding for the CPU).
 //!
-//! Measured on that bench (`make bench-search`): the dense search 22.8 →
-//! 4.8 ms p50; with the keyword leg's single field as well (see
-//! `schema::search_text`), hybrid 30.3 → 11 ms and 16 clients over HTTP
-//! 44 → 146 searches/s.
+//! On that bench (`make bench-search`) the dense search became several
+//! times faster; with the keyword leg's single field as well (see
+//! `schema::search_text`), hybrid search took about a third of its time
+//! and 16 clients over HTTP got three times the searches a second
+//! (docs/benchmarks.md, "Searches answer from memory").
 //!
-//! **Memory.** About 1.2 KB a chunk of 700 bytes: 384 bytes of codes and
-//! the stored columns (115 MiB for the 100k bench table, 1,167 MiB for its
-//! 1M one). While a new copy is read the old one is still held. A
+//! **Memory.** A little over a KB a chunk of 700 bytes: 384 bytes of codes
+//! and the stored columns (docs/benchmarks.md, "Search on 700-byte
+//! chunks"). While a new copy is read the old one is still held. A
 //! table of more than the configured rows (`--resident-chunks`) is not
 //! copied and is searched on disk only.
 
@@ -50,8 +51,8 @@ use crate::embed::DIM;
 /// How long the table must go without a commit before a reload starts.
 pub const QUIET: Duration = Duration::from_secs(2);
 
-/// The default most rows held in memory: about 1.2 GB for a million
-/// chunks of 700 bytes (1,167 MiB for the bench's 1M table).
+/// The default most rows held in memory: a little over a GiB for a million
+/// chunks of 700 bytes (docs/benchmarks.md, "Search on 700-byte chunks").
 pub const DEFAULT_MAX_ROWS: usize = 1_000_000;
 
 /// The chunk table at one version, in memory.
@@ -216,11 +217,12 @@ impl Copy {
 /// Hands memory the allocator holds free back to the system. Reading a
 /// copy allocates its size again in many pieces (Arrow batches, their
 /// compacted columns, the old copy until it is dropped), and glibc keeps
-/// much of what is freed: on the 100k bench table (a 187 MiB copy), the
-/// bench process's RSS after each of ten reloads in a row ran 644–918 MiB
-/// without this and 414–586 MiB with it, for 0.1–0.2 s more a reload (one
-/// run each, `DOCSHELF_BENCH_RELOADS=10`). A search still holding the old
-/// copy frees it later; that memory then waits for the next reload.
+/// much of what is freed: over ten reloads in a row of the 100k bench
+/// table, the bench process's resident memory stayed about a third lower
+/// with this, for a little more time a reload (`DOCSHELF_BENCH_RELOADS=10`;
+/// docs/benchmarks.md, "Searches answer from memory"). A search still
+/// holding the old copy frees it later; that memory then waits for the next
+/// reload.
 fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free pages of glibc's heap to the

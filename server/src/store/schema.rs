@@ -80,10 +80,10 @@ pub const SEARCH_TEXT_SQL: &str = "concat(context, ' ', text)";
 
 /// What the keyword leg searches for a chunk: its context (title, headings)
 /// and its text as one field. Why one field and not BM25F over two: LanceDB
-/// walks each field's postings, so two fields cost two searches (keyword
-/// leg p50 8.9 ms against 4.6–5.1 on the 100k bench), and the two rank alike
-/// (the context's weight at 1, which was the best of 1, 2, 3 and 5;
-/// nDCG@10 within 0.004 on every eval set either way).
+/// walks each field's postings, so two fields cost two searches (the
+/// keyword leg took nearly twice as long on the 100k bench), and the two
+/// rank alike (the context's weight at 1, which was the best of 1, 2, 3 and
+/// 5; docs/benchmarks.md, "Searches answer from memory").
 pub fn search_text(context: &str, text: &str) -> String {
     format!("{context} {text}")
 }
@@ -306,9 +306,9 @@ impl ChunkColumns {
     /// The [`STORED_COLUMNS`] of `batch` in buffers of their own. The arrays
     /// of a batch read from LanceDB share the buffers the batch was decoded
     /// into (the vectors', among others) and the text's buffer is decoded
-    /// several times larger than the text: the 100k-chunk bench table of
-    /// 1,500-byte chunks held 702 MiB as read and 187 MiB copied out (text
-    /// 6.7 MB against 1.4 MB a batch of 1,024 rows).
+    /// several times larger than the text: copied out, the 100k-chunk bench
+    /// table held about a quarter of the memory it held as read
+    /// (docs/benchmarks.md, "Searches answer from memory").
     pub fn copied_out(batch: &RecordBatch) -> Result<Self, String> {
         let schema = batch.schema();
         let stored: Vec<usize> = STORED_COLUMNS

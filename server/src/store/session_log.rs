@@ -1,7 +1,7 @@
 //! Sessions' sticky libraries, kept in the store so that a follow-up
 //! search stays in its library whichever replica answers it.
 //!
-//! Each process keeps its sessions in memory (`search::sessions`); this
+//! Each process keeps its sessions in memory (`engine::sessions`); this
 //! table is what another process reads when a client brings a session id
 //! it has not seen. A row is written only when a session's sticky library
 //! changes (a search that names another library, or clears it), not on

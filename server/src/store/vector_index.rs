@@ -4,26 +4,21 @@
 //! An IVF-PQ index splits the vectors into partitions (about √n of them, n
 //! the rows at build time); a search reads the partitions nearest to the
 //! query, ranks their rows by compressed (PQ) distance, and re-ranks the
-//! best `limit × refine factor` of those with the full vectors. With the
-//! settings of 100k rows (20 probes, refine factor 5), dense recall@10
-//! against exact search was 0.978–0.982 at 100k rows but 0.857 at 1M.
+//! best `limit × refine factor` of those with the full vectors. The
+//! settings that served 100k rows (20 probes, refine factor 5) kept dense
+//! recall@10 against exact search high there but lost far too much at 1M.
 //! The sweep `DOCSHELF_BENCH_RECALL_SWEEP=1 make bench-search ROWS=…`
-//! showed why (one run each size, one library, 190 queries):
-//!
-//! | 1M rows, 1,000 partitions | refine 5 | refine 10 | refine 20 |
-//! | --- | --- | --- | --- |
-//! | 32 probes | 0.889 | 0.935 | 0.967 |
-//! | 63, 125 or 250 probes | 0.889 | 0.935 | 0.967–0.968 |
-//!
-//! Past ~32 probes the partitions hold the true neighbours; what loses
-//! them is the PQ ranking, whose near-ties grow with the rows (at 100k,
-//! 316 partitions, refine 5, 10, 20 gave 0.978, 0.991, 0.997). So both
-//! grow with the partitions the index has ([`VectorSearchTuning::probes`],
-//! [`VectorSearchTuning::refine`]): 1/32 of them probed, at least 20, and
-//! a refine factor of one per 50 partitions, at least 5. That keeps 100k's
-//! 20 probes and raises its refine factor from 5 to 7 (the dense leg alone
-//! took 16.6 ms at 5 and 20.9 at 10 in the sweep; 7 was not swept), and
-//! gives 1M 32 probes and refine 20 (0.967, 51.5 ms against 38.2 at 5).
+//! showed why: past ~32 probes more probes changed nothing, so the
+//! partitions hold the true neighbours; what loses them is the PQ ranking,
+//! whose near-ties grow with the rows, and only a larger refine factor won
+//! them back (docs/benchmarks.md, "Probes and refining by partitions"). So
+//! both grow with the partitions the index has
+//! ([`VectorSearchTuning::probes`], [`VectorSearchTuning::refine`]): 1/32
+//! of them probed, at least 20, and a refine factor of one per 50
+//! partitions, at least 5. That keeps 100k's 20 probes and raises its
+//! refine factor from 5 to 7 (a little slower; 7 was not swept on its own),
+//! and gives 1M 32 probes and refine 20, which brings recall there back
+//! above 0.95 for a slower dense leg.
 //!
 //! LanceDB's index statistics do not give the partition count, so the
 //! index's name carries it (`vector_ivf_pq_p316`), and the store reads it

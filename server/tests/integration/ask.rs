@@ -6,19 +6,15 @@
 //! tool reach the model, documents stay quoted, a hang-up stops the model,
 //! and every failure is a clear error.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 
-use crate::common;
+use crate::common::{self, upload};
 use crate::llm_server::{LlamaServer, Proxy};
-use docshelf_server::engine::Engine;
-use docshelf_server::http::RouterConfig;
 use docshelf_server::llm::{Llm, LlmConfig};
-use index_core::job::Upload;
 
 const WIDGETS: &str =
     "# Frobnicating widgets\n\nTo frobnicate a widget, run `widget frob --level 3`. \
@@ -45,26 +41,18 @@ async fn serve_with(
     max_tokens: u32,
     timeout_secs: u64,
 ) -> String {
-    let engine = Engine::open(&common::engine_config(dir))
-        .await
-        .expect("engine");
-    let page = |name: &str, text: &str| Upload {
-        name: name.to_owned(),
-        bytes: text.as_bytes().to_vec(),
-    };
-    let status = engine
-        .ingest(
-            "tools",
-            "1.0",
-            vec![
-                page("widgets.md", WIDGETS),
-                page("gadgets.md", GADGETS),
-                page("notice.md", NOTICE),
-            ],
-        )
-        .await;
-    let status = status.expect("a valid library");
-    assert_eq!(status.tally().1, 0, "{status:#?}");
+    let engine = common::engine(dir).await;
+    common::ingest(
+        &engine,
+        "tools",
+        "1.0",
+        vec![
+            upload("widgets.md", WIDGETS),
+            upload("gadgets.md", GADGETS),
+            upload("notice.md", NOTICE),
+        ],
+    )
+    .await;
     let llm = Llm::from_config(&LlmConfig {
         url: llm_url.map(str::to_owned),
         model: "smollm2".into(),
@@ -73,17 +61,9 @@ async fn serve_with(
         max_tokens,
     })
     .expect("llm settings");
-    let engine = Arc::new(engine.with_llm(llm));
+    let engine = engine.with_llm(llm);
     engine.warm().await;
-    let router = docshelf_server::http::router(
-        engine,
-        &RouterConfig {
-            site_dir: dir.join("site"),
-            max_body_bytes: 1024 * 1024,
-            ..RouterConfig::default()
-        },
-    );
-    common::serve_app(router, docshelf_server::http::serve::HEADER_TIMEOUT).await
+    common::serve_engine(engine, &common::router_config(dir, 1024 * 1024)).await
 }
 
 /// Asks, reads the whole stream, and returns the status and the events.
@@ -152,15 +132,12 @@ async fn an_answer_streams_after_sources_that_come_from_the_store() {
 
     // The sources are what search finds for the question, in its order.
     let sources = last(&events, "sources");
-    let (_, found) = {
-        let res = Client::new()
-            .post(format!("{base}/api/search"))
-            .json(&json!({"query": question, "library": "tools", "k": 6}))
-            .send()
-            .await
-            .expect("search");
-        (res.status(), res.json::<Value>().await.expect("json"))
-    };
+    let (_, found) = common::post_json(
+        &base,
+        "/api/search",
+        json!({"query": question, "library": "tools", "k": 6}),
+    )
+    .await;
     let ids = |list: &Value, key: &str| -> Vec<String> {
         list[key]
             .as_array()
@@ -304,15 +281,22 @@ async fn hanging_up_stops_the_model() {
     }
     drop(body);
 
-    let started = Instant::now();
-    while !proxy.hung_up_midway() || llama.busy().await {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the model kept generating after the client hung up (hung up: {})",
-            proxy.hung_up_midway()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    common::wait_until(
+        Duration::from_secs(10),
+        Duration::from_millis(100),
+        || async {
+            let hung_up = proxy.hung_up_midway();
+            if hung_up && !llama.busy().await {
+                Ok(())
+            } else {
+                Err(hung_up)
+            }
+        },
+        |hung_up| {
+            format!("the model kept generating after the client hung up (hung up: {hung_up})")
+        },
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -343,7 +327,7 @@ async fn failures_are_clear_errors_not_hangs() {
     assert_eq!(events[0].1["error"], "question cannot be empty");
 
     // Nothing listening: the sources still come, then a clear 503 error.
-    let port = crate::common::free_port();
+    let port = common::free_port();
     let down = start(
         &dir.path().join("down"),
         Some(&format!("http://127.0.0.1:{port}")),

@@ -1,11 +1,25 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests, one set for every file:
+//!
+//! - here: where the model, the fixtures and the shared data are, engine
+//!   configurations and engines on a fresh store, free ports;
+//! - [`docs`]: uploads built from text, upload jobs, search parameters;
+//! - [`server`]: docshelf served on a loopback port, and a client's side of
+//!   its REST API (JSON calls, upload forms, job events, raw heads, SSE);
+//! - [`wait`]: waiting for what another task or process does.
 
-use std::path::PathBuf;
+mod docs;
+mod server;
+mod wait;
 
-use serde_json::Value;
+pub use docs::*;
+pub use server::*;
+pub use wait::*;
+
+use std::path::{Path, PathBuf};
 
 use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
+use docshelf_server::engine::Engine;
 
 /// The real model, as `make setup` installs it (or `DOCSHELF_MODEL_DIR`).
 pub fn model_dir() -> PathBuf {
@@ -31,8 +45,17 @@ pub fn shared_data() -> PathBuf {
     package_dir().join("../../shared/data")
 }
 
+/// A committed fixture (`tests/fixtures/{name}`), parsed from JSON.
+pub fn fixture<T: serde::de::DeserializeOwned>(name: &str) -> T {
+    let path = package_dir().join("tests/fixtures").join(name);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read the fixture {}: {e}", path.display()));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("the fixture {} does not parse: {e}", path.display()))
+}
+
 /// An engine configuration on a fresh store with the real model on the CPU.
-pub fn engine_config(store: &std::path::Path) -> EngineConfig {
+pub fn engine_config(store: &Path) -> EngineConfig {
     EngineConfig {
         max_files: 1000,
         max_expanded_mib: 64,
@@ -43,6 +66,11 @@ pub fn engine_config(store: &std::path::Path) -> EngineConfig {
     }
 }
 
+/// An engine on the store in `dir` ([`engine_config`]).
+pub async fn engine(dir: &Path) -> Engine {
+    Engine::open(&engine_config(dir)).await.expect("engine")
+}
+
 /// A loopback port nothing listens on (it was free a moment ago): for a
 /// server a test starts, or to stand for one that is not there.
 pub fn free_port() -> u16 {
@@ -51,118 +79,4 @@ pub fn free_port() -> u16 {
         .local_addr()
         .expect("addr")
         .port()
-}
-
-/// Serves docshelf's router on a free loopback port (for the rest of the
-/// test's runtime) and returns its base URL.
-pub async fn serve(engine: &EngineConfig, router: docshelf_server::http::RouterConfig) -> String {
-    let engine = std::sync::Arc::new(
-        docshelf_server::engine::Engine::open(engine)
-            .await
-            .expect("engine opens"),
-    );
-    // As `docshelf serve` does.
-    engine.warm().await;
-    serve_app(
-        docshelf_server::http::router(engine, &router),
-        docshelf_server::http::serve::HEADER_TIMEOUT,
-    )
-    .await
-}
-
-/// Serves `app` with docshelf's own accept loop (as `docshelf serve` does)
-/// on a free loopback port, for the rest of the test's runtime.
-pub async fn serve_app(app: axum::Router, header_timeout: std::time::Duration) -> String {
-    let listener = tokio::net::TcpListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(docshelf_server::http::serve::serve(
-        listener,
-        app,
-        header_timeout,
-        std::future::pending(),
-    ));
-    format!("http://{addr}")
-}
-
-/// Posts an upload form to `/api/upload` (with `token` as a bearer token
-/// when given), asserts it was accepted (202), and returns the job id.
-pub async fn post_upload(
-    client: &reqwest::Client,
-    base: &str,
-    form: reqwest::multipart::Form,
-    token: Option<&str>,
-) -> String {
-    let mut request = client.post(format!("{base}/api/upload")).multipart(form);
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let res = request.send().await.expect("upload");
-    assert_eq!(res.status(), reqwest::StatusCode::ACCEPTED);
-    res.json::<serde_json::Value>().await.expect("json")["job_id"]
-        .as_str()
-        .expect("job id")
-        .to_owned()
-}
-
-/// Sends only the head of an HTTP/1.1 request (request line and headers,
-/// `Content-Length` included, no body) and reads the response: how a server
-/// answers before reading a body. Returns the status and the body text.
-///
-/// A real client streaming a large body may instead see its write fail once
-/// the server answers and closes: that race is why this stops at the head.
-pub async fn request_head_only(base: &str, head: &str) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let addr = base.trim_start_matches("http://");
-    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    stream.write_all(head.as_bytes()).await.expect("write head");
-    let mut buf = Vec::new();
-    let mut chunk = [0_u8; 4096];
-    loop {
-        let text = String::from_utf8_lossy(&buf).into_owned();
-        if let Some(end) = text.find("\r\n\r\n") {
-            let length = text[..end]
-                .lines()
-                .find_map(|l| {
-                    let (name, value) = l.split_once(':')?;
-                    name.eq_ignore_ascii_case("content-length")
-                        .then(|| value.trim().parse::<usize>().ok())?
-                })
-                .unwrap_or(0);
-            if buf.len() >= end + 4 + length {
-                let status = text
-                    .split_whitespace()
-                    .nth(1)
-                    .and_then(|s| s.parse().ok())
-                    .expect("status line");
-                return (status, text[end + 4..end + 4 + length].to_owned());
-            }
-        }
-        // A server that waits for the body instead of answering fails here.
-        let n = tokio::time::timeout(std::time::Duration::from_secs(10), stream.read(&mut chunk))
-            .await
-            .expect("no answer within 10 s without the body")
-            .expect("read response");
-        assert!(n > 0, "the server closed before answering: {text:?}");
-        buf.extend_from_slice(&chunk[..n]);
-    }
-}
-
-/// Server-sent events as (event, data) pairs.
-pub fn sse(text: &str) -> Vec<(String, Value)> {
-    text.split("\n\n")
-        .filter_map(|block| {
-            let mut event = None;
-            let mut data = String::new();
-            for line in block.lines() {
-                if let Some(e) = line.strip_prefix("event:") {
-                    event = Some(e.trim().to_owned());
-                } else if let Some(d) = line.strip_prefix("data:") {
-                    data.push_str(d.trim_start());
-                }
-            }
-            Some((event?, serde_json::from_str(&data).ok()?))
-        })
-        .collect()
 }

@@ -203,23 +203,21 @@ async fn writer_killed_mid_upload(config: &EngineConfig, s3: Option<&S3Server>) 
     assert_eq!((old, new), (0, FILES));
 }
 
-/// Every document is stored whole and holds one of the two versions only;
-/// returns how many hold each.
 /// A keyword search for the new version's words, every chunk it finds.
 async fn keyword_new(engine: &Engine) -> Vec<index_core::search::SearchHit> {
     engine
         .search(index_core::search::SearchParams {
-            query: "NEW release notes".into(),
-            mode: Some("keyword".into()),
             k: Some(50),
             duplicates: Some(true),
-            ..Default::default()
+            ..common::keyword("NEW release notes")
         })
         .await
         .expect("keyword search")
         .results
 }
 
+/// Every document is stored whole and holds one of the two versions only;
+/// returns how many hold each.
 async fn assert_whole_versions(store: &Store, a: &str, b: &str) -> (usize, usize) {
     let (mut with_a, mut with_b) = (0, 0);
     let docs = store.document_integrity().await.expect("integrity");

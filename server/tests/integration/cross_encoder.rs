@@ -10,13 +10,13 @@
 
 use std::path::Path;
 
-use crate::{common, cross_encoder_dir};
+use crate::common::{self, ingest, upload};
+use crate::cross_encoder_dir;
 
 use docshelf_server::config::EngineConfig;
 use docshelf_server::embed::cross_encoder::CrossEncoder;
 use docshelf_server::embed::{DeviceChoice, EmbedError};
 use docshelf_server::engine::Engine;
-use index_core::job::Upload;
 use index_core::search::{SearchParams, SearchResponse};
 use serde::Deserialize;
 
@@ -24,12 +24,6 @@ use serde::Deserialize;
 struct Reference {
     pairs: Vec<(String, String)>,
     logits: Vec<f32>,
-}
-
-fn reference() -> Reference {
-    let path = common::package_dir().join("tests/fixtures/cross-encoder-reference.json");
-    let text = std::fs::read_to_string(path).expect("reference fixture");
-    serde_json::from_str(&text).expect("reference fixture parses")
 }
 
 /// The test cross-encoder, written into `dir`.
@@ -48,7 +42,7 @@ fn load(dir: &Path) -> CrossEncoder {
 fn logits_match_transformers_on_the_same_checkpoint() {
     let temp = tempfile::tempdir().expect("temp dir");
     let model = load(&checkpoint(temp.path()));
-    let reference = reference();
+    let reference: Reference = common::fixture("cross-encoder-reference.json");
     assert!(reference.pairs.len() >= 10, "the fixture must stay varied");
 
     // Each query with its passage alone (the path of one pair), then all
@@ -115,13 +109,6 @@ fn a_directory_that_is_not_a_one_label_cross_encoder_is_refused_with_its_reason(
     assert!(err.to_string().contains("2 labels"), "{err}");
 }
 
-fn page(name: &str, text: &str) -> Upload {
-    Upload {
-        name: name.to_owned(),
-        bytes: text.as_bytes().to_vec(),
-    }
-}
-
 fn order(r: &SearchResponse) -> Vec<(String, u32)> {
     r.results
         .iter()
@@ -149,24 +136,20 @@ async fn the_engine_reranks_with_the_given_cross_encoder_deterministically() {
     );
 
     let pages = vec![
-        page(
+        upload(
             "undo.md",
             "# Undoing changes\n\nReset the branch to the previous commit to undo it.",
         ),
-        page(
+        upload(
             "log.md",
             "# Commit history\n\nThe log lists every commit, newest first.",
         ),
-        page(
+        upload(
             "push.md",
             "# Publishing\n\nPush sends your commits to the remote repository.",
         ),
     ];
-    let status = engine
-        .ingest("site", "1", pages)
-        .await
-        .expect("valid library");
-    assert_eq!(status.tally().1, 0, "{status:#?}");
+    ingest(&engine, "site", "1", pages).await;
 
     let params = || SearchParams {
         query: "undo the last commit".into(),

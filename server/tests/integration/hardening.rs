@@ -8,60 +8,28 @@ use crate::common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use docshelf_server::engine::Engine;
 use docshelf_server::http::{router, RouterConfig};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-/// Serves `engine` on a free loopback port; returns the base URL.
-async fn serve(engine: Engine, config: RouterConfig) -> String {
-    common::serve_app(
-        router(Arc::new(engine), &config),
-        docshelf_server::http::serve::HEADER_TIMEOUT,
-    )
-    .await
-}
-
-async fn engine(dir: &std::path::Path) -> Engine {
-    Engine::open(&common::engine_config(dir))
-        .await
-        .expect("engine")
-}
-
+/// Bodies up to 1 MiB, the dashboard's files under `dir/site`.
 fn config(dir: &std::path::Path) -> RouterConfig {
-    RouterConfig {
-        site_dir: dir.join("site"),
-        max_body_bytes: 1024 * 1024,
-        ..RouterConfig::default()
-    }
+    common::router_config(dir, 1024 * 1024)
 }
 
-async fn libraries(client: &reqwest::Client, base: &str) -> Vec<Value> {
-    client
-        .get(format!("{base}/api/libraries"))
-        .send()
-        .await
-        .expect("libraries")
-        .json::<Vec<Value>>()
-        .await
-        .expect("json")
-}
-
+/// An upload form with one page, `name`, for library `planted`.
 fn form(name: &str) -> reqwest::multipart::Form {
-    reqwest::multipart::Form::new()
-        .text("library", "planted")
-        .text("version", "1")
-        .part(
-            "file",
-            reqwest::multipart::Part::bytes(b"# Planted\n\nA page from another site.\n".to_vec())
-                .file_name(name.to_owned()),
-        )
+    common::upload_form(
+        "planted",
+        "1",
+        &[(name, b"# Planted\n\nA page from another site.\n")],
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_from_other_sites_and_requests_for_other_hosts_are_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let base = serve(engine(dir.path()).await, config(dir.path())).await;
+    let base = common::serve_engine(common::engine(dir.path()).await, &config(dir.path())).await;
     let client = reqwest::Client::new();
     let port = base.rsplit(':').next().expect("port");
 
@@ -118,10 +86,8 @@ async fn writes_from_other_sites_and_requests_for_other_hosts_are_refused() {
         .expect("request");
     assert_eq!(res.status(), StatusCode::OK);
 
-    assert!(
-        libraries(&client, &base).await.is_empty(),
-        "nothing was stored"
-    );
+    let (_, libraries) = common::get_json(&base, "/api/libraries").await;
+    assert_eq!(libraries, json!([]), "nothing was stored");
 
     // The dashboard's own origin, and clients that are not browsers, write.
     let res = client
@@ -140,9 +106,9 @@ async fn writes_from_other_sites_and_requests_for_other_hosts_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn configured_host_names_are_answered() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let base = serve(
-        engine(dir.path()).await,
-        RouterConfig {
+    let base = common::serve_engine(
+        common::engine(dir.path()).await,
+        &RouterConfig {
             allowed_hosts: vec!["docs.example.com".into()],
             ..config(dir.path())
         },
@@ -174,11 +140,11 @@ async fn long_queries_are_refused_and_busy_or_slow_searches_say_when_to_retry() 
     };
 
     // One search at a time: a burst gets immediate 503s, not a queue.
-    let base = serve(
-        engine(dir.path())
+    let base = common::serve_engine(
+        common::engine(dir.path())
             .await
             .with_search_limits(1, Duration::from_secs(10)),
-        config(dir.path()),
+        &config(dir.path()),
     )
     .await;
     let res = search(base.clone(), "x".repeat(1001)).await;
@@ -206,11 +172,11 @@ async fn long_queries_are_refused_and_busy_or_slow_searches_say_when_to_retry() 
 
     // A budget no search can meet: stopped, 503, told to retry.
     let dir2 = tempfile::tempdir().expect("temp dir");
-    let base = serve(
-        engine(dir2.path())
+    let base = common::serve_engine(
+        common::engine(dir2.path())
             .await
             .with_search_limits(8, Duration::from_micros(1)),
-        config(dir2.path()),
+        &config(dir2.path()),
     )
     .await;
     let res = search(base, "anything at all".into()).await;
@@ -246,7 +212,10 @@ async fn closed_within(stream: &mut tokio::net::TcpStream, limit: Duration) -> O
 async fn connections_that_idle_or_trickle_their_headers_are_closed() {
     use tokio::io::AsyncWriteExt;
     let dir = tempfile::tempdir().expect("temp dir");
-    let app = router(Arc::new(engine(dir.path()).await), &config(dir.path()));
+    let app = router(
+        Arc::new(common::engine(dir.path()).await),
+        &config(dir.path()),
+    );
     let base = common::serve_app(app, Duration::from_secs(1)).await;
     let addr = base.trim_start_matches("http://").to_owned();
     let limit = Duration::from_secs(20);

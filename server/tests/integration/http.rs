@@ -5,7 +5,7 @@ use crate::common;
 
 use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
-use docshelf_server::http::RouterConfig;
+use index_core::search::SearchParams;
 use serde_json::Value;
 
 struct TestServer {
@@ -25,15 +25,12 @@ fn without_model(store: &std::path::Path) -> EngineConfig {
     }
 }
 
+/// docshelf without its model on a fresh temporary store.
 async fn start(max_body_bytes: usize) -> TestServer {
     let store = tempfile::tempdir().expect("temp dir");
     let base = common::serve(
         &without_model(store.path()),
-        RouterConfig {
-            site_dir: store.path().join("site"),
-            max_body_bytes,
-            ..RouterConfig::default()
-        },
+        common::router_config(store.path(), max_body_bytes),
     )
     .await;
     TestServer { base, store }
@@ -52,11 +49,8 @@ async fn healthz_answers_ok() {
 #[tokio::test]
 async fn status_reports_the_store_and_the_missing_model() {
     let server = start(1 << 20).await;
-    let res = reqwest::get(format!("{}/api/status", server.base))
-        .await
-        .expect("request");
-    assert_eq!(res.status(), 200);
-    let json: Value = res.json().await.expect("json");
+    let (status, json) = common::get_json(&server.base, "/api/status").await;
+    assert_eq!(status, 200, "{json}");
     assert_eq!(json["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(
         json["store"]["location"],
@@ -208,11 +202,7 @@ async fn the_model_loads_only_when_something_needs_it() {
     // Listing and keyword search never ask for the model.
     assert!(engine.libraries().await.expect("libraries").is_empty());
     let keyword = engine
-        .search(index_core::search::SearchParams {
-            query: "anything".into(),
-            mode: Some("keyword".into()),
-            ..Default::default()
-        })
+        .search(common::keyword("anything"))
         .await
         .expect("keyword search needs no model");
     assert!(keyword.results.is_empty());
@@ -222,10 +212,9 @@ async fn the_model_loads_only_when_something_needs_it() {
 
     // A dense search does, and the failure is remembered and reported.
     let err = engine
-        .search(index_core::search::SearchParams {
-            query: "anything".into(),
+        .search(SearchParams {
             mode: Some("dense".into()),
-            ..Default::default()
+            ..common::query("anything")
         })
         .await
         .expect_err("no model to embed with");

@@ -1,19 +1,12 @@
 //! Upload jobs end to end: real files, the real model, the real LanceDB store.
 
-use crate::common;
+use crate::common::{self, run, upload};
 
 use std::io::{Cursor, Write};
 
 use docshelf_server::engine::Engine;
 use docshelf_server::store::filter::Scope;
-use index_core::job::{FileState, JobState, JobStatus, Upload};
-
-fn upload(name: &str, bytes: impl Into<Vec<u8>>) -> Upload {
-    Upload {
-        name: name.to_owned(),
-        bytes: bytes.into(),
-    }
-}
+use index_core::job::{FileState, JobState, JobStatus};
 
 fn zip(entries: &[(&str, &[u8])]) -> Vec<u8> {
     let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
@@ -23,13 +16,6 @@ fn zip(entries: &[(&str, &[u8])]) -> Vec<u8> {
         w.write_all(data).expect("write");
     }
     w.finish().expect("finish").into_inner()
-}
-
-async fn run(engine: &Engine, library: &str, version: &str, uploads: Vec<Upload>) -> JobStatus {
-    engine
-        .ingest(library, version, uploads)
-        .await
-        .expect("a valid library")
 }
 
 fn state_of<'a>(status: &'a JobStatus, path: &str) -> &'a FileState {
@@ -44,9 +30,7 @@ fn state_of<'a>(status: &'a JobStatus, path: &str) -> &'a FileState {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_format_is_stored_bad_files_fail_alone_and_keyword_search_covers_new_rows() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let engine = Engine::open(&common::engine_config(dir.path()))
-        .await
-        .expect("engine");
+    let engine = common::engine(dir.path()).await;
     let data = common::shared_data();
     let markdown = b"---\ntitle: Quasar guide\n---\n# Setup\n\nInstall the zorblax plugin first.\n\n```sh\nquasar install zorblax\n```\n".to_vec();
     let html = std::fs::read(data.join("eval/git-docs/corpus/git-add.html")).expect("html");
@@ -146,9 +130,7 @@ async fn every_format_is_stored_bad_files_fail_alone_and_keyword_search_covers_n
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identical_uploads_store_nothing_new_and_changed_files_replace_the_old_version() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let engine = Engine::open(&common::engine_config(dir.path()))
-        .await
-        .expect("engine");
+    let engine = common::engine(dir.path()).await;
     let v1 = "# Title\n\nThe old text about widgets.\n";
     let first = run(&engine, "lib", "2", vec![upload("a.md", v1)]).await;
     assert!(matches!(
@@ -183,9 +165,7 @@ async fn a_file_uploaded_twice_in_one_job_keeps_its_later_version() {
     // A document is committed while the next one is embedded; the commits
     // must still land in upload order, or the earlier version would win.
     let dir = tempfile::tempdir().expect("temp dir");
-    let engine = Engine::open(&common::engine_config(dir.path()))
-        .await
-        .expect("engine");
+    let engine = common::engine(dir.path()).await;
     let uploads = vec![
         upload("a.md", "# A\n\nThe first draft about gorsewick.\n"),
         upload("a.md", "# A\n\nThe final text about thimbleroot.\n"),
@@ -257,11 +237,7 @@ async fn folding_rows_into_the_indexes_between_files_loses_and_doubles_nothing()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_names_and_empty_uploads_are_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let engine = std::sync::Arc::new(
-        Engine::open(&common::engine_config(dir.path()))
-            .await
-            .expect("engine"),
-    );
+    let engine = std::sync::Arc::new(common::engine(dir.path()).await);
     let err = engine
         .start_upload("bad/name", "1", vec![upload("a.md", "x")])
         .await
@@ -282,9 +258,7 @@ async fn invalid_names_and_empty_uploads_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_html_nesting_fails_or_flattens_alone_and_the_engine_keeps_serving() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let engine = Engine::open(&common::engine_config(dir.path()))
-        .await
-        .expect("engine");
+    let engine = common::engine(dir.path()).await;
     // 750 nested <div>s (8 KB) used to overflow a worker's stack and abort
     // the process; 100,000 took minutes to parse.
     let deep = format!(
@@ -394,7 +368,7 @@ async fn an_extraction_past_its_deadline_fails_that_file_and_the_job_goes_on() {
         ..common::engine_config(dir.path())
     };
     let engine = Engine::open(&tight).await.expect("engine");
-    let status = run(&engine, "slow", "1", vec![upload("big.pdf", pdf.clone())]).await;
+    let status = run(&engine, "slow", "1", vec![upload("big.pdf", &pdf)]).await;
     assert_eq!(status.state, JobState::Done);
     match state_of(&status, "big.pdf") {
         FileState::Failed { reason } => assert!(reason.contains("took longer than"), "{reason}"),
@@ -403,9 +377,7 @@ async fn an_extraction_past_its_deadline_fails_that_file_and_the_job_goes_on() {
     drop(engine);
 
     // With the default deadline the same file is stored.
-    let engine = Engine::open(&common::engine_config(dir.path()))
-        .await
-        .expect("engine");
+    let engine = common::engine(dir.path()).await;
     let status = run(&engine, "slow", "1", vec![upload("big.pdf", pdf)]).await;
     assert!(
         matches!(state_of(&status, "big.pdf"), FileState::Stored { .. }),

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -82,21 +82,26 @@ impl LlamaServer {
             base: format!("http://127.0.0.1:{port}"),
             _log: log,
         };
-        let started = Instant::now();
         let client = reqwest::Client::new();
-        loop {
-            if let Ok(res) = client.get(format!("{}/health", server.base)).send().await {
-                if res.status().is_success() {
-                    return server;
+        let health = format!("{}/health", server.base);
+        crate::common::wait_until(
+            Duration::from_secs(90),
+            Duration::from_millis(200),
+            || async {
+                match client.get(&health).send().await {
+                    Ok(res) if res.status().is_success() => Ok(()),
+                    _ => Err(()),
                 }
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(90),
-                "llama-server did not become ready in 90 s: {}",
-                std::fs::read_to_string(server._log.path()).unwrap_or_default()
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+            },
+            |()| {
+                format!(
+                    "llama-server did not become ready in 90 s: {}",
+                    std::fs::read_to_string(server._log.path()).unwrap_or_default()
+                )
+            },
+        )
+        .await;
+        server
     }
 
     /// Whether the model is generating right now (llama-server's `/slots`).

@@ -3,7 +3,7 @@
 //! store written by the previous schema is upgraded without losing a
 //! document.
 
-use crate::common;
+use crate::common::{self, ingest, paths, upload};
 
 use arrow_array::RecordBatch;
 use futures::TryStreamExt;
@@ -15,28 +15,10 @@ use index_core::feedback::{FeedbackRequest, Vote};
 use index_core::job::Upload;
 use index_core::search::{SearchParams, SearchResponse};
 
-fn upload(name: &str, text: &str) -> Upload {
-    Upload {
-        name: name.to_owned(),
-        bytes: text.as_bytes().to_vec(),
-    }
-}
-
-async fn ingest(engine: &Engine, library: &str, uploads: Vec<Upload>) {
-    let status = engine
-        .ingest(library, "1", uploads)
-        .await
-        .expect("a valid library");
-    assert_eq!(status.tally().1, 0, "{status:#?}");
-    assert_eq!(status.error, None);
-}
-
-/// A fresh store with `uploads` in library `site`.
+/// A fresh store with `uploads` in library `site`, version 1.
 async fn site(dir: &std::path::Path, uploads: Vec<Upload>) -> Engine {
-    let engine = Engine::open(&common::engine_config(dir))
-        .await
-        .expect("engine");
-    ingest(&engine, "site", uploads).await;
+    let engine = common::engine(dir).await;
+    ingest(&engine, "site", "1", uploads).await;
     engine
 }
 
@@ -44,16 +26,12 @@ async fn search(engine: &Engine, params: SearchParams) -> SearchResponse {
     engine.search(params).await.expect("search")
 }
 
+/// A search for `q` in library `site`.
 fn query(q: &str) -> SearchParams {
     SearchParams {
-        query: q.to_owned(),
         library: Some("site".into()),
-        ..SearchParams::default()
+        ..common::query(q)
     }
-}
-
-fn paths(r: &SearchResponse) -> Vec<&str> {
-    r.results.iter().map(|h| h.file_path.as_str()).collect()
 }
 
 /// The keyword leg finds [`pages`]' `isr.mdx` by the title only its front
@@ -146,7 +124,7 @@ fn handbook() -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chunk_deep_in_a_section_is_found_by_the_section_name() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let engine = site(dir.path(), vec![upload("handbook.md", &handbook())]).await;
+    let engine = site(dir.path(), vec![upload("handbook.md", handbook())]).await;
 
     for mode in ["keyword", "hybrid"] {
         let r = search(
@@ -192,7 +170,7 @@ async fn a_chunk_deep_in_a_section_is_found_by_the_section_name() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_results_are_ten_pages_unless_duplicates_is_set() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut uploads = vec![upload("handbook.md", &handbook())];
+    let mut uploads = vec![upload("handbook.md", handbook())];
     for i in 0..12 {
         uploads.push(upload(
             &format!("notes/day-{i}.md"),
@@ -243,7 +221,7 @@ async fn ten_results_are_ten_pages_unless_duplicates_is_set() {
 async fn the_second_stage_is_deterministic_and_reported() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut uploads = pages();
-    uploads.push(upload("handbook.md", &handbook()));
+    uploads.push(upload("handbook.md", handbook()));
     let engine = site(dir.path(), uploads).await;
 
     let order = |r: &SearchResponse| -> Vec<(String, u32, u32)> {
@@ -405,9 +383,15 @@ async fn a_v1_store_is_upgraded_on_open_and_keeps_every_document() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (before, liked) = {
         let mut uploads = pages();
-        uploads.push(upload("handbook.md", &handbook()));
+        uploads.push(upload("handbook.md", handbook()));
         let engine = site(dir.path(), uploads).await;
-        ingest(&engine, "other", vec![upload("a.md", "# A\n\nAlpha.\n")]).await;
+        ingest(
+            &engine,
+            "other",
+            "1",
+            vec![upload("a.md", "# A\n\nAlpha.\n")],
+        )
+        .await;
         let liked = search(&engine, query("image formats")).await.results[0]
             .chunk_id
             .clone();

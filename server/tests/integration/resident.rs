@@ -1,11 +1,12 @@
 //! The chunk table's in-memory copy: searches answer from it only while it
 //! matches the table, and then give what the disk gives.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use docshelf_server::store::filter::Scope;
 use docshelf_server::store::{Retrieved, Store, Target};
 
+use crate::common;
 use crate::synthetic::{document, Rng};
 
 /// Two libraries of 8 pages × 12 chunks, under `guide/` and `api/`.
@@ -159,14 +160,13 @@ async fn a_write_is_searchable_at_once_and_the_copy_catches_up() {
     check(&store, &fresh, deleted).await;
 
     // That check started a reload; it runs once the table is quiet.
-    let started = Instant::now();
-    while !store.resident_ready().await.expect("version") {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the copy never caught up"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    common::wait_for(
+        Duration::from_secs(60),
+        Duration::from_millis(200),
+        "the copy never caught up",
+        || async { store.resident_ready().await.expect("version") },
+    )
+    .await;
     check(&store, &fresh, deleted).await;
 }
 

@@ -2,24 +2,23 @@
 //! (plain and streamed), libraries, documents, deletes, feedback, tokens,
 //! CORS, metrics, and the OpenAPI document against the live routes.
 
-use crate::common;
+use crate::common::{self, get_json, post_json};
 
 use docshelf_server::http::{Access, RouterConfig};
-use reqwest::multipart::{Form, Part};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{json, Value};
 
 const TOKEN: &str = "s3cret-token";
 
+/// docshelf over HTTP on the store in `store`, with `access` and the CORS
+/// origins `cors`.
 async fn start(store: &std::path::Path, access: Access, cors: &[&str]) -> String {
     common::serve(
         &common::engine_config(store),
         RouterConfig {
-            site_dir: store.join("site"),
-            max_body_bytes: 1024 * 1024,
             access,
             cors_origins: cors.iter().map(|s| (*s).to_owned()).collect(),
-            allowed_hosts: Vec::new(),
+            ..common::router_config(store, 1024 * 1024)
         },
     )
     .await
@@ -32,77 +31,26 @@ fn token_access(auth_reads: bool) -> Access {
     }
 }
 
-/// Uploads Markdown files with the token and waits for the job to end.
-async fn upload(base: &str, library: &str, version: &str, files: &[(&str, &str)]) {
-    let client = Client::new();
-    let mut form = Form::new()
-        .text("library", library.to_owned())
-        .text("version", version.to_owned());
-    for (name, text) in files {
-        form = form.part(
-            "file",
-            Part::bytes(text.as_bytes().to_vec()).file_name((*name).to_owned()),
-        );
-    }
-    let id = common::post_upload(&client, base, form, Some(TOKEN)).await;
-    // The events stream ends when the job is done.
-    let events = client
-        .get(format!("{base}/api/jobs/{id}/events"))
-        .send()
-        .await
-        .expect("events")
-        .text()
-        .await
-        .expect("stream");
-    assert!(events.contains("event: done"), "{events}");
-    let job: Value = client
-        .get(format!("{base}/api/jobs/{id}"))
-        .send()
-        .await
-        .expect("job")
-        .json()
-        .await
-        .expect("json");
-    assert_eq!(job["error"], Value::Null, "{job}");
-}
-
-async fn post_json(base: &str, path: &str, body: Value) -> (StatusCode, Value) {
-    let res = Client::new()
-        .post(format!("{base}{path}"))
-        .json(&body)
-        .send()
-        .await
-        .expect("request");
-    let status = res.status();
-    (status, res.json().await.unwrap_or(Value::Null))
-}
-
-async fn get_json(base: &str, path: &str) -> (StatusCode, Value) {
-    let res = reqwest::get(format!("{base}{path}"))
-        .await
-        .expect("request");
-    let status = res.status();
-    (status, res.json().await.unwrap_or(Value::Null))
-}
-
+/// docshelf with two gardening pages in library `gardening` 1.0, uploaded
+/// with the token over HTTP (reads must be open).
 async fn seeded(dir: &std::path::Path, access: Access) -> String {
     let base = start(dir, access, &[]).await;
-    upload(
-        &base,
+    let form = common::upload_form(
         "gardening",
         "1.0",
         &[
             (
                 "roses.md",
-                "# Roses\n\nPrune roses in late winter, just above an outward-facing bud.\n",
+                b"# Roses\n\nPrune roses in late winter, just above an outward-facing bud.\n",
             ),
             (
                 "compost.md",
-                "# Compost\n\nA compost heap turns kitchen scraps into humus within a year.\n",
+                b"# Compost\n\nA compost heap turns kitchen scraps into humus within a year.\n",
             ),
         ],
-    )
-    .await;
+    );
+    let (_, job) = common::upload_and_follow(&Client::new(), &base, form, Some(TOKEN)).await;
+    assert_eq!(job["error"], Value::Null, "{job}");
     base
 }
 
@@ -586,14 +534,11 @@ async fn a_job_is_followed_by_its_watch_token_when_reads_need_the_token() {
     let base = start(dir.path(), token_access(true), &[]).await;
     let client = Client::new();
     let form = |name: &str| {
-        Form::new()
-            .text("library", "locked")
-            .text("version", "1.0")
-            .part(
-                "file",
-                Part::bytes(b"# Gates\n\nOil the hinges each spring.\n".to_vec())
-                    .file_name(name.to_owned()),
-            )
+        common::upload_form(
+            "locked",
+            "1.0",
+            &[(name, b"# Gates\n\nOil the hinges each spring.\n")],
+        )
     };
     let mut accepted = Vec::new();
     for name in ["gates.md", "fences.md"] {

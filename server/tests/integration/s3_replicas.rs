@@ -7,6 +7,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::common::{self, keyword, query, run, upload};
+
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
 
@@ -18,7 +20,7 @@ use index_core::search::SearchParams;
 
 use crate::s3_server::{S3Server, BUCKET};
 use crate::shared_store::{
-    page, started_at_once_all_open, writers_at_once_lose_nothing_and_replace_whole,
+    started_at_once_all_open, writers_at_once_lose_nothing_and_replace_whole,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -32,38 +34,29 @@ async fn a_document_stored_through_one_replica_is_searchable_on_another() {
     let b = Engine::open(&config).await.expect("replica b");
     assert!(b.libraries().await.expect("libraries").is_empty());
 
-    let status = a
-        .ingest(
-            "shared",
-            "1",
-            vec![page(
-                "replica.md",
-                "# Replicas\n\nA quibbleflux keeps replicas in step.\n",
-            )],
-        )
-        .await
-        .expect("a valid library");
+    let status = run(
+        &a,
+        "shared",
+        "1",
+        vec![upload(
+            "replica.md",
+            "# Replicas\n\nA quibbleflux keeps replicas in step.\n",
+        )],
+    )
+    .await;
     assert_eq!(status.tally(), (1, 0), "{status:#?}");
     let written = a.status().await.store.table_version;
 
-    let started = Instant::now();
-    loop {
-        let found = b
-            .search(SearchParams {
-                query: "quibbleflux".into(),
-                ..SearchParams::default()
-            })
-            .await
-            .expect("search on b");
-        if found.results.iter().any(|h| h.file_path == "replica.md") {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "replica b did not find replica a's document in 15 s (interval 0.5 s)"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    common::wait_for(
+        Duration::from_secs(15),
+        Duration::from_millis(100),
+        "replica b did not find replica a's document in 15 s (interval 0.5 s)",
+        || async {
+            let found = b.search(query("quibbleflux")).await.expect("search on b");
+            found.results.iter().any(|h| h.file_path == "replica.md")
+        },
+    )
+    .await;
     assert_eq!(b.status().await.store.table_version, written);
     let docs = b.documents("shared", Some("1")).await.expect("documents");
     assert_eq!(docs.len(), 1);
@@ -160,25 +153,18 @@ async fn searches_say_the_object_store_is_down_and_recover_when_it_returns() {
             docshelf_server::engine::MAX_CONCURRENT_SEARCHES,
             Duration::from_secs(3),
         );
-    let status = engine
-        .ingest(
-            "outage",
-            "1",
-            vec![page(
-                "store.md",
-                "# Store\n\nA quibbleflux lives in the bucket.\n",
-            )],
-        )
-        .await
-        .expect("valid library");
+    let status = run(
+        &engine,
+        "outage",
+        "1",
+        vec![upload(
+            "store.md",
+            "# Store\n\nA quibbleflux lives in the bucket.\n",
+        )],
+    )
+    .await;
     assert_eq!(status.tally(), (1, 0), "{status:#?}");
-    let search = || {
-        engine.search(SearchParams {
-            query: "quibbleflux".into(),
-            mode: Some("keyword".into()),
-            ..SearchParams::default()
-        })
-    };
+    let search = || engine.search(keyword("quibbleflux"));
     assert_eq!(search().await.expect("search").results.len(), 1);
 
     server.pause();
@@ -196,17 +182,18 @@ async fn searches_say_the_object_store_is_down_and_recover_when_it_returns() {
     tokio::time::sleep(Duration::from_secs(10).saturating_sub(paused.elapsed())).await;
     server.resume();
 
-    let resumed = Instant::now();
-    loop {
-        match search().await {
-            Ok(found) if found.results.len() == 1 => break,
-            other => assert!(
-                resumed.elapsed() < Duration::from_secs(30),
-                "searches did not recover 30 s after the store returned: {other:?}"
-            ),
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    common::wait_until(
+        Duration::from_secs(30),
+        Duration::from_millis(200),
+        || async {
+            match search().await {
+                Ok(found) if found.results.len() == 1 => Ok(()),
+                other => Err(other),
+            }
+        },
+        |other| format!("searches did not recover 30 s after the store returned: {other:?}"),
+    )
+    .await;
 }
 
 /// Behind a balancer, the replica asked about an upload is often not the
@@ -219,57 +206,40 @@ async fn an_upload_through_one_replica_is_followed_on_another() {
         read_consistency_secs: 0.0,
         ..server.engine_config("jobs")
     };
-    let router = || docshelf_server::http::RouterConfig {
-        site_dir: std::env::temp_dir().join("docshelf-no-site"),
-        max_body_bytes: 8 * 1024 * 1024,
-        ..docshelf_server::http::RouterConfig::default()
-    };
-    let a = crate::common::serve(&config, router()).await;
-    let b = crate::common::serve(&config, router()).await;
+    let no_site = std::env::temp_dir().join("docshelf-no-site");
+    let router = || common::router_config(&no_site, 8 * 1024 * 1024);
+    let a = common::serve(&config, router()).await;
+    let b = common::serve(&config, router()).await;
     let client = reqwest::Client::new();
-    let form = reqwest::multipart::Form::new()
-        .text("library", "jobs")
-        .text("version", "1")
-        .part(
-            "file",
-            reqwest::multipart::Part::bytes(b"# Job\n\nA quibbleflux job.\n".to_vec())
-                .file_name("job.md"),
-        );
-    let id = crate::common::post_upload(&client, &a, form, None).await;
+    let form = common::upload_form("jobs", "1", &[("job.md", b"# Job\n\nA quibbleflux job.\n")]);
+    let id = common::post_upload(&client, &a, form, None).await;
 
-    let started = Instant::now();
-    let status = loop {
-        let res = client
-            .get(format!("{b}/api/jobs/{id}"))
-            .send()
-            .await
-            .expect("job on b");
-        if res.status() == reqwest::StatusCode::OK {
-            let status: serde_json::Value = res.json().await.expect("json");
-            if status["state"] == "done" {
-                break status;
+    let status = common::wait_until(
+        Duration::from_secs(60),
+        Duration::from_millis(200),
+        || async {
+            let (code, status) = common::get_json(&b, &format!("/api/jobs/{id}")).await;
+            if code == reqwest::StatusCode::OK && status["state"] == "done" {
+                Ok(status)
+            } else {
+                Err((code, status))
             }
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "replica b never reported replica a's job as done"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+        },
+        |(code, status)| {
+            format!("replica b never reported replica a's job as done ({code}: {status})")
+        },
+    )
+    .await;
     assert_eq!(status["id"], id.as_str());
     assert_eq!(status["files"][0]["file_path"], "job.md", "{status}");
     assert_eq!(status["files"][0]["state"], "stored", "{status}");
 
-    let events = client
-        .get(format!("{b}/api/jobs/{id}/events"))
-        .send()
-        .await
-        .expect("events on b");
-    assert_eq!(events.status(), reqwest::StatusCode::OK);
-    let text = tokio::time::timeout(Duration::from_secs(30), events.text())
-        .await
-        .expect("the stream ends")
-        .expect("text");
+    let text = tokio::time::timeout(
+        Duration::from_secs(30),
+        common::job_events(&client, &b, &id),
+    )
+    .await
+    .expect("the stream ends");
     assert!(text.contains("event: done"), "{text}");
 
     for base in [&a, &b] {
@@ -296,10 +266,7 @@ async fn a_session_keeps_its_library_whichever_replica_answers() {
     let b = Engine::open(&config).await.expect("replica b");
     for library in ["alpha", "beta"] {
         let text = format!("# {library}\n\nA quibbleflux lives in {library}.\n");
-        let status = a
-            .ingest(library, "1", vec![page("page.md", &text)])
-            .await
-            .expect("valid library");
+        let status = run(&a, library, "1", vec![upload("page.md", &text)]).await;
         assert_eq!(status.tally(), (1, 0), "{status:#?}");
     }
     let libraries = |found: &index_core::search::SearchResponse| {
@@ -334,14 +301,12 @@ async fn a_session_keeps_its_library_whichever_replica_answers() {
 async fn sticky_search(
     engine: &Engine,
     library: Option<&str>,
-) -> Result<index_core::search::SearchResponse, docshelf_server::error::EngineError> {
+) -> Result<index_core::search::SearchResponse, docshelf_server::engine::EngineError> {
     engine
         .search(SearchParams {
-            query: "quibbleflux".into(),
-            mode: Some("keyword".into()),
             library: library.map(str::to_owned),
             session_id: Some("session-1".into()),
-            ..SearchParams::default()
+            ..keyword("quibbleflux")
         })
         .await
 }
@@ -351,7 +316,7 @@ async fn sticky_search(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_that_cannot_be_reached_or_listed_says_why_at_start() {
     let server = S3Server::start();
-    let closed = crate::common::free_port();
+    let closed = common::free_port();
     let mut unreachable = server.engine_config("start");
     unreachable.s3.endpoint = Some(format!("http://127.0.0.1:{closed}"));
     let started = Instant::now();

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use docshelf_server::config::{EngineConfig, S3Config};
+use docshelf_server::config::EngineConfig;
+use docshelf_server::store::S3Config;
 
 use crate::common;
 

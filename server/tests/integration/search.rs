@@ -1,56 +1,25 @@
 //! Hybrid search end to end: the real model, the real LanceDB store, the
 //! real ingestion pipeline.
 
-use crate::common;
+use crate::common::{self, ingest, paths, query, upload};
 
 use docshelf_server::engine::{Engine, EngineError};
 use docshelf_server::store::Target;
 use index_core::feedback::{FeedbackRequest, Vote};
-use index_core::job::Upload;
-use index_core::search::{Mode, SearchParams, SearchResponse};
-
-fn md(name: &str, text: &str) -> Upload {
-    Upload {
-        name: name.to_owned(),
-        bytes: text.as_bytes().to_vec(),
-    }
-}
-
-async fn ingest(engine: &Engine, library: &str, version: &str, uploads: Vec<Upload>) {
-    let status = engine
-        .ingest(library, version, uploads)
-        .await
-        .expect("a valid library");
-    let (_, failed) = status.tally();
-    assert_eq!(failed, 0, "{status:#?}");
-    assert_eq!(status.error, None);
-}
-
-fn query(q: &str) -> SearchParams {
-    SearchParams {
-        query: q.to_owned(),
-        ..SearchParams::default()
-    }
-}
-
-fn paths(r: &SearchResponse) -> Vec<&str> {
-    r.results.iter().map(|h| h.file_path.as_str()).collect()
-}
+use index_core::search::{Mode, SearchParams};
 
 /// Two small libraries about different things, one document of which is
 /// long enough for several chunks.
 async fn engine_with_docs(dir: &std::path::Path) -> Engine {
-    let engine = Engine::open(&common::engine_config(dir))
-        .await
-        .expect("engine");
+    let engine = common::engine(dir).await;
     ingest(
         &engine,
         "gardening",
         "1.0",
         vec![
-            md("tomatoes.md", "# Tomatoes\n\nTomato plants need full sun, deep watering twice a week and a stake to climb.\n"),
-            md("roses.md", "# Roses\n\nPrune roses in late winter, just above an outward-facing bud.\n"),
-            md("compost.md", "# Compost\n\nA compost heap turns kitchen scraps and leaves into humus within a year.\n"),
+            upload("tomatoes.md", "# Tomatoes\n\nTomato plants need full sun, deep watering twice a week and a stake to climb.\n"),
+            upload("roses.md", "# Roses\n\nPrune roses in late winter, just above an outward-facing bud.\n"),
+            upload("compost.md", "# Compost\n\nA compost heap turns kitchen scraps and leaves into humus within a year.\n"),
         ],
     )
     .await;
@@ -66,9 +35,9 @@ async fn engine_with_docs(dir: &std::path::Path) -> Engine {
         "shipit",
         "2.0",
         vec![
-            md("deploy.md", &format!("# Deploying\n\n{long}")),
-            md("rollback.md", "# Rollback\n\nTo undo a release run `shipit rollback --to PREVIOUS`; the previous artefact is restored.\n"),
-            md("guides/tomato-service.md", "# The tomato service\n\nThe tomato service is shipit's demo app: it serves pictures of tomatoes.\n"),
+            upload("deploy.md", &format!("# Deploying\n\n{long}")),
+            upload("rollback.md", "# Rollback\n\nTo undo a release run `shipit rollback --to PREVIOUS`; the previous artefact is restored.\n"),
+            upload("guides/tomato-service.md", "# The tomato service\n\nThe tomato service is shipit's demo app: it serves pictures of tomatoes.\n"),
         ],
     )
     .await;
@@ -76,7 +45,7 @@ async fn engine_with_docs(dir: &std::path::Path) -> Engine {
         &engine,
         "shipit",
         "1.0",
-        vec![md(
+        vec![upload(
             "deploy.md",
             "# Deploying (old)\n\nVersion one deploys by copying files over FTP.\n",
         )],

@@ -3,9 +3,9 @@
 //! beside a running server). Two engines on one real LanceDB directory
 //! stand for the two processes: each has its own connection and tables.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::common;
+use crate::common::{self, ingest, keyword, run, upload};
 
 use docshelf_server::config::EngineConfig;
 use docshelf_server::engine::Engine;
@@ -24,52 +24,33 @@ async fn a_document_stored_by_one_process_is_searchable_in_another() {
     assert!(reader.libraries().await.expect("libraries").is_empty());
     let before = reader.status().await.store.table_version;
 
-    let status = writer
-        .ingest(
-            "shared",
-            "1",
-            vec![Upload {
-                name: "replica.md".into(),
-                bytes: b"# Replicas\n\nA quibbleflux keeps replicas in step.\n".to_vec(),
-            }],
-        )
-        .await;
-    let status = status.expect("a valid library");
-    assert_eq!(status.tally().1, 0, "{status:#?}");
+    ingest(
+        &writer,
+        "shared",
+        "1",
+        vec![upload(
+            "replica.md",
+            "# Replicas\n\nA quibbleflux keeps replicas in step.\n",
+        )],
+    )
+    .await;
     let written = writer.status().await.store.table_version;
     assert_ne!(written, before);
 
-    let search = || {
-        reader.search(SearchParams {
-            query: "quibbleflux".into(),
-            mode: Some("keyword".into()),
-            ..SearchParams::default()
-        })
-    };
-    let started = Instant::now();
-    loop {
-        let found = search().await.expect("search");
-        let libraries = reader.libraries().await.expect("libraries");
-        if found.results.iter().any(|h| h.file_path == "replica.md")
-            && libraries.iter().any(|l| l.name == "shared")
-        {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the reader did not see the writer's document in 10 s (interval 0.5 s)"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    common::wait_for(
+        Duration::from_secs(10),
+        Duration::from_millis(100),
+        "the reader did not see the writer's document in 10 s (interval 0.5 s)",
+        || async {
+            let found = reader.search(keyword("quibbleflux")).await.expect("search");
+            let libraries = reader.libraries().await.expect("libraries");
+            found.results.iter().any(|h| h.file_path == "replica.md")
+                && libraries.iter().any(|l| l.name == "shared")
+        },
+    )
+    .await;
     // Once caught up, both serve the same table version.
     assert_eq!(reader.status().await.store.table_version, written);
-}
-
-pub fn page(name: &str, text: &str) -> Upload {
-    Upload {
-        name: name.into(),
-        bytes: text.as_bytes().to_vec(),
-    }
 }
 
 /// A page of several chunks, every one carrying `marker`, so a document
@@ -101,10 +82,10 @@ pub async fn writers_at_once_lose_nothing_and_replace_whole(config: &EngineConfi
 
     // Different documents at once, each committing its own.
     let from_a: Vec<Upload> = (0..pages)
-        .map(|i| page(&format!("a{i}.md"), &format!("# A{i}\n\nAlpha page {i}.\n")))
+        .map(|i| upload(&format!("a{i}.md"), &format!("# A{i}\n\nAlpha page {i}.\n")))
         .collect();
     let from_b: Vec<Upload> = (0..pages)
-        .map(|i| page(&format!("b{i}.md"), &format!("# B{i}\n\nBeta page {i}.\n")))
+        .map(|i| upload(&format!("b{i}.md"), &format!("# B{i}\n\nBeta page {i}.\n")))
         .collect();
     let (sa, sb) = tokio::join!(
         a.ingest("shared", "1", from_a),
@@ -117,8 +98,16 @@ pub async fn writers_at_once_lose_nothing_and_replace_whole(config: &EngineConfi
 
     // The same document replaced by both at once: one version wins whole.
     let (sa, sb) = tokio::join!(
-        a.ingest("shared", "1", vec![page("same.md", &long_page("writer-a"))]),
-        b.ingest("shared", "1", vec![page("same.md", &long_page("writer-b"))])
+        a.ingest(
+            "shared",
+            "1",
+            vec![upload("same.md", long_page("writer-a"))]
+        ),
+        b.ingest(
+            "shared",
+            "1",
+            vec![upload("same.md", long_page("writer-b"))]
+        )
     );
     for status in [sa.expect("valid"), sb.expect("valid")] {
         assert_eq!(status.tally().1, 0, "{status:#?}");
@@ -195,21 +184,20 @@ pub async fn started_at_once_all_open(config: &EngineConfig) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_sessions_a_client_brings_back_are_written_to_the_store() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let engine = Engine::open(&common::engine_config(dir.path()))
-        .await
-        .expect("engine");
-    let status = engine
-        .ingest("alpha", "1", vec![page("a.md", "# A\n\nA quibbleflux.\n")])
-        .await
-        .expect("valid library");
+    let engine = common::engine(dir.path()).await;
+    let status = run(
+        &engine,
+        "alpha",
+        "1",
+        vec![upload("a.md", "# A\n\nA quibbleflux.\n")],
+    )
+    .await;
     assert_eq!(status.tally(), (1, 0), "{status:#?}");
     let versions = engine.store().table_versions().await.expect("versions");
     let search = |library: Option<&str>, session_id: Option<String>| SearchParams {
-        query: "quibbleflux".into(),
-        mode: Some("keyword".into()),
         library: library.map(str::to_owned),
         session_id,
-        ..SearchParams::default()
+        ..keyword("quibbleflux")
     };
     let first = engine
         .search(search(Some("alpha"), None))

@@ -1,27 +1,18 @@
 //! Uploads over HTTP: a real server on a loopback port, the real model and
 //! store, a real multipart client, progress followed over server-sent events.
 
-use crate::common;
+use crate::common::{self, file_part};
 
-use docshelf_server::http::RouterConfig;
-use futures::StreamExt;
-use reqwest::multipart::{Form, Part};
+use reqwest::multipart::Form;
 use serde_json::Value;
 
+/// docshelf over HTTP on the store in `store`, taking bodies up to 8 MiB.
 async fn start(store: &std::path::Path) -> String {
     common::serve(
         &common::engine_config(store),
-        RouterConfig {
-            site_dir: store.join("site"),
-            max_body_bytes: 8 * 1024 * 1024,
-            ..RouterConfig::default()
-        },
+        common::router_config(store, 8 * 1024 * 1024),
     )
     .await
-}
-
-fn file(name: &str, bytes: impl Into<Vec<u8>>) -> Part {
-    Part::bytes(bytes.into()).file_name(name.to_owned())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -29,43 +20,19 @@ async fn an_upload_is_accepted_followed_to_done_and_a_bad_file_fails_alone() {
     let dir = tempfile::tempdir().expect("temp dir");
     let base = start(dir.path()).await;
     let corrupt = std::fs::read(common::shared_data().join("pdf/03-invalid.pdf")).expect("pdf");
-    let form = Form::new()
-        .text("library", "demo")
-        .text("version", "1.0")
-        .part(
-            "file",
-            file("guide.md", "# Guide\n\nUploading over HTTP works.\n"),
-        )
-        .part("file", file("broken.pdf", corrupt));
+    let form = common::upload_form(
+        "demo",
+        "1.0",
+        &[
+            ("guide.md", b"# Guide\n\nUploading over HTTP works.\n"),
+            ("broken.pdf", &corrupt),
+        ],
+    );
     let client = reqwest::Client::new();
-    let job_id = common::post_upload(&client, &base, form, None).await;
 
-    // Follow the job over SSE until its `done` event.
-    let res = client
-        .get(format!("{base}/api/jobs/{job_id}/events"))
-        .send()
-        .await
-        .expect("events");
-    assert_eq!(res.status(), 200);
-    let mut body = String::new();
-    let mut stream = res.bytes_stream();
-    while let Some(chunk) = stream.next().await {
-        body.push_str(&String::from_utf8_lossy(&chunk.expect("chunk")));
-        if body.contains("event: done") {
-            break;
-        }
-    }
-    assert!(body.contains("event: progress"), "{body}");
-    assert!(body.contains("event: done"), "{body}");
-
-    let status: Value = client
-        .get(format!("{base}/api/jobs/{job_id}"))
-        .send()
-        .await
-        .expect("job")
-        .json()
-        .await
-        .expect("json");
+    // Followed over SSE to its `done` event.
+    let (events, status) = common::upload_and_follow(&client, &base, form, None).await;
+    assert!(events.contains("event: progress"), "{events}");
     assert_eq!(status["state"], "done");
     let files = status["files"].as_array().expect("files");
     let state = |name: &str| {
@@ -82,14 +49,7 @@ async fn an_upload_is_accepted_followed_to_done_and_a_bad_file_fails_alone() {
         .expect("reason")
         .contains("damaged"));
 
-    let counts: Value = client
-        .get(format!("{base}/api/status"))
-        .send()
-        .await
-        .expect("status")
-        .json()
-        .await
-        .expect("json");
+    let (_, counts) = common::get_json(&base, "/api/status").await;
     assert_eq!(counts["store"]["counts"]["documents"], 1);
 }
 
@@ -111,7 +71,7 @@ async fn bad_uploads_get_clear_json_errors() {
     let (status, body) = send(
         Form::new()
             .text("version", "1")
-            .part("file", file("a.md", "x")),
+            .part("file", file_part("a.md", "x")),
     )
     .await;
     assert_eq!(
@@ -123,7 +83,7 @@ async fn bad_uploads_get_clear_json_errors() {
         Form::new()
             .text("library", "a/b")
             .text("version", "1")
-            .part("file", file("a.md", "x")),
+            .part("file", file_part("a.md", "x")),
     )
     .await;
     assert_eq!(status, 400);

@@ -11,8 +11,9 @@
 //! this project is built on, so there was nothing to tune it with.
 //!
 //! Cost: a forward pass over [`super::RERANK_DEPTH`] pairs of a few hundred
-//! tokens, 3.3 s p50 added to a search on a 2-core CPU for a MiniLM-L6
-//! model (`make bench-search`, its `cross-encoder (N=50)` line). Passes run
+//! tokens, seconds added to a search on a 2-core CPU for a MiniLM-L6 model
+//! (`make bench-search`, its `cross-encoder (N=50)` line;
+//! docs/benchmarks.md, "The second stage"). Passes run
 //! one at a time, off the async runtime: each already spreads over every
 //! core, and two at once would only slow both.
 

@@ -2,9 +2,10 @@
 //!
 //! Lance keeps its indexes and table metadata in its own in-memory caches,
 //! but the rows a search returns are read from the data files every time.
-//! On the S3 test server a warm hybrid search over 20 git pages made 6
-//! range GETs, all to data files, and took 37.5 ms p50 against 24.7 ms on
-//! a local directory (`make bench-replicas`, one run). Those files (and
+//! On the S3 test server a warm hybrid search made several range GETs, all
+//! to data files, and took half as long again as on a local directory
+//! (`make bench-replicas`; docs/benchmarks.md, "Object storage and
+//! replicas"). Those files (and
 //! index and deletion files) are immutable: Lance writes each once under a
 //! fresh name and never changes it, so what was read once can be served
 //! from memory for as long as it is kept, with no check for staleness.

@@ -19,6 +19,7 @@
 //! ([`cache`]), so a search there costs close to what it costs locally.
 
 pub mod cache;
+pub mod config;
 pub mod http;
 pub mod s3;
 
@@ -30,7 +31,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use url::Url;
 
 use super::lease::Lease;
-use crate::config::S3Config;
+pub use config::{S3Config, S3_CACHE_MIB};
 
 /// The name of the writers' lease object, beside the tables.
 const LEASE: &str = ".docshelf-write.lease";
@@ -205,7 +206,7 @@ pub fn open(location: &str, config: &S3Config) -> Result<Option<Remote>, RemoteE
 
 /// Whether the HTTP client never got an answer (refused, timed out).
 fn connection_failed(err: &object_store::Error) -> bool {
-    crate::error::causes(err)
+    crate::error_chain::causes(err)
         .find_map(|e| e.downcast_ref::<object_store::client::HttpError>())
         .is_some_and(|http| {
             matches!(
@@ -219,8 +220,8 @@ fn connection_failed(err: &object_store::Error) -> bool {
 /// The innermost cause's message, on one line and cut short: what a person
 /// needs from a chain of wrappers.
 fn deepest_cause(err: &object_store::Error) -> String {
-    let innermost = crate::error::causes(err).last().map(ToString::to_string);
-    crate::error::cut(&innermost.unwrap_or_default(), 300)
+    let innermost = crate::error_chain::causes(err).last().map(ToString::to_string);
+    crate::error_chain::cut(&innermost.unwrap_or_default(), 300)
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use url::Url;
 
 use super::cache::BlockCache;
 use super::http::ReqwestConnector;
-use crate::config::S3Config;
+use super::S3Config;
 
 /// Builds the S3 client for the bucket `url` names.
 ///

@@ -1,6 +1,7 @@
-//! Server-sent events read from a `fetch` body, for streams that a browser
-//! `EventSource` cannot open: `POST /api/ask` takes a JSON body and a bearer
-//! token, and `EventSource` sends neither.
+//! Server-sent events decoded from a `fetch` body, for streams that a
+//! browser `EventSource` cannot open: `POST /api/ask` takes a JSON body and
+//! a bearer token, and `EventSource` sends neither. Pure, so it is
+//! unit-tested natively; [`super::fetch`] feeds it the body's bytes.
 
 /// One event: its name and its data lines joined.
 #[derive(Debug, Clone, PartialEq, Eq)]

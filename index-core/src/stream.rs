@@ -1,0 +1,61 @@
+//! The names of the events docshelf streams as server-sent events: the
+//! streamed search (`POST /api/search/stream`, [`SearchEvent`]) and Ask
+//! (`POST /api/ask`, [`crate::ask::AskEvent`]).
+//!
+//! The server names its events from here and clients match on the same
+//! names, so an event cannot be renamed on one side only. Both streams end
+//! the same way: [`DONE`] with the whole answer, or [`ERROR`] with the error
+//! body and its HTTP status (`{"code","error","status"}`).
+
+use crate::search::Stage;
+
+/// The last event of a stream that succeeded; its data is the whole answer.
+pub const DONE: &str = "done";
+
+/// The last event of a stream that failed; its data is the error body and
+/// the status a request that does not stream would have been answered with.
+pub const ERROR: &str = "error";
+
+/// What the streamed search sends, in order: one event per [`Stage`] as its
+/// results are ready, then [`SearchEvent::Done`] with the whole response or
+/// [`SearchEvent::Error`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchEvent {
+    /// A stage's results (named as [`Stage::name`] says).
+    Stage(Stage),
+    /// The whole response.
+    Done,
+    /// The search failed.
+    Error,
+}
+
+impl SearchEvent {
+    /// The event's name on the wire (the SSE `event:` field).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Stage(stage) => stage.name(),
+            Self::Done => DONE,
+            Self::Error => ERROR,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_events_are_named_by_stage_then_done_or_error() {
+        let names: Vec<_> = [
+            SearchEvent::Stage(Stage::Keyword),
+            SearchEvent::Stage(Stage::Fused),
+            SearchEvent::Stage(Stage::Expanded),
+            SearchEvent::Done,
+            SearchEvent::Error,
+        ]
+        .into_iter()
+        .map(SearchEvent::name)
+        .collect();
+        assert_eq!(names, ["keyword", "fused", "expanded", "done", "error"]);
+    }
+}

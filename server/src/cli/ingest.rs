@@ -1,0 +1,197 @@
+//! `docshelf ingest`: files, folders and archives into a library version,
+//! with the job's progress on the terminal.
+
+use std::collections::BTreeSet;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use index_core::format::Format;
+use index_core::job::{FileState, Upload};
+use index_core::validate;
+
+use crate::config::EngineConfig;
+use crate::engine::Engine;
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Library to add the documents to (e.g. `react`).
+    #[arg(long)]
+    pub library: String,
+
+    /// Version of the library (e.g. `18.2`).
+    #[arg(long)]
+    pub version: String,
+
+    /// Files, folders (read recursively) and ZIP archives.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub engine: EngineConfig,
+}
+
+/// `docshelf ingest`: runs one upload job, printing each file as it finishes.
+pub(super) async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
+    let library = validate::library(&args.library)?;
+    let version = validate::version(&args.version)?;
+    let uploads = collect_uploads(&args.paths)?;
+    if uploads.is_empty() {
+        anyhow::bail!("no {} files found in the given paths", Format::summary());
+    }
+    let engine = Engine::open(&args.engine).await?;
+    engine.embedder().await?;
+    eprintln!(
+        "ingesting {} file(s) into {library} {version}",
+        uploads.len()
+    );
+
+    let mut printer = None;
+    let status = engine
+        .ingest_watched(&library, &version, uploads, |rx| {
+            printer = Some(tokio::spawn(print_progress(rx)));
+        })
+        .await?;
+    // The printer ends when the job's sender is dropped; it has seen the last state.
+    if let Some(printer) = printer {
+        printer.await.context("the progress printer failed")?;
+    }
+
+    let (stored, failed) = status.tally();
+    eprintln!("done: {stored} stored, {failed} failed");
+    if let Some(error) = status.error {
+        anyhow::bail!(error);
+    }
+    if failed > 0 {
+        anyhow::bail!("{failed} file(s) failed");
+    }
+    Ok(())
+}
+
+/// Shows the job's progress: on a terminal, a live line per file with a
+/// spinner while it works and its outcome when done; otherwise (logs, pipes)
+/// one plain line per file as it finishes.
+async fn print_progress(rx: tokio::sync::watch::Receiver<index_core::job::JobStatus>) {
+    if std::io::stderr().is_terminal() {
+        progress_bars(rx).await;
+    } else {
+        progress_lines(rx).await;
+    }
+}
+
+async fn progress_bars(mut rx: tokio::sync::watch::Receiver<index_core::job::JobStatus>) {
+    use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+    let multi = MultiProgress::new();
+    let working = ProgressStyle::with_template("{spinner:.cyan} {prefix:.bold} {wide_msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner());
+    let finished = ProgressStyle::with_template("  {prefix:.bold} {wide_msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner());
+    let mut bars: Vec<ProgressBar> = Vec::new();
+    loop {
+        let files = rx.borrow_and_update().files.clone();
+        for (i, f) in files.iter().enumerate() {
+            if i == bars.len() {
+                let bar = multi.add(ProgressBar::new_spinner().with_style(working.clone()));
+                bar.enable_steady_tick(std::time::Duration::from_millis(120));
+                bars.push(bar);
+            }
+            let bar = &bars[i];
+            // An archive's slot is taken over by its first entry: follow names.
+            bar.set_prefix(f.file_path.clone());
+            if f.state.is_final() {
+                bar.set_style(finished.clone());
+                bar.finish_with_message(f.state.to_string());
+            } else {
+                bar.set_message(f.state.to_string());
+            }
+        }
+        if rx.changed().await.is_err() {
+            break;
+        }
+    }
+    for bar in &bars {
+        if !bar.is_finished() {
+            bar.finish();
+        }
+    }
+}
+
+async fn progress_lines(mut rx: tokio::sync::watch::Receiver<index_core::job::JobStatus>) {
+    let mut printed = BTreeSet::new();
+    loop {
+        let files = rx.borrow_and_update().files.clone();
+        for f in files {
+            if f.state.is_final() && printed.insert(f.file_path.clone()) {
+                eprintln!("{:<8} {}", f.state.name(), line(&f));
+                for w in &f.warnings {
+                    eprintln!("         warning: {w}");
+                }
+            }
+        }
+        if rx.changed().await.is_err() {
+            break;
+        }
+    }
+}
+
+/// The file and, when it did not simply get stored, why.
+fn line(f: &index_core::job::FileProgress) -> String {
+    match &f.state {
+        FileState::Stored { chunks, new_chunks } => {
+            format!("{} ({chunks} chunks, {new_chunks} new)", f.file_path)
+        }
+        FileState::Failed { reason } | FileState::Skipped { reason } => {
+            format!("{}: {reason}", f.file_path)
+        }
+        _ => f.file_path.clone(),
+    }
+}
+
+/// Reads the files to upload: files as given, folders walked in name order
+/// (only supported types), each named by its path inside the folder.
+pub fn collect_uploads(paths: &[PathBuf]) -> anyhow::Result<Vec<Upload>> {
+    let mut uploads = Vec::new();
+    for path in paths {
+        let meta =
+            std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+        if meta.is_dir() {
+            let mut stack = vec![path.clone()];
+            let mut files = Vec::new();
+            while let Some(dir) = stack.pop() {
+                for entry in std::fs::read_dir(&dir)
+                    .with_context(|| format!("cannot list {}", dir.display()))?
+                {
+                    let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
+                    let p = entry.path();
+                    if p.is_dir() {
+                        stack.push(p);
+                    } else if Format::from_path(&p.to_string_lossy()).is_some() {
+                        files.push(p);
+                    }
+                }
+            }
+            files.sort();
+            for file in files {
+                let name = file
+                    .strip_prefix(path)
+                    .unwrap_or(&file)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let bytes = std::fs::read(&file)
+                    .with_context(|| format!("cannot read {}", file.display()))?;
+                uploads.push(Upload { name, bytes });
+            }
+        } else {
+            let name = path.file_name().map_or_else(
+                || path.to_string_lossy().into_owned(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            let bytes =
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            uploads.push(Upload { name, bytes });
+        }
+    }
+    Ok(uploads)
+}
+

@@ -1,0 +1,143 @@
+//! The catalog: libraries, versions and documents as people browse them;
+//! deletes; and feedback on chunks.
+
+use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo};
+use index_core::document::{reassemble, Piece};
+use index_core::feedback::{FeedbackRequest, Votes};
+use index_core::library::{self, Resolution};
+use index_core::validate::NameError;
+use index_core::version;
+
+use super::scope;
+use super::{Engine, EngineError};
+use crate::store::{StoredChunk, Target};
+
+impl Engine {
+    /// Resolves a loosely given library name against the stored ones.
+    pub async fn resolve_library(&self, name: &str) -> Result<Resolution, EngineError> {
+        let names: Vec<String> = self
+            .store
+            .libraries()
+            .await?
+            .iter()
+            .map(|l| l.name.clone())
+            .collect();
+        Ok(library::resolve(name, &names))
+    }
+
+    /// Every library with its versions and counts.
+    pub async fn libraries(&self) -> Result<Vec<LibraryInfo>, EngineError> {
+        Ok(self.store.libraries().await?.as_ref().clone())
+    }
+
+    /// The documents of a library (optionally one version of it).
+    pub async fn documents(
+        &self,
+        library: &str,
+        version: Option<&str>,
+    ) -> Result<Vec<DocumentInfo>, EngineError> {
+        let version = match version {
+            Some(v) => Some(self.version_of(library, v).await?),
+            None => {
+                self.require_library(library).await?;
+                None
+            }
+        };
+        Ok(self
+            .store
+            .documents()
+            .await?
+            .iter()
+            .filter(|d| d.library == library && version.as_ref().is_none_or(|v| *v == d.version))
+            .cloned()
+            .collect())
+    }
+
+    /// A stored version of `library`: `version` itself, or the newest for
+    /// `latest`. Unknown libraries and versions are errors that list what
+    /// exists.
+    pub async fn version_of(&self, library: &str, version: &str) -> Result<String, EngineError> {
+        let libraries = self.store.libraries().await?;
+        scope::version_in(scope::library_named(&libraries, library)?, version)
+    }
+
+    /// Fails unless a library named exactly `library` is stored.
+    async fn require_library(&self, library: &str) -> Result<(), EngineError> {
+        let libraries = self.store.libraries().await?;
+        scope::library_named(&libraries, library).map(|_| ())
+    }
+
+    /// A whole document, reassembled from its chunks (`latest` allowed).
+    pub async fn document(
+        &self,
+        library: &str,
+        version: &str,
+        file_path: &str,
+    ) -> Result<Document, EngineError> {
+        let version = self.version_of(library, version).await?;
+        let chunks = self.store.document(library, &version, file_path).await?;
+        if chunks.is_empty() {
+            return Err(EngineError::UnknownDocument {
+                library: library.to_owned(),
+                version,
+                file_path: file_path.to_owned(),
+            });
+        }
+        let pieces: Vec<Piece> = chunks.iter().map(StoredChunk::piece).collect();
+        let whole = reassemble(pieces);
+        Ok(Document {
+            library: library.to_owned(),
+            version,
+            file_path: file_path.to_owned(),
+            title: chunks.iter().find_map(|c| c.title.clone()),
+            text: whole.text,
+            chunks: whole.spans,
+            updated_at: chunks
+                .iter()
+                .map(|c| c.created_at_micros / 1_000_000)
+                .max()
+                .unwrap_or(0),
+        })
+    }
+
+    /// Deletes a document, a version or a library; names must be exact
+    /// (no loose matching for deletes). Deleting nothing is an error.
+    #[tracing::instrument(skip(self))]
+    pub async fn delete(&self, target: Target<'_>) -> Result<Deleted, EngineError> {
+        let (library, version) = match target {
+            Target::Library(l) => (l, None),
+            Target::Version(l, v) | Target::Document(l, v, _) => (l, Some(v)),
+        };
+        if let Some(v) = version {
+            if version::is_latest(v) {
+                return Err(EngineError::InvalidName(NameError::ReservedVersion));
+            }
+            self.version_of(library, v).await?;
+        } else {
+            self.require_library(library).await?;
+        }
+        let deleted = self.store.delete(target).await?;
+        if deleted.documents == 0 {
+            if let Target::Document(l, v, p) = target {
+                return Err(EngineError::UnknownDocument {
+                    library: l.to_owned(),
+                    version: v.to_owned(),
+                    file_path: p.to_owned(),
+                });
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// Records a like or dislike, and returns the chunk's votes so far.
+    pub async fn feedback(&self, request: &FeedbackRequest) -> Result<Votes, EngineError> {
+        if !self.store.has_chunk(&request.chunk_id).await? {
+            return Err(EngineError::UnknownChunk(request.chunk_id.clone()));
+        }
+        self.store
+            .record_vote(&request.chunk_id, request.vote)
+            .await?;
+        let votes = self.store.votes(&[request.chunk_id.as_str()]).await?;
+        Ok(votes.get(&request.chunk_id).copied().unwrap_or_default())
+    }
+}

@@ -1,0 +1,55 @@
+//! What the engine reports about itself: the store, the model, Ask and
+//! the second stage.
+
+use index_core::{AskStatus, EmbeddingStatus, ServerStatus, StoreStatus};
+
+use super::{Engine, MODEL_NAME};
+
+impl Engine {
+    /// A snapshot of the engine's state.
+    pub async fn status(&self) -> ServerStatus {
+        let (loaded, backend, error) = match self.embedder.get() {
+            Some(Ok(queue)) => (true, Some(queue.backend().to_string()), None),
+            Some(Err(err)) => (false, None, Some(err.clone())),
+            // Not needed yet (a CLI command that never embeds).
+            None => (false, None, None),
+        };
+        let counts = match self.store.counts().await {
+            Ok(c) => Some(c),
+            Err(err) => {
+                tracing::warn!(%err, "cannot count the store's contents");
+                None
+            }
+        };
+        ServerStatus {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            uptime_secs: self.started.elapsed().as_secs(),
+            store: StoreStatus {
+                location: self.store.location().to_owned(),
+                counts,
+                table_version: self.store.table_version().await.ok(),
+                in_memory: self.store.resident_ready().await.unwrap_or(false),
+            },
+            embedding: EmbeddingStatus {
+                model: MODEL_NAME.to_owned(),
+                model_dir: self.model.model_dir.display().to_string(),
+                loaded,
+                backend,
+                error,
+            },
+            ask: match &self.llm {
+                Some(llm) => AskStatus {
+                    enabled: true,
+                    model: Some(llm.model().to_owned()),
+                    how_to_enable: None,
+                },
+                None => AskStatus {
+                    enabled: false,
+                    model: None,
+                    how_to_enable: Some(crate::llm::HOW_TO_ENABLE.to_owned()),
+                },
+            },
+            reranker: self.second_stage.describe(),
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! Upload jobs: started in the background for the server's faces, or run
+//! where they are called for the CLI and evaluation.
+
+use std::sync::Arc;
+
+use index_core::job::{JobState, JobStatus, Upload, UploadAccepted};
+use index_core::validate;
+
+use super::{Engine, EngineError};
+use crate::ingest::pipeline::Pipeline;
+use crate::ingest::{run_job, JobHandle};
+use crate::store::job_log;
+
+impl Engine {
+    /// Starts an upload job in the background and returns it at once: its
+    /// id and watch token, to follow it with [`Self::watch_job`].
+    pub async fn start_upload(
+        self: &Arc<Self>,
+        library: &str,
+        version: &str,
+        uploads: Vec<Upload>,
+    ) -> Result<UploadAccepted, EngineError> {
+        let (library, version) = (validate::library(library)?, validate::version(version)?);
+        if uploads.is_empty() {
+            return Err(EngineError::NoFiles);
+        }
+        self.embedder().await?;
+        let job = self.jobs.create(&library, &version);
+        let (engine, handle) = (self.clone(), job.clone());
+        self.background.spawn(async move {
+            tokio::join!(engine.run_upload(&handle, uploads), engine.record(&handle));
+        });
+        Ok(job.accepted())
+    }
+
+    /// Writes `job`'s status to the store as it changes (at most every
+    /// [`job_log::RECORD_EVERY`]) until it is done, so that other processes
+    /// on the store can report it (see [`job_log`]). A failed write costs
+    /// only staleness elsewhere: it is logged and the job goes on.
+    async fn record(&self, job: &JobHandle) {
+        let mut changes = job.subscribe();
+        loop {
+            let status = changes.borrow_and_update().clone();
+            let done = status.state == JobState::Done;
+            if let Err(err) = self.store.save_job(&status, job.watch_token()).await {
+                tracing::warn!(job = %status.id, %err, "cannot write the job's status to the store");
+            }
+            if done {
+                if let Err(err) = self.store.compact_jobs().await {
+                    tracing::warn!(%err, "cannot compact the job table");
+                }
+                return;
+            }
+            tokio::time::sleep(job_log::RECORD_EVERY).await;
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Runs an upload job here, to its end, and says how it ended: the CLI
+    /// and evaluation wait on this (the server uses [`Self::start_upload`]).
+    /// The job is not listed among the server's jobs.
+    pub async fn ingest(
+        &self,
+        library: &str,
+        version: &str,
+        uploads: Vec<Upload>,
+    ) -> Result<JobStatus, EngineError> {
+        self.ingest_watched(library, version, uploads, |_| {}).await
+    }
+
+    /// As [`Self::ingest`]; `watch` is handed the job's status, which
+    /// changes as each file moves on, before any work starts. Its sender
+    /// is dropped when the job ends.
+    pub async fn ingest_watched(
+        &self,
+        library: &str,
+        version: &str,
+        uploads: Vec<Upload>,
+        watch: impl FnOnce(tokio::sync::watch::Receiver<JobStatus>),
+    ) -> Result<JobStatus, EngineError> {
+        let (library, version) = (validate::library(library)?, validate::version(version)?);
+        let job = JobHandle::detached(&library, &version);
+        watch(job.subscribe());
+        self.run_upload(&job, uploads).await;
+        Ok(job.status())
+    }
+
+    /// Runs `job` to the end.
+    async fn run_upload(&self, job: &JobHandle, uploads: Vec<Upload>) {
+        let embedder = match self.embedder().await {
+            Ok(e) => e,
+            Err(err) => {
+                job.set_state(JobState::Done, Some(err.to_string()));
+                return;
+            }
+        };
+        let pipeline = Pipeline {
+            store: &self.store,
+            embedder,
+            metrics: &self.metrics,
+            chunking: self.chunking,
+            archive_limits: self.archive_limits,
+            job_limits: self.job_limits,
+            refresh_every: self.refresh_every,
+            extractions: &self.extractions,
+        };
+        run_job(&pipeline, job, uploads).await;
+    }
+}

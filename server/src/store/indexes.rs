@@ -1,0 +1,134 @@
+//! The chunk table's indexes: built when missing, new rows folded in, and
+//! the keyword leg's search field added to tables written before it.
+
+
+use lancedb::index::scalar::{BTreeIndexBuilder, BitmapIndexBuilder, FtsIndexBuilder};
+use lancedb::index::Index;
+use lancedb::table::OptimizeAction;
+use lancedb::Table;
+
+use super::{schema, writers, Store, StoreError};
+
+impl Store {
+    /// Compacts the table, builds any missing index and folds new rows into
+    /// the existing ones, so full-text search covers everything stored so
+    /// far and reads stay fast.
+    ///
+    /// LanceDB's full-text index does not see rows added after it was built
+    /// until the table is optimised; ingestion calls this before it reports
+    /// a job done. Every stored document is one commit and so one small
+    /// fragment: without compaction a search would open hundreds of files.
+    #[tracing::instrument(skip_all)]
+    pub async fn refresh_indexes(&self) -> Result<(), StoreError> {
+        let _writer = self.begin_write().await?;
+        let rows = self.chunks.count_rows(None).await?;
+        if rows == 0 {
+            return Ok(());
+        }
+        let compaction = self
+            .chunks
+            .optimize(OptimizeAction::Compact {
+                options: Default::default(),
+                remap_options: None,
+            })
+            .await?
+            .compaction;
+        if let Some(c) = compaction {
+            tracing::info!(
+                removed = c.fragments_removed,
+                added = c.fragments_added,
+                "compacted the chunk table"
+            );
+        }
+        let indices = self.chunks.list_indices().await?;
+        // Library and version have few distinct values: bitmaps answer their
+        // equality filters fastest. File paths are nearly unique: a B-tree.
+        // The keyword leg searches one full-text field, context and text
+        // together (see `schema::search_text`).
+        let wanted: [(&str, Index); 4] = [
+            ("library", Index::Bitmap(BitmapIndexBuilder::default())),
+            ("version", Index::Bitmap(BitmapIndexBuilder::default())),
+            ("file_path", Index::BTree(BTreeIndexBuilder::default())),
+            (schema::SEARCH_TEXT, Index::FTS(FtsIndexBuilder::default())),
+        ];
+        for (column, index) in wanted {
+            if !indices.iter().any(|i| i.columns == [column]) {
+                tracing::info!(column, "building index");
+                self.chunks.create_index(&[column], index).execute().await?;
+            }
+        }
+        // An older store searched `text` and `context` as two fields, each
+        // with an index of its own: nothing reads those now, and every
+        // refresh would keep folding rows into them.
+        for index in &indices {
+            if index.columns == ["text"] || index.columns == ["context"] {
+                tracing::info!(name = %index.name, "dropping a full-text index no search uses");
+                self.chunks.drop_index(&index.name).await?;
+            }
+        }
+        self.maintain_vector_index(rows as u64, self.vector_index_min_rows)
+            .await?;
+        // Folds rows added since into every index (new indexes are already
+        // whole; this is then cheap) and drops versions older than a week.
+        self.chunks.optimize(OptimizeAction::All).await?;
+        Ok(())
+    }
+
+    /// Rows that the full-text index does not cover yet: all of them
+    /// while it does not exist (a store written before the keyword leg's
+    /// one field, until its first refresh). Ingestion folds new rows in
+    /// before a job ends, but a process killed mid-job (or a refresh that
+    /// failed, say on a full disk) leaves stored rows the keyword leg
+    /// cannot see.
+    pub async fn unindexed_text_rows(&self) -> Result<usize, StoreError> {
+        let index = self
+            .chunks
+            .list_indices()
+            .await?
+            .into_iter()
+            .find(|i| i.columns == [schema::SEARCH_TEXT]);
+        match index {
+            Some(index) => Ok(self
+                .chunks
+                .index_stats(&index.name)
+                .await?
+                .map_or(0, |stats| stats.num_unindexed_rows)),
+            None => Ok(self.chunks.count_rows(None).await?),
+        }
+    }
+}
+
+/// Gives a chunk table written before the keyword leg's one field existed
+/// that column, filled from each row's context and text, in one commit (a
+/// new data file per fragment; the rows are not rewritten). Its index is
+/// built by the next [`Store::refresh_indexes`], which the engine runs on
+/// open when [`Store::unindexed_text_rows`] finds the index missing (until
+/// then the keyword leg finds nothing). Writers take turns, so two servers
+/// opening the same old store add it once.
+pub(super) async fn add_search_text(chunks: &Table, write: &writers::WriteLock) -> Result<(), StoreError> {
+    let has = |schema: arrow_schema::SchemaRef| {
+        schema
+            .fields()
+            .iter()
+            .any(|f| f.name() == schema::SEARCH_TEXT)
+    };
+    if has(chunks.schema().await?) {
+        return Ok(());
+    }
+    let _turn = write.acquire().await?;
+    chunks.checkout_latest().await?;
+    if has(chunks.schema().await?) {
+        return Ok(());
+    }
+    tracing::info!("adding the full-text field to a store written before it existed");
+    chunks
+        .add_columns()
+        .transform(lancedb::table::NewColumnTransform::SqlExpressions(vec![(
+            schema::SEARCH_TEXT.to_owned(),
+            schema::SEARCH_TEXT_SQL.to_owned(),
+        )]))
+        .execute()
+        .await?;
+    Ok(())
+}
+

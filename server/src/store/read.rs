@@ -1,0 +1,112 @@
+//! Reading chunks back by document: a whole document, every chunk with its
+//! vector, and the integrity check that no document was stored in part.
+
+
+use arrow_array::{Array, RecordBatch, UInt32Array};
+use futures::TryStreamExt;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use lancedb::Table;
+
+use super::{filter, schema, string_column, Store, StoreError, StoredChunk};
+
+impl Store {
+    /// The chunks of one document, in order.
+    pub async fn document(
+        &self,
+        library: &str,
+        version: &str,
+        file_path: &str,
+    ) -> Result<Vec<StoredChunk>, StoreError> {
+        chunks_where(
+            &self.chunks,
+            filter::document(library, version, file_path),
+            schema::STORED_COLUMNS,
+        )
+        .await
+    }
+
+    /// Every stored chunk with its vector, in no particular order: a real
+    /// corpus to build the search bench's large ones from.
+    pub async fn chunks_with_vectors(&self) -> Result<Vec<(StoredChunk, Vec<f32>)>, StoreError> {
+        let mut columns = schema::STORED_COLUMNS.to_vec();
+        columns.push("vector");
+        let batches: Vec<RecordBatch> = self
+            .chunks
+            .query()
+            .select(Select::columns(&columns))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        let chunks = schema::from_batches(&batches).map_err(StoreError::Shape)?;
+        let vectors = schema::vectors_from_batches(&batches).map_err(StoreError::Shape)?;
+        Ok(chunks.into_iter().zip(vectors).collect())
+    }
+
+    /// Every stored document as (library, version, file path, chunks
+    /// stored, chunks it was written with): the two counts differ only if
+    /// a document was stored in part, which must never happen.
+    pub async fn document_integrity(
+        &self,
+    ) -> Result<Vec<(String, String, String, u32, u32)>, StoreError> {
+        let batches: Vec<RecordBatch> = self
+            .chunks
+            .query()
+            .select(Select::columns(&[
+                "library",
+                "version",
+                "file_path",
+                "doc_chunks",
+            ]))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        let mut docs: std::collections::BTreeMap<(String, String, String), (u32, u32)> =
+            std::collections::BTreeMap::new();
+        for batch in &batches {
+            let library = string_column(batch, "library")?;
+            let version = string_column(batch, "version")?;
+            let path = string_column(batch, "file_path")?;
+            let expected = batch
+                .column_by_name("doc_chunks")
+                .and_then(|c| c.as_any().downcast_ref::<UInt32Array>())
+                .ok_or_else(|| StoreError::Shape("doc_chunks is not u32".into()))?;
+            for row in 0..batch.num_rows() {
+                let entry = docs
+                    .entry((
+                        library.value(row).to_owned(),
+                        version.value(row).to_owned(),
+                        path.value(row).to_owned(),
+                    ))
+                    .or_insert((0, expected.value(row)));
+                entry.0 += 1;
+            }
+        }
+        Ok(docs
+            .into_iter()
+            .map(|((l, v, p), (stored, expected))| (l, v, p, stored, expected))
+            .collect())
+    }
+}
+
+/// The chunks of `table` matching the SQL `filter`, read with `columns`,
+/// in chunk order.
+pub(super) async fn chunks_where(
+    table: &Table,
+    filter: String,
+    columns: &[&str],
+) -> Result<Vec<StoredChunk>, StoreError> {
+    let batches: Vec<RecordBatch> = table
+        .query()
+        .only_if(filter)
+        .select(Select::columns(columns))
+        .execute()
+        .await?
+        .try_collect()
+        .await?;
+    let mut chunks = schema::from_batches(&batches).map_err(StoreError::Shape)?;
+    chunks.sort_by_key(|c| c.chunk_index);
+    Ok(chunks)
+}
+
