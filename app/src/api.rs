@@ -55,7 +55,10 @@ pub async fn list_libraries() -> Result<Vec<LibraryInfo>, AppError> {
 
 /// The documents of one library version.
 #[server(prefix = "/rpc", endpoint = "documents", client = crate::client::BearerClient)]
-pub async fn list_documents(library: String, version: String) -> Result<Vec<DocumentInfo>, AppError> {
+pub async fn list_documents(
+    library: String,
+    version: String,
+) -> Result<Vec<DocumentInfo>, AppError> {
     use_backend()?
         .documents(&library, &version)
         .await

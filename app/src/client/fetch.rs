@@ -91,9 +91,7 @@ pub fn post(url: &str) -> gloo_net::http::RequestBuilder {
 /// Sends a request. A server that cannot be reached is `unavailable`; a
 /// response that is not a success is its error body ([`error_of`]).
 #[cfg(feature = "hydrate")]
-pub async fn send(
-    request: gloo_net::http::Request,
-) -> Result<gloo_net::http::Response, AppError> {
+pub async fn send(request: gloo_net::http::Request) -> Result<gloo_net::http::Response, AppError> {
     let response = request.send().await.map_err(|e| {
         AppError::new(
             ErrorKind::Unavailable,
@@ -135,10 +133,15 @@ pub async fn read_events(
 ) -> Result<(), AppError> {
     use wasm_bindgen::JsCast;
 
-    let lost = || AppError::new(ErrorKind::Unavailable, "the connection to docshelf was lost");
-    let body = response.body().ok_or_else(|| {
-        AppError::new(ErrorKind::Internal, "docshelf answered without a body")
-    })?;
+    let lost = || {
+        AppError::new(
+            ErrorKind::Unavailable,
+            "the connection to docshelf was lost",
+        )
+    };
+    let body = response
+        .body()
+        .ok_or_else(|| AppError::new(ErrorKind::Internal, "docshelf answered without a body"))?;
     let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut decoder = Decoder::default();
     loop {

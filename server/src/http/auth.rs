@@ -106,11 +106,7 @@ pub fn check(access: &Access, headers: &HeaderMap, write: bool) -> Result<(), Ap
 
 /// [`check`] for the dashboard: a blank token counts as none, and the
 /// refusal (an `unauthorized` error's message) says where the user enters it.
-fn check_dashboard(
-    access: &Access,
-    headers: &HeaderMap,
-    write: bool,
-) -> Result<(), &'static str> {
+fn check_dashboard(access: &Access, headers: &HeaderMap, write: bool) -> Result<(), &'static str> {
     let Some(token) = required(access, write) else {
         return Ok(());
     };

@@ -183,10 +183,12 @@ impl Rpc {
             access.clone(),
             auth::require_dashboard_read,
         ));
-        let writes = self.writes.route_layer(axum::middleware::from_fn_with_state(
-            access.clone(),
-            auth::require_dashboard_write,
-        ));
+        let writes = self
+            .writes
+            .route_layer(axum::middleware::from_fn_with_state(
+                access.clone(),
+                auth::require_dashboard_write,
+            ));
         reads.merge(writes)
     }
 }

@@ -94,9 +94,9 @@ pub async fn search_stream(
                 Event::default()
                     .event(SearchEvent::Error.name())
                     .json_data(StreamError {
-                    status: body.code.http_status(),
-                    body,
-                })
+                        status: body.code.http_status(),
+                        body,
+                    })
             }
         };
         if let Ok(event) = event {

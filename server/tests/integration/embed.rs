@@ -7,6 +7,8 @@
 
 use crate::common;
 
+use burn::backend::wgpu::graphics::{AutoGraphicsApi, GraphicsApi};
+use burn::backend::wgpu::wgpu::Backend as GraphicsBackend;
 use common::model_dir;
 use docshelf_server::embed::{Backend, DeviceChoice, EmbedError, EmbedQueue, Embedder, DIM};
 use serde::Deserialize;
@@ -98,26 +100,26 @@ fn cpu_backend_matches_sentence_transformers() {
     assert_matches_reference_one_by_one(&embedder);
 }
 
-/// The wgpu path, on the adapter wgpu picks: a hardware GPU where there is
-/// one, else Mesa's software Vulkan driver, lavapipe, which Debian's
-/// `mesa-vulkan-drivers` installs (scripts/setup.sh does), so CI runs this
-/// without a GPU. The Vulkan loader finds lavapipe through its ICD file
+/// The wgpu path on Vulkan: a hardware GPU where there is one, else Mesa's
+/// software Vulkan driver, lavapipe, which Debian's `mesa-vulkan-drivers`
+/// installs (scripts/setup.sh does), so CI runs it without a GPU. The
+/// Vulkan loader finds lavapipe through its ICD file
 /// (`/usr/share/vulkan/icd.d/lvp_icd.*.json`) with no variable set; to run
 /// on lavapipe on a machine that has a GPU, point the loader at that file
-/// alone (`VK_DRIVER_FILES`, or `VK_ICD_FILENAMES` for loaders before
-/// 1.3.234).
+/// alone (`VK_DRIVER_FILES`, or `VK_ICD_FILENAMES` before loader 1.3.234).
 ///
-/// No adapter fails the test: skipping would let CI pass without ever
-/// running this path.
+/// It fails, never skips, when wgpu finds no adapter, and when it finds
+/// only OpenGL's software rasteriser (Mesa's llvmpipe through EGL, there
+/// even without `mesa-vulkan-drivers`): either way lavapipe is missing, and
+/// skipping or passing on OpenGL would let CI go green without this path.
 #[test]
 fn wgpu_backend_matches_sentence_transformers() {
+    const INSTALL: &str = "install mesa-vulkan-drivers (Mesa's software Vulkan, lavapipe; \
+        scripts/setup.sh does), or check that the Vulkan loader sees \
+        /usr/share/vulkan/icd.d/lvp_icd.*.json";
     let embedder = match Embedder::load(&model_dir(), DeviceChoice::Gpu) {
         Ok(embedder) => embedder,
-        Err(EmbedError::NoGpu(reason)) => panic!(
-            "wgpu found no adapter ({reason}): install mesa-vulkan-drivers \
-             (Mesa's software Vulkan, lavapipe; scripts/setup.sh does), \
-             or check that the Vulkan loader sees /usr/share/vulkan/icd.d/lvp_icd.*.json"
-        ),
+        Err(EmbedError::NoGpu(reason)) => panic!("wgpu found no adapter ({reason}): {INSTALL}"),
         Err(other) => panic!("wgpu load failed: {other}"),
     };
     // `--device gpu` never falls back to the CPU backend.
@@ -126,6 +128,17 @@ fn wgpu_backend_matches_sentence_transformers() {
         "asked for wgpu, got {}",
         embedder.backend()
     );
+    // The graphics API burn settles on for the default wgpu device, which
+    // is the device `--device gpu` opens.
+    if cfg!(target_os = "linux") {
+        let api = AutoGraphicsApi::backend();
+        assert_eq!(
+            api,
+            GraphicsBackend::Vulkan,
+            "wgpu runs on {api:?} ({}), not Vulkan: {INSTALL}",
+            embedder.backend()
+        );
+    }
     assert_matches_reference(&embedder);
 }
 

@@ -106,7 +106,7 @@ async fn hybrid_dense_and_keyword_find_the_right_document_with_their_score_parts
         })
         .await
         .expect("search");
-    assert_eq!((r.k, r.mode, r.fusion.as_str()), (2, Mode::Hybrid, "dbsf"));
+    assert_eq!((r.k, r.mode, r.fusion.name()), (2, Mode::Hybrid, "dbsf"));
     assert!((r.weights.w_cos - 0.7).abs() < 1e-6);
     assert_eq!(r.results.len(), 2);
     assert_eq!(r.total_results, 2);
