@@ -19,7 +19,7 @@ site_dir=${DOCSHELF_SITE_DIR:-dist}
 target_dir=${DOCSHELF_WASM_TARGET_DIR:-$HOME/.cache/docshelf/target-wasm}
 tools=${DOCSHELF_TOOLS:-$HOME/.local/share/docshelf/tools}
 command=${DOCSHELF_TRUNK_COMMAND:-build}
-name=docshelf
+name=app
 
 # Trunk itself: installed once per machine (started beside the server build
 # by scripts/build-beside.sh; this waits for that, or installs it).

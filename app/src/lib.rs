@@ -24,9 +24,11 @@ use leptos_router::{
     StaticSegment,
 };
 
-/// The name the browser bundle is built under: `/pkg/docshelf.js`,
-/// `/pkg/docshelf_bg.wasm`, `/pkg/docshelf.css`.
-pub const OUTPUT_NAME: &str = "docshelf";
+/// The name the browser bundle is built under: `/pkg/app.js`,
+/// `/pkg/app_bg.wasm`, `/pkg/app.css`. Trunk names the script and the
+/// module after the crate, and the stylesheet after its file
+/// (`style/app.css`), so this is the crate's name.
+pub const OUTPUT_NAME: &str = "app";
 
 /// The HTML document around the app, rendered on the server only.
 pub fn shell(options: LeptosOptions) -> impl IntoView {

@@ -1,12 +1,14 @@
 //! The names of the events docshelf streams as server-sent events: the
-//! streamed search (`POST /api/search/stream`, [`SearchEvent`]) and Ask
-//! (`POST /api/ask`, [`crate::ask::AskEvent`]).
+//! streamed search (`POST /api/search/stream`, [`SearchEvent`]), Ask
+//! (`POST /api/ask`, [`crate::ask::AskEvent`]) and an upload job's progress
+//! (`GET /api/jobs/{id}/events`, [`JobEvent`]).
 //!
 //! The server names its events from here and clients match on the same
 //! names, so an event cannot be renamed on one side only. Both streams end
 //! the same way: [`DONE`] with the whole answer, or [`ERROR`] with the error
 //! body and its HTTP status (`{"code","error","status"}`).
 
+use crate::job::{JobState, JobStatus};
 use crate::search::Stage;
 
 /// The last event of a stream that succeeded; its data is the whole answer.
@@ -40,6 +42,33 @@ impl SearchEvent {
     }
 }
 
+/// What a job's event stream sends: its status after every change
+/// ([`JobEvent::Progress`]), then its last status once it is done
+/// ([`JobEvent::Done`]). Each event's data is the whole [`JobStatus`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobEvent {
+    Progress,
+    Done,
+}
+
+impl JobEvent {
+    /// The event a status is sent as.
+    pub fn of(status: &JobStatus) -> Self {
+        match status.state {
+            JobState::Done => Self::Done,
+            _ => Self::Progress,
+        }
+    }
+
+    /// The event's name on the wire (the SSE `event:` field).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Progress => "progress",
+            Self::Done => DONE,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,5 +86,20 @@ mod tests {
         .map(SearchEvent::name)
         .collect();
         assert_eq!(names, ["keyword", "fused", "expanded", "done", "error"]);
+    }
+
+    #[test]
+    fn a_job_streams_progress_until_it_is_done() {
+        let mut status = JobStatus {
+            id: "j".into(),
+            library: "l".into(),
+            version: "1".into(),
+            state: JobState::Indexing,
+            files: Vec::new(),
+            error: None,
+        };
+        assert_eq!(JobEvent::of(&status).name(), "progress");
+        status.state = JobState::Done;
+        assert_eq!(JobEvent::of(&status).name(), "done");
     }
 }

@@ -206,6 +206,7 @@ async fn send(
     use futures::StreamExt;
     use gloo_net::eventsource::futures::EventSource;
     use index_core::job::UploadAccepted;
+    use index_core::stream::JobEvent;
 
     let form =
         web_sys::FormData::new().map_err(|_| "the browser cannot build a form".to_owned())?;
@@ -230,8 +231,12 @@ async fn send(
         accepted.job_id, accepted.watch_token
     ))
     .map_err(|e| format!("cannot follow the job: {e}"))?;
-    let mut stream = events.subscribe("progress").map_err(|e| e.to_string())?;
-    let mut done = events.subscribe("done").map_err(|e| e.to_string())?;
+    let mut stream = events
+        .subscribe(JobEvent::Progress.name())
+        .map_err(|e| e.to_string())?;
+    let mut done = events
+        .subscribe(JobEvent::Done.name())
+        .map_err(|e| e.to_string())?;
     loop {
         let next = futures::future::select(stream.next(), done.next()).await;
         let (message, finished) = match next {

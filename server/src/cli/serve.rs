@@ -20,7 +20,7 @@ pub struct ServeConfig {
     #[arg(long = "addr", env = "DOCSHELF_ADDR", default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
 
-    /// Directory with the built dashboard (`pkg/docshelf.js`, `pkg/docshelf_bg.wasm`, …).
+    /// Directory with the built dashboard (`pkg/app.js`, `pkg/app_bg.wasm`, …).
     #[arg(long = "site-dir", env = "DOCSHELF_SITE_DIR", default_value = "dist")]
     pub site_dir: PathBuf,
 

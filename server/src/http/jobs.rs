@@ -16,7 +16,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Json;
 use futures::{Stream, StreamExt};
-use index_core::job::{JobState, JobStatus, Upload, UploadAccepted};
+use index_core::job::{JobStatus, Upload, UploadAccepted};
+use index_core::stream::JobEvent;
 use serde::Deserialize;
 
 use super::auth;
@@ -163,11 +164,7 @@ pub async fn events(
     }
     let found = found.ok_or_else(|| EngineError::UnknownJob(id))?;
     let events = state.engine.job_statuses(found).map(|status| {
-        let name = if status.state == JobState::Done {
-            "done"
-        } else {
-            "progress"
-        };
+        let name = JobEvent::of(&status).name();
         Ok(Event::default()
             .event(name)
             .json_data(&status)

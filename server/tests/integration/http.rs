@@ -69,8 +69,8 @@ async fn the_dashboard_is_rendered_on_the_server_with_its_hydration_scripts() {
     let res = reqwest::get(&server.base).await.expect("request");
     assert_eq!(res.status(), 200);
     let html = res.text().await.expect("body");
-    assert!(html.contains("/pkg/docshelf.js"), "{html}");
-    assert!(html.contains("/pkg/docshelf_bg"), "{html}");
+    assert!(html.contains("/pkg/app.js"), "{html}");
+    assert!(html.contains("/pkg/app_bg"), "{html}");
     assert!(html.contains("aria-label=\"Query\""), "{html}");
     let status = reqwest::get(format!("{}/status", server.base))
         .await
