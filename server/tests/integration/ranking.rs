@@ -174,7 +174,7 @@ async fn ten_results_are_ten_pages_unless_duplicates_is_set() {
     for i in 0..12 {
         uploads.push(upload(
             &format!("notes/day-{i}.md"),
-            &format!(
+            format!(
                 "# Day {i}\n\nOn day {i} we adjusted a setting and measured latency for a day.\n"
             ),
         ));

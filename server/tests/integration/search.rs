@@ -35,7 +35,7 @@ async fn engine_with_docs(dir: &std::path::Path) -> Engine {
         "shipit",
         "2.0",
         vec![
-            upload("deploy.md", &format!("# Deploying\n\n{long}")),
+            upload("deploy.md", format!("# Deploying\n\n{long}")),
             upload("rollback.md", "# Rollback\n\nTo undo a release run `shipit rollback --to PREVIOUS`; the previous artefact is restored.\n"),
             upload("guides/tomato-service.md", "# The tomato service\n\nThe tomato service is shipit's demo app: it serves pictures of tomatoes.\n"),
         ],

@@ -82,10 +82,10 @@ pub async fn writers_at_once_lose_nothing_and_replace_whole(config: &EngineConfi
 
     // Different documents at once, each committing its own.
     let from_a: Vec<Upload> = (0..pages)
-        .map(|i| upload(&format!("a{i}.md"), &format!("# A{i}\n\nAlpha page {i}.\n")))
+        .map(|i| upload(&format!("a{i}.md"), format!("# A{i}\n\nAlpha page {i}.\n")))
         .collect();
     let from_b: Vec<Upload> = (0..pages)
-        .map(|i| upload(&format!("b{i}.md"), &format!("# B{i}\n\nBeta page {i}.\n")))
+        .map(|i| upload(&format!("b{i}.md"), format!("# B{i}\n\nBeta page {i}.\n")))
         .collect();
     let (sa, sb) = tokio::join!(
         a.ingest("shared", "1", from_a),
