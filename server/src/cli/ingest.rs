@@ -194,4 +194,3 @@ pub fn collect_uploads(paths: &[PathBuf]) -> anyhow::Result<Vec<Upload>> {
     }
     Ok(uploads)
 }
-

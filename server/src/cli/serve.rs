@@ -184,4 +184,3 @@ async fn shutdown_signal() {
         () = terminate => {}
     }
 }
-

@@ -218,9 +218,12 @@ mod tests {
 
     #[test]
     fn a_named_library_is_searched_and_becomes_sticky() {
-        let libraries = [library("react", &["18.2", "19.0"]), library("vue", &["3.4"])];
-        let scope = for_search(&libraries, &search(Some("React"), Some("latest")), None)
-            .expect("resolves");
+        let libraries = [
+            library("react", &["18.2", "19.0"]),
+            library("vue", &["3.4"]),
+        ];
+        let scope =
+            for_search(&libraries, &search(Some("React"), Some("latest")), None).expect("resolves");
         assert_eq!(scope.library.as_deref(), Some("react"));
         assert_eq!(scope.version.as_deref(), Some("19.0"));
         assert!(!scope.sticky_applied);

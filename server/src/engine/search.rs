@@ -80,7 +80,8 @@ impl Engine {
         }
         let libraries = self.store.libraries().await?;
         let resolved = scope::for_search(&libraries, &search, self.sessions.sticky(&session.id))?;
-        self.sessions.change_sticky(&session.id, resolved.sticky.clone());
+        self.sessions
+            .change_sticky(&session.id, resolved.sticky.clone());
         let SearchScope {
             scope,
             library: target,

@@ -1,7 +1,6 @@
 //! The chunk table's indexes: built when missing, new rows folded in, and
 //! the keyword leg's search field added to tables written before it.
 
-
 use lancedb::index::scalar::{BTreeIndexBuilder, BitmapIndexBuilder, FtsIndexBuilder};
 use lancedb::index::Index;
 use lancedb::table::OptimizeAction;
@@ -105,7 +104,10 @@ impl Store {
 /// open when [`Store::unindexed_text_rows`] finds the index missing (until
 /// then the keyword leg finds nothing). Writers take turns, so two servers
 /// opening the same old store add it once.
-pub(super) async fn add_search_text(chunks: &Table, write: &writers::WriteLock) -> Result<(), StoreError> {
+pub(super) async fn add_search_text(
+    chunks: &Table,
+    write: &writers::WriteLock,
+) -> Result<(), StoreError> {
     let has = |schema: arrow_schema::SchemaRef| {
         schema
             .fields()
@@ -131,4 +133,3 @@ pub(super) async fn add_search_text(chunks: &Table, write: &writers::WriteLock) 
         .await?;
     Ok(())
 }
-

@@ -7,8 +7,11 @@ use std::time::Duration;
 use lancedb::Connection;
 use tokio::sync::RwLock;
 
-use super::{feedback, job_log, legacy, local_dir, remote, resident, schema, session_log, writers, CHUNKS, S3Config, Store, StoreError, VECTOR_INDEX_MIN_ROWS, VectorSearchTuning};
 use super::indexes::add_search_text;
+use super::{
+    feedback, job_log, legacy, local_dir, remote, resident, schema, session_log, writers, S3Config,
+    Store, StoreError, VectorSearchTuning, CHUNKS, VECTOR_INDEX_MIN_ROWS,
+};
 
 impl Store {
     /// Opens the store at `location` (a directory or an object-store URI),

@@ -1,7 +1,6 @@
 //! Reading chunks back by document: a whole document, every chunk with its
 //! vector, and the integrity check that no document was stored in part.
 
-
 use arrow_array::{Array, RecordBatch, UInt32Array};
 use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
@@ -109,4 +108,3 @@ pub(super) async fn chunks_where(
     chunks.sort_by_key(|c| c.chunk_index);
     Ok(chunks)
 }
-

@@ -1,7 +1,6 @@
 //! Writing documents: each one replaces its old chunks in one commit, so
 //! readers see the old document or the new one, never both or neither.
 
-
 use arrow_array::{RecordBatch, RecordBatchIterator};
 
 use super::{filter, schema, DocumentChunks, Store, StoreError};

@@ -220,7 +220,9 @@ fn connection_failed(err: &object_store::Error) -> bool {
 /// The innermost cause's message, on one line and cut short: what a person
 /// needs from a chain of wrappers.
 fn deepest_cause(err: &object_store::Error) -> String {
-    let innermost = crate::error_chain::causes(err).last().map(ToString::to_string);
+    let innermost = crate::error_chain::causes(err)
+        .last()
+        .map(ToString::to_string);
     crate::error_chain::cut(&innermost.unwrap_or_default(), 300)
 }
 
