@@ -2,6 +2,7 @@
 //! search hit came from, with that chunk highlighted.
 
 use index_core::catalog::Document;
+use index_core::version;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
@@ -16,7 +17,7 @@ pub fn DocumentPage() -> impl IntoView {
         let map = url.get();
         let (l, v, p) = (
             map.get("library").unwrap_or_default(),
-            map.get("version").unwrap_or_else(|| "latest".into()),
+            map.get("version").unwrap_or_else(|| version::LATEST.into()),
             map.get("file_path").unwrap_or_default(),
         );
         async move { get_document(l, v, p).await }
