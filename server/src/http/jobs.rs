@@ -154,16 +154,16 @@ pub async fn events(
     // The bearer token, or this job's own watch token. Checked before
     // "no such job" so that, without either, ids cannot be probed.
     if let Err(refused) = auth::check(&state.access, &headers, false) {
-        let watched = match (&found, query.token.as_deref()) {
-            (Some(found), Some(token)) => found.admits(token),
-            _ => false,
-        };
+        let watched = found
+            .as_ref()
+            .zip(query.token.as_deref())
+            .is_some_and(|(job, token)| job.admits(token));
         if !watched {
             return Err(refused);
         }
     }
-    let found = found.ok_or_else(|| EngineError::UnknownJob(id))?;
-    let events = state.engine.job_statuses(found).map(|status| {
+    let job = found.ok_or(EngineError::UnknownJob(id))?;
+    let events = state.engine.job_statuses(job).map(|status| {
         let name = JobEvent::of(&status).name();
         Ok(Event::default()
             .event(name)
