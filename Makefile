@@ -19,7 +19,7 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm dev run test test-rust test-wasm-core test-e2e bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
+.PHONY: help setup build build-server build-wasm dev run test test-rust test-wasm-core test-e2e test-fuzz bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load bench-hostile bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
@@ -27,7 +27,7 @@ help:
 	@echo "make lint   cargo fmt --check and clippy -D warnings"
 	@echo "make dev    rebuild the dashboard on every change (trunk watch) for a running make run"
 	@echo "make eval   nDCG@10 / Recall@10 per search mode on every eval set, beside the plain Python pipeline"
-	@echo "make bench-embed | bench-kernels | bench-ingest | bench-search | bench-vector | bench-load | bench-peers   benchmarks (print figures)"
+	@echo "make bench-embed | bench-kernels | bench-ingest | bench-search | bench-vector | bench-load | bench-hostile | bench-peers   benchmarks (print figures)"
 	@echo "make bench-search ROWS=100000 CONCURRENCY=16   search at scale, in-process and over HTTP"
 	@echo "make bench-ask   Ask's time to sources and to first token with a local model"
 	@echo "make bench-replicas   two servers on one store, local and S3: time until one sees the other's upload, warm search latency"
@@ -61,7 +61,7 @@ dev: setup
 # idle; the tests need all of them.
 test: setup
 	@scripts/build-beside.sh "trunk llm" $(MAKE) --no-print-directory build-server build-wasm
-	@$(MAKE) --no-print-directory test-rust test-wasm-core test-e2e
+	@$(MAKE) --no-print-directory test-rust test-wasm-core test-e2e test-fuzz
 	@echo "==> all tests passed"
 
 # A real model server for Ask's tests (llama.cpp's llama-server built from
@@ -90,6 +90,13 @@ test-wasm-core:
 	RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
 	  /usr/bin/cargo build --quiet --locked -p index-core --target wasm32-unknown-unknown \
 	  --profile wasm-release --target-dir $(DOCSHELF_WASM_TARGET_DIR)
+
+# The REST API against its own OpenAPI document: Schemathesis (PyPI, in a
+# cached venv) fuzzes every operation of a real `docshelf serve`; any 5xx,
+# undocumented status or body off its schema fails (scripts/fuzz-api.sh).
+test-fuzz:
+	@echo "==> OpenAPI fuzzing (Schemathesis) against docshelf serve"
+	@scripts/fuzz-api.sh
 
 test-e2e: llm
 	@echo "==> end-to-end tests (Chromium)"
@@ -131,6 +138,11 @@ bench-vector:
 # 16 clients sustained (loopback only; bounded in count and time).
 bench-load: setup build-server
 	python3 scripts/bench-load.py $(ARGS)
+
+# Peak RSS while N = 1, 4, 8 hostile archives are uploaded at once, and
+# search latency meanwhile (the extraction memory budget, docs/configuration.md).
+bench-hostile: setup build-server
+	python3 scripts/bench-hostile.py $(ARGS)
 
 # Two servers on one store: how soon one sees what the other stored.
 bench-replicas: setup build-server s3-server

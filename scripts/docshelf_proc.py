@@ -88,11 +88,13 @@ def upload(base, library, files, timeout=120):
 
 
 def wait_job(base, job, limit_s):
-    """Waits up to `limit_s` for `job` to be done; whether it was."""
+    """Waits up to `limit_s` for `job` to end; whether it ended done (not
+    interrupted or cancelled)."""
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         with urllib.request.urlopen(f"{base}/api/jobs/{job}", timeout=30) as res:
-            if json.load(res)["state"] == "done":
-                return True
+            state = json.load(res)["state"]
+            if state in ("done", "interrupted", "cancelled"):
+                return state == "done"
         time.sleep(0.5)
     return False

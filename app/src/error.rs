@@ -41,6 +41,11 @@ impl std::fmt::Display for AppError {
 
 impl std::error::Error for AppError {}
 
+/// The most of server_fn's own message an error carries: its decoding
+/// errors quote the argument, which may be megabytes; the body must stay
+/// small enough to read back and show.
+const MAX_MESSAGE_CHARS: usize = 300;
+
 impl FromServerFnError for AppError {
     type Encoder = JsonEncoding;
 
@@ -53,7 +58,10 @@ impl FromServerFnError for AppError {
             ServerFnErrorErr::Request(_) => ErrorKind::Unavailable,
             _ => ErrorKind::Internal,
         };
-        Self::new(kind, value.to_string())
+        Self::new(
+            kind,
+            index_core::validate::cut(&value.to_string(), MAX_MESSAGE_CHARS),
+        )
     }
 }
 
@@ -67,6 +75,15 @@ mod tests {
         assert_eq!(err.kind(), ErrorKind::BadInput);
         let unreachable = AppError::from_server_fn_error(ServerFnErrorErr::Request("down".into()));
         assert_eq!(unreachable.kind(), ErrorKind::Unavailable);
+    }
+
+    #[test]
+    fn a_huge_argument_is_not_echoed_whole() {
+        let huge = "x".repeat(1 << 20);
+        let err = AppError::from_server_fn_error(ServerFnErrorErr::Args(huge));
+        assert_eq!(err.kind(), ErrorKind::BadInput);
+        assert!(err.0.error.len() < 1000, "{}", err.0.error.len());
+        assert!(err.0.error.ends_with('…'));
     }
 
     #[test]

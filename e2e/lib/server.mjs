@@ -91,7 +91,8 @@ export async function uploadAndWait(url, { library, version, files, token }) {
   const { job_id: id } = await res.json();
   for (;;) {
     const job = await (await fetch(`${url}/api/jobs/${id}`, { headers })).json();
-    if (job.state === 'done') return job;
+    // A job ends done, interrupted (its server died) or cancelled (its version was deleted).
+    if (['done', 'interrupted', 'cancelled'].includes(job.state)) return job;
     await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -44,6 +44,10 @@ pub enum AskError {
     EmptyQuestion,
     #[error("question is too long: {0} characters (at most {MAX_QUESTION_CHARS})")]
     QuestionTooLong(usize),
+    /// A library, version, session id or question over its limit, or with
+    /// control characters ([`crate::validate`]).
+    #[error(transparent)]
+    Identifier(#[from] crate::validate::NameError),
 }
 
 /// A checked question.
@@ -59,6 +63,16 @@ pub struct Ask {
 impl AskParams {
     /// Checks the question; blank optional fields count as absent.
     pub fn validate(self) -> Result<Ask, AskError> {
+        use crate::validate;
+        validate::query("question", &self.question)?;
+        for (what, value) in [("library", &self.library), ("version", &self.version)] {
+            if let Some(value) = value {
+                validate::lookup(what, value)?;
+            }
+        }
+        if let Some(id) = &self.session_id {
+            validate::session_id(id)?;
+        }
         let question = self.question.trim();
         if question.is_empty() {
             return Err(AskError::EmptyQuestion);

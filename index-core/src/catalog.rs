@@ -62,6 +62,10 @@ pub struct Document {
 pub struct Deleted {
     pub documents: u64,
     pub chunks: u64,
+    /// Upload jobs into what was deleted that were stopped first (their
+    /// documents were never published).
+    #[serde(default)]
+    pub cancelled_jobs: u64,
 }
 
 /// What a delete removes: a library (every version), a version, or one

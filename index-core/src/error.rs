@@ -22,8 +22,15 @@ pub enum ErrorKind {
     Forbidden,
     /// A library, version, document, chunk or job that does not exist (404).
     NotFound,
+    /// The path exists, but not for this method (405).
+    MethodNotAllowed,
+    /// The request collides with work in progress: another job is writing
+    /// the same library and version (409).
+    Conflict,
     /// The body is larger than the server accepts (413).
     TooLarge,
+    /// The request target (path and query) is longer than the server reads (414).
+    UriTooLong,
     /// The body is not in a format the endpoint reads (415).
     UnsupportedMedia,
     /// Too busy, or out of time: the same request may succeed in a moment
@@ -38,12 +45,15 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of the table above.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 12] = [
         Self::BadInput,
         Self::Unauthorized,
         Self::Forbidden,
         Self::NotFound,
+        Self::MethodNotAllowed,
+        Self::Conflict,
         Self::TooLarge,
+        Self::UriTooLong,
         Self::UnsupportedMedia,
         Self::Busy,
         Self::Unavailable,
@@ -57,7 +67,10 @@ impl ErrorKind {
             Self::Unauthorized => 401,
             Self::Forbidden => 403,
             Self::NotFound => 404,
+            Self::MethodNotAllowed => 405,
+            Self::Conflict => 409,
             Self::TooLarge => 413,
+            Self::UriTooLong => 414,
             Self::UnsupportedMedia => 415,
             Self::Busy | Self::Unavailable => 503,
             Self::Internal => 500,
@@ -79,7 +92,10 @@ impl ErrorKind {
             Self::Unauthorized => "unauthorized",
             Self::Forbidden => "forbidden",
             Self::NotFound => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::Conflict => "conflict",
             Self::TooLarge => "too_large",
+            Self::UriTooLong => "uri_too_long",
             Self::UnsupportedMedia => "unsupported_media",
             Self::Busy => "busy",
             Self::Unavailable => "unavailable",

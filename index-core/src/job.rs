@@ -12,6 +12,12 @@ pub enum FileState {
     Embedding {
         chunks: usize,
     },
+    /// Embedded and set aside: the job publishes every staged document of
+    /// its version at once when it ends, so until then searches do not
+    /// see it (and a job that dies or is cancelled publishes none).
+    Staged {
+        chunks: usize,
+    },
     Stored {
         chunks: usize,
         new_chunks: u64,
@@ -32,6 +38,7 @@ impl FileState {
             Self::Queued => "queued",
             Self::Extracting => "extracting",
             Self::Embedding { .. } => "embedding",
+            Self::Staged { .. } => "staged",
             Self::Stored { .. } => "stored",
             Self::Failed { .. } => "failed",
             Self::Skipped { .. } => "skipped",
@@ -54,6 +61,9 @@ impl std::fmt::Display for FileState {
             Self::Queued => f.write_str("queued"),
             Self::Extracting => f.write_str("extracting text…"),
             Self::Embedding { chunks } => write!(f, "embedding {chunks} chunks…"),
+            Self::Staged { chunks } => {
+                write!(f, "staged ({chunks} chunks), published when the job ends")
+            }
             Self::Stored { chunks, new_chunks } => {
                 write!(f, "stored ({chunks} chunks, {new_chunks} new)")
             }
@@ -81,9 +91,24 @@ pub struct FileProgress {
 #[serde(rename_all = "snake_case")]
 pub enum JobState {
     Running,
-    /// Every file is done; the search indexes are being brought up to date.
+    /// Every file is done; what was staged is being published and the
+    /// search indexes brought up to date.
     Indexing,
     Done,
+    /// Its process stopped (killed, crashed, restarted) before it ended:
+    /// nothing it staged was published. `error` says why.
+    Interrupted,
+    /// Stopped on purpose before it ended, because its version or library
+    /// was deleted: nothing it staged was published.
+    Cancelled,
+}
+
+impl JobState {
+    /// Whether the job has ended (done, interrupted or cancelled): nothing
+    /// more will change, and its event stream ends.
+    pub const fn is_finished(self) -> bool {
+        matches!(self, Self::Done | Self::Interrupted | Self::Cancelled)
+    }
 }
 
 /// An upload job and the progress of each of its documents.
@@ -101,6 +126,22 @@ pub struct JobStatus {
 }
 
 impl JobStatus {
+    /// Ends a job that stopped before it published (`Interrupted`,
+    /// `Cancelled`): `error` says why, and every file not yet through
+    /// fails with `file_reason`, so no line is left looking as if it were
+    /// still on its way.
+    pub fn stop(&mut self, state: JobState, error: &str, file_reason: &str) {
+        for file in &mut self.files {
+            if !file.state.is_final() {
+                file.state = FileState::Failed {
+                    reason: file_reason.to_owned(),
+                };
+            }
+        }
+        self.state = state;
+        self.error = Some(error.to_owned());
+    }
+
     /// Files stored and files failed so far.
     pub fn tally(&self) -> (usize, usize) {
         let stored = self

@@ -283,6 +283,10 @@ pub enum SearchError {
     ExpandTooLarge,
     #[error(transparent)]
     Weights(#[from] WeightError),
+    /// A library, version, path, session id or query over its limit, or
+    /// with control characters ([`crate::validate`]).
+    #[error(transparent)]
+    Identifier(#[from] crate::validate::NameError),
 }
 
 /// A blank optional field means "not given".
@@ -293,6 +297,7 @@ fn given(value: Option<String>) -> Option<String> {
 impl SearchParams {
     /// Checks the request and fills in the defaults.
     pub fn validate(self) -> Result<Search, SearchError> {
+        self.check_identifiers()?;
         let query = self.query.trim();
         if query.is_empty() {
             return Err(SearchError::EmptyQuery);
@@ -343,6 +348,33 @@ impl SearchParams {
             session_id: given(self.session_id),
             clear_sticky: self.clear_sticky.unwrap_or(false),
         })
+    }
+}
+
+impl SearchParams {
+    /// Every identifier within its limits ([`crate::validate`]), before any
+    /// other check reads them.
+    fn check_identifiers(&self) -> Result<(), crate::validate::NameError> {
+        use crate::validate;
+        validate::query("query", &self.query)?;
+        if let Some(library) = &self.library {
+            validate::lookup("library", library)?;
+        }
+        if let Some(version) = &self.version {
+            validate::lookup("version", version)?;
+        }
+        if let Some(path) = &self.file_path {
+            validate::path_lookup("file_path", path)?;
+        }
+        if let Some(id) = &self.session_id {
+            validate::session_id(id)?;
+        }
+        for (what, value) in [("mode", &self.mode), ("fusion", &self.fusion)] {
+            if let Some(value) = value {
+                validate::lookup(what, value)?;
+            }
+        }
+        Ok(())
     }
 }
 

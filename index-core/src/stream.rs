@@ -8,7 +8,7 @@
 //! the same way: [`DONE`] with the whole answer, or [`ERROR`] with the error
 //! body and its HTTP status (`{"code","error","status"}`).
 
-use crate::job::{JobState, JobStatus};
+use crate::job::JobStatus;
 use crate::search::Stage;
 
 /// The last event of a stream that succeeded; its data is the whole answer.
@@ -43,8 +43,9 @@ impl SearchEvent {
 }
 
 /// What a job's event stream sends: its status after every change
-/// ([`JobEvent::Progress`]), then its last status once it is done
-/// ([`JobEvent::Done`]). Each event's data is the whole [`JobStatus`].
+/// ([`JobEvent::Progress`]), then its last status once it has ended
+/// ([`JobEvent::Done`]), whether done, interrupted or cancelled: the
+/// status's `state` says which. Each event's data is the whole [`JobStatus`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobEvent {
     Progress,
@@ -54,9 +55,10 @@ pub enum JobEvent {
 impl JobEvent {
     /// The event a status is sent as.
     pub fn of(status: &JobStatus) -> Self {
-        match status.state {
-            JobState::Done => Self::Done,
-            _ => Self::Progress,
+        if status.state.is_finished() {
+            Self::Done
+        } else {
+            Self::Progress
         }
     }
 
@@ -72,6 +74,7 @@ impl JobEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::JobState;
 
     #[test]
     fn search_events_are_named_by_stage_then_done_or_error() {

@@ -1,21 +1,64 @@
-//! Validation of user-supplied names.
+//! Validation of user-supplied names and identifiers, shared by every face.
+//!
+//! Two kinds of check live here:
+//!
+//! - **Names that are stored** (a library or version being written):
+//!   [`library`] and [`version`] allow a small alphabet.
+//! - **Identifiers that look something up** (a library or version named in
+//!   a search, a document's path, a session id, a query): [`lookup`],
+//!   [`session_id`], [`query`], each bounded in bytes and free of control
+//!   characters. Why: a probe sent a 5 MiB library name, which took 16 s to
+//!   resolve loosely and was echoed whole in the 404; a NUL inside a name was
+//!   normalised away and matched a real library; a 1 MiB session id was
+//!   silently replaced by a new one. A limit refuses such a request at once
+//!   with a 400, and the message names the limit, never the value whole.
+//!
+//! File names ([`file_path`]) are normalised to a safe relative path rather
+//! than refused, because archives and browsers produce `a\b.md` or
+//! `./docs/x.md` innocently; only what leaves nothing safe is refused.
 
-/// Why a library or version name was refused.
+/// Why a name or identifier was refused. Messages never carry the value
+/// whole: at most one offending character, or a short cut of it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
     #[error("{what} cannot be empty")]
     Empty { what: &'static str },
     #[error("{what} is longer than {max} characters")]
     TooLong { what: &'static str, max: usize },
+    #[error("{what} is {len} bytes long; at most {max} are accepted")]
+    TooManyBytes {
+        what: &'static str,
+        len: usize,
+        max: usize,
+    },
     #[error("{what} may contain letters, digits, spaces and . _ - + @ only (found {found:?})")]
     BadCharacter { what: &'static str, found: char },
+    #[error("{what} cannot contain control or bidirectional-formatting characters (found U+{:04X})", *found as u32)]
+    ControlCharacter { what: &'static str, found: char },
+    #[error("{what} may contain ASCII letters, digits and . _ - only (found {found:?})")]
+    BadIdCharacter { what: &'static str, found: char },
     #[error("\"latest\" is reserved: it means the newest version in searches")]
     ReservedVersion,
+    #[error("the file name {shown:?} leaves no safe relative path (no `..`, no absolute paths)")]
+    UnsafePath { shown: String },
 }
 
+/// The longest library or version name stored, in characters.
 const MAX_NAME: usize = 100;
+/// The longest library or version named in a lookup, in bytes: a stored
+/// name is at most [`MAX_NAME`] characters of at most 4 bytes each; a
+/// loose name is not much longer.
+pub const MAX_NAME_BYTES: usize = 4 * MAX_NAME;
+/// The longest session id, in bytes (ours are 36-byte UUIDs).
+pub const MAX_SESSION_ID_BYTES: usize = 128;
+/// The longest query or question, in bytes ([`crate::search::MAX_QUERY_CHARS`]
+/// characters of at most 4 bytes each).
+pub const MAX_QUERY_BYTES: usize = 4 * crate::search::MAX_QUERY_CHARS;
+/// The longest file path (a document's, or a path prefix), in bytes.
+pub const MAX_FILE_PATH_BYTES: usize = 1024;
 
 fn validate(what: &'static str, raw: &str) -> Result<String, NameError> {
+    bounded(what, raw, MAX_NAME_BYTES)?;
     let name = raw.trim();
     if name.is_empty() {
         return Err(NameError::Empty { what });
@@ -35,18 +78,192 @@ fn validate(what: &'static str, raw: &str) -> Result<String, NameError> {
     Ok(name.to_owned())
 }
 
-/// A library name, trimmed.
+/// A library name to store, trimmed.
 pub fn library(raw: &str) -> Result<String, NameError> {
     validate("library", raw)
 }
 
-/// A version name, trimmed; `latest` is reserved.
+/// A version name to store, trimmed; `latest` is reserved.
 pub fn version(raw: &str) -> Result<String, NameError> {
     let v = validate("version", raw)?;
     if crate::version::is_latest(&v) {
         return Err(NameError::ReservedVersion);
     }
     Ok(v)
+}
+
+/// Whether `c` is a control character or one that reorders or hides text
+/// when shown (bidirectional embeddings, overrides and isolates, marks,
+/// zero-width characters, the BOM): what makes a name read as something
+/// it is not.
+pub fn is_control_or_bidi(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{206F}'
+                | '\u{061C}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+        )
+}
+
+/// `raw` is at most `max` bytes and has no control or bidi characters.
+fn bounded(what: &'static str, raw: &str, max: usize) -> Result<(), NameError> {
+    if raw.len() > max {
+        return Err(NameError::TooManyBytes {
+            what,
+            len: raw.len(),
+            max,
+        });
+    }
+    if let Some(found) = raw.chars().find(|&c| is_control_or_bidi(c)) {
+        return Err(NameError::ControlCharacter { what, found });
+    }
+    Ok(())
+}
+
+/// A library, version or other name given to look something up (it may be
+/// loose: resolution finds the stored one), checked before any work: at
+/// most [`MAX_NAME_BYTES`], no control characters. `what` names the field
+/// in the message. Blank is allowed: callers decide whether it means
+/// "not given".
+pub fn lookup<'a>(what: &'static str, raw: &'a str) -> Result<&'a str, NameError> {
+    bounded(what, raw, MAX_NAME_BYTES)?;
+    Ok(raw)
+}
+
+/// A name that must be given: as [`lookup`], and not blank.
+pub fn required<'a>(what: &'static str, raw: &'a str) -> Result<&'a str, NameError> {
+    let name = lookup(what, raw)?;
+    if name.trim().is_empty() {
+        return Err(NameError::Empty { what });
+    }
+    Ok(name)
+}
+
+/// A document path given to look a document up, or a path prefix:
+/// at most [`MAX_FILE_PATH_BYTES`], no control characters.
+pub fn path_lookup<'a>(what: &'static str, raw: &'a str) -> Result<&'a str, NameError> {
+    bounded(what, raw, MAX_FILE_PATH_BYTES)?;
+    Ok(raw)
+}
+
+/// A session id sent back by a client: at most [`MAX_SESSION_ID_BYTES`] of
+/// ASCII letters, digits and `. _ -`. Refused rather than replaced, so a
+/// client that mangles its id learns it instead of losing its session.
+pub fn session_id(raw: &str) -> Result<&str, NameError> {
+    id("session_id", raw)
+}
+
+/// An id the server made (a session's, a job's) sent back by a client: at
+/// most [`MAX_SESSION_ID_BYTES`] of ASCII letters, digits and `. _ -`.
+pub fn id<'a>(what: &'static str, raw: &'a str) -> Result<&'a str, NameError> {
+    bounded(what, raw, MAX_SESSION_ID_BYTES)?;
+    let id = raw.trim();
+    if let Some(found) = id
+        .chars()
+        .find(|&c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        return Err(NameError::BadIdCharacter { what, found });
+    }
+    Ok(id)
+}
+
+/// A query or question: at most [`MAX_QUERY_BYTES`]. Control characters
+/// other than white space are refused; tabs and newlines are words'
+/// separators in pasted text.
+pub fn query<'a>(what: &'static str, raw: &'a str) -> Result<&'a str, NameError> {
+    if raw.len() > MAX_QUERY_BYTES {
+        return Err(NameError::TooManyBytes {
+            what,
+            len: raw.len(),
+            max: MAX_QUERY_BYTES,
+        });
+    }
+    if let Some(found) = raw
+        .chars()
+        .find(|&c| is_control_or_bidi(c) && !c.is_whitespace())
+    {
+        return Err(NameError::ControlCharacter { what, found });
+    }
+    Ok(raw)
+}
+
+/// An uploaded file's name, or an archive entry's, as a safe relative path
+/// (`docs/guide/intro.md`): backslashes become `/`; control and bidi
+/// characters are dropped; empty, `.` and `..` components, a leading `/`
+/// and a drive letter (`C:`) are removed, so the path never climbs out of
+/// its version or reads as absolute. Names are stored and shown to people
+/// and agents as addresses: `../../x.md` or a right-to-left override would
+/// mislead them. Refused when nothing is left, or when the result is over
+/// [`MAX_FILE_PATH_BYTES`].
+pub fn file_path(raw: &str) -> Result<String, NameError> {
+    const WHAT: &str = "file name";
+    let cleaned: String = raw
+        .chars()
+        .filter(|&c| !is_control_or_bidi(c))
+        .map(|c| if c == '\\' { '/' } else { c })
+        .collect();
+    let mut parts: Vec<&str> = Vec::new();
+    for (i, part) in cleaned.split('/').enumerate() {
+        let part = part.trim();
+        let drive = i == 0
+            && part.len() == 2
+            && part.ends_with(':')
+            && part.starts_with(|c: char| c.is_ascii_alphabetic());
+        if part.is_empty() || part == "." || part == ".." || drive {
+            continue;
+        }
+        parts.push(part);
+    }
+    let path = parts.join("/");
+    if path.is_empty() {
+        return Err(NameError::UnsafePath {
+            shown: cut(raw, 60),
+        });
+    }
+    if path.len() > MAX_FILE_PATH_BYTES {
+        return Err(NameError::TooManyBytes {
+            what: WHAT,
+            len: path.len(),
+            max: MAX_FILE_PATH_BYTES,
+        });
+    }
+    Ok(path)
+}
+
+/// Every upload's name made a safe relative path ([`file_path`]), where
+/// uploads enter the engine: names are stored as documents' addresses and
+/// shown to people and agents, so `../../x.md`, `C:\\x.md` or a bidi
+/// override must not reach the store.
+pub fn upload_names(
+    uploads: Vec<crate::job::Upload>,
+) -> Result<Vec<crate::job::Upload>, NameError> {
+    uploads
+        .into_iter()
+        .map(|u| {
+            Ok(crate::job::Upload {
+                name: file_path(&u.name)?,
+                bytes: u.bytes,
+            })
+        })
+        .collect()
+}
+
+/// The first `chars` characters of `text`, with `…` where it was cut: what
+/// a message may show of a value a client sent.
+pub fn cut(text: &str, chars: usize) -> String {
+    let mut shown: String = text
+        .chars()
+        .take(chars)
+        .filter(|&c| !is_control_or_bidi(c))
+        .collect();
+    if text.chars().nth(chars).is_some() {
+        shown.push('…');
+    }
+    shown
 }
 
 #[cfg(test)]
@@ -68,5 +285,91 @@ mod tests {
         ));
         assert_eq!(version("latest"), Err(NameError::ReservedVersion));
         assert!(library(&"x".repeat(101)).is_err());
+    }
+
+    #[test]
+    fn lookups_are_bounded_in_bytes_and_never_echoed() {
+        let huge = "a".repeat(5 << 20);
+        let err = lookup("library", &huge).unwrap_err();
+        assert!(matches!(err, NameError::TooManyBytes { len, .. } if len == 5 << 20));
+        assert!(err.to_string().len() < 100, "{err}");
+        assert_eq!(lookup("library", "Next.js"), Ok("Next.js"));
+        assert_eq!(lookup("library", ""), Ok(""));
+        assert_eq!(
+            required("name", "  "),
+            Err(NameError::Empty { what: "name" })
+        );
+        assert!(path_lookup("file_path", &"p".repeat(MAX_FILE_PATH_BYTES + 1)).is_err());
+    }
+
+    #[test]
+    fn a_nul_or_bidi_character_in_a_name_is_refused_not_normalised_away() {
+        assert_eq!(
+            lookup("library", "rea\0ct"),
+            Err(NameError::ControlCharacter {
+                what: "library",
+                found: '\0'
+            })
+        );
+        assert!(lookup("library", "re\u{202E}act").is_err());
+        assert!(library("re\u{2066}act").is_err());
+        let message = lookup("library", "a\0b").unwrap_err().to_string();
+        assert!(message.contains("U+0000"), "{message}");
+    }
+
+    #[test]
+    fn session_ids_are_short_plain_ascii() {
+        assert_eq!(
+            session_id("0b6e1c2a-7f3e-4c1d-9a55-2e9f3c1d0a11"),
+            Ok("0b6e1c2a-7f3e-4c1d-9a55-2e9f3c1d0a11")
+        );
+        assert!(matches!(
+            session_id(&"s".repeat(1 << 20)),
+            Err(NameError::TooManyBytes { .. })
+        ));
+        assert!(matches!(
+            session_id("a b"),
+            Err(NameError::BadIdCharacter { found: ' ', .. })
+        ));
+    }
+
+    #[test]
+    fn queries_are_bounded_and_keep_white_space() {
+        assert_eq!(query("query", "how\tto\nmerge"), Ok("how\tto\nmerge"));
+        assert!(query("query", "a\0b").is_err());
+        assert!(query("query", &"q".repeat(MAX_QUERY_BYTES + 1)).is_err());
+    }
+
+    #[test]
+    fn file_names_become_safe_relative_paths() {
+        let ok = |raw: &str| file_path(raw).unwrap();
+        assert_eq!(ok("guide/intro.md"), "guide/intro.md");
+        assert_eq!(ok("../../x.md"), "x.md");
+        assert_eq!(ok("/etc/passwd"), "etc/passwd");
+        assert_eq!(ok("C:\\Users\\me\\notes.md"), "Users/me/notes.md");
+        assert_eq!(ok("docs\\..\\..\\a.md"), "docs/a.md");
+        assert_eq!(ok("./a//b/./c.md"), "a/b/c.md");
+        assert_eq!(ok("evil\u{202E}dm.exe"), "evildm.exe");
+        assert_eq!(ok("a\u{2066}b\u{2069}\u{200F}.md"), "ab.md");
+        assert_eq!(ok("tab\there\0.md"), "tabhere.md");
+        assert_eq!(ok("  spaced / name.md "), "spaced/name.md");
+        assert_eq!(ok("résumé.md"), "résumé.md");
+    }
+
+    #[test]
+    fn file_names_with_nothing_safe_left_are_refused() {
+        for raw in ["", "..", "../..", "/", "\\", "C:", "\u{202E}", "./."] {
+            assert!(
+                matches!(file_path(raw), Err(NameError::UnsafePath { .. })),
+                "{raw:?}"
+            );
+        }
+        let long = format!("{}.md", "d/".repeat(MAX_FILE_PATH_BYTES));
+        assert!(matches!(
+            file_path(&long),
+            Err(NameError::TooManyBytes { .. })
+        ));
+        let shown = file_path(&"../".repeat(10_000)).unwrap_err().to_string();
+        assert!(shown.len() < 200, "{shown}");
     }
 }

@@ -97,6 +97,18 @@ pub struct EngineConfig {
     )]
     pub max_job_chunks: usize,
 
+    /// Memory every running extraction may hold together, in MiB: uploads
+    /// waiting to be read, archives as they inflate, and the text they
+    /// hold until it is embedded. Past it a file waits (up to a minute) or
+    /// fails with that reason, and a new upload is refused with 503 busy.
+    /// Default: an eighth of the machine's memory, between 256 and 2048.
+    #[arg(
+        long = "extract-memory-mib",
+        env = "DOCSHELF_EXTRACT_MEMORY_MIB",
+        default_value_t = crate::ingest::memory::default_budget_mib()
+    )]
+    pub extract_memory_mib: u64,
+
     /// Seconds one uploaded file's extraction may take; past it the file
     /// fails with that reason and the job goes on.
     #[arg(
@@ -150,6 +162,7 @@ impl EngineConfig {
             max_expanded_mib: 1024,
             max_job_text_mib: 256,
             max_job_chunks: 200_000,
+            extract_memory_mib: crate::ingest::memory::default_budget_mib(),
             extract_timeout_secs: 120.0,
             read_consistency_secs: 2.0,
             index_refresh_secs: crate::ingest::pipeline::REFRESH_EVERY.as_secs_f64(),
@@ -177,13 +190,21 @@ impl EngineConfig {
         }
     }
 
-    /// Archive limits from the settings (ratio and depth keep safe defaults).
+    /// Archive limits from the settings (ratio and depth keep safe
+    /// defaults). An archive may keep no more text than its job may.
     pub fn archive_limits(&self) -> ArchiveLimits {
         ArchiveLimits {
             max_entries: self.max_files,
             max_total_bytes: self.max_expanded_mib.saturating_mul(1024 * 1024),
+            max_text_bytes: self.max_job_text_mib.saturating_mul(1024 * 1024),
             ..ArchiveLimits::default()
         }
+    }
+
+    /// The memory budget every extraction shares (see
+    /// `--extract-memory-mib`).
+    pub fn memory_budget(&self) -> crate::ingest::MemoryBudget {
+        crate::ingest::MemoryBudget::new(self.extract_memory_mib.saturating_mul(1024 * 1024))
     }
 }
 

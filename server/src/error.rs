@@ -12,6 +12,7 @@ use index_core::search::SearchError;
 use index_core::validate::NameError;
 use index_core::{ErrorBody, ErrorKind};
 
+use crate::ingest::MemoryError;
 use crate::llm::LlmError;
 use crate::search::RunError;
 use crate::store::StoreError;
@@ -53,8 +54,18 @@ pub enum EngineError {
     UnknownChunk(String),
     #[error("no job {0:?}")]
     UnknownJob(String),
+    #[error("{library} {version} is being written by job {job}; wait for it to end (GET /api/jobs/{job}), then upload again")]
+    VersionBusy {
+        library: String,
+        version: String,
+        job: String,
+    },
     #[error("docshelf is busy: {0} searches are running; try again in a moment")]
     Busy(usize),
+    /// The upload does not fit the memory budget for extraction now
+    /// (busy), or ever (too large).
+    #[error("the upload cannot be accepted: {0}")]
+    Memory(#[from] MemoryError),
     #[error("the search took longer than {0} s and was stopped; try again, or a shorter query")]
     TimedOut(u64),
     /// The object store holding the tables is down or stalled: nothing
@@ -96,7 +107,11 @@ impl EngineError {
             | Self::Search(RunError::NoModel(_))
             | Self::Llm(_)
             | Self::StoreUnavailable => ErrorKind::Unavailable,
-            Self::Busy(_) | Self::TimedOut(_) => ErrorKind::Busy,
+            Self::Busy(_) | Self::TimedOut(_) | Self::Memory(MemoryError::Busy { .. }) => {
+                ErrorKind::Busy
+            }
+            Self::Memory(MemoryError::TooLarge { .. }) => ErrorKind::TooLarge,
+            Self::VersionBusy { .. } => ErrorKind::Conflict,
             Self::Store(_) | Self::Search(RunError::Store(_) | RunError::Embed(_)) => {
                 ErrorKind::Internal
             }

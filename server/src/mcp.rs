@@ -17,6 +17,8 @@ use std::sync::Arc;
 
 use index_core::library::Resolution;
 use index_core::search::{SearchParams, SearchResponse};
+use index_core::validate::{self, NameError};
+use index_core::ErrorBody;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
@@ -35,6 +37,16 @@ pub struct GetDocument {
     pub version: String,
     /// The document's path, as search results give it (`file_path`).
     pub file_path: String,
+}
+
+impl GetDocument {
+    /// Every part within its limits ([`validate`]), before any lookup.
+    fn check(&self) -> Result<(), NameError> {
+        validate::lookup("library", &self.library)?;
+        validate::lookup("version", &self.version)?;
+        validate::path_lookup("file_path", &self.file_path)?;
+        Ok(())
+    }
 }
 
 /// `resolve_library` arguments.
@@ -92,6 +104,9 @@ impl DocshelfMcp {
         removed), by library, version (or \"latest\") and file path."
     )]
     async fn get_document(&self, Parameters(args): Parameters<GetDocument>) -> CallToolResult {
+        if let Err(err) = args.check() {
+            return tool_error(&err.into());
+        }
         match self
             .engine
             .document(&args.library, &args.version, &args.file_path)
@@ -121,6 +136,9 @@ impl DocshelfMcp {
         &self,
         Parameters(args): Parameters<ResolveLibrary>,
     ) -> CallToolResult {
+        if let Err(err) = validate::required("name", &args.name) {
+            return tool_error(&err.into());
+        }
         match self.engine.resolve_library(&args.name).await {
             Ok(resolution) => {
                 let failed = matches!(resolution, Resolution::Unknown { .. });
@@ -219,4 +237,150 @@ fn tool_error(err: &EngineError) -> CallToolResult {
     let mut result = CallToolResult::error(vec![ContentBlock::text(body.error.clone())]);
     result.structured_content = serde_json::to_value(&body).ok();
     result
+}
+
+/// JSON-RPC's code for a message that is not JSON.
+pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC's code for JSON that is not a valid request.
+pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC's code for a server-side failure.
+pub const INTERNAL_ERROR: i64 = -32603;
+
+/// A JSON-RPC error response carrying docshelf's error body as its `data`,
+/// so an MCP client reads the same `code` (`bad_input`, `not_found`, …) as
+/// a REST client does. `id` is the request's when it could be read, else
+/// `null`, as JSON-RPC says for a request that could not be parsed.
+pub fn jsonrpc_error(id: serde_json::Value, rpc_code: i64, body: &ErrorBody) -> serde_json::Value {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {
+            "code": rpc_code,
+            "message": body.error,
+            "data": body,
+        }
+    })
+}
+
+/// MCP over stdio: one JSON-RPC message a line. rmcp drops a line that is
+/// not a message without answering, so a client that sent a malformed one
+/// waited forever; JSON-RPC says such a line gets a `-32700` parse error
+/// (`-32600` for JSON that is not a message). This sits between the
+/// process's stdin/stdout and rmcp: well-formed lines pass through to
+/// `to_server`, malformed ones are answered on `to_client`, and rmcp's own
+/// output (`from_server`) is copied out line by line, so the two never
+/// interleave inside a line.
+pub mod stdio {
+    use index_core::{ErrorBody, ErrorKind};
+    use rmcp::model::ClientJsonRpcMessage;
+    use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+    use tokio::sync::mpsc;
+
+    /// What to answer a line, if it is not a message rmcp can read.
+    pub fn refusal(line: &str) -> Option<serde_json::Value> {
+        let value: serde_json::Value = match serde_json::from_str(line) {
+            Ok(value) => value,
+            Err(err) => {
+                let body = ErrorBody::new(
+                    ErrorKind::BadInput,
+                    format!("Parse error: the line is not JSON ({err})"),
+                );
+                return Some(super::jsonrpc_error(
+                    serde_json::Value::Null,
+                    super::PARSE_ERROR,
+                    &body,
+                ));
+            }
+        };
+        let err = serde_json::from_value::<ClientJsonRpcMessage>(value.clone()).err()?;
+        let id = match value.get("id") {
+            Some(id @ (serde_json::Value::String(_) | serde_json::Value::Number(_))) => id.clone(),
+            _ => serde_json::Value::Null,
+        };
+        let body = ErrorBody::new(
+            ErrorKind::BadInput,
+            format!(
+                "Invalid Request: not a JSON-RPC message MCP knows ({})",
+                index_core::validate::cut(&err.to_string(), 200)
+            ),
+        );
+        Some(super::jsonrpc_error(id, super::INVALID_REQUEST, &body))
+    }
+
+    /// Copies `input` to `to_server` and `from_server` to `output`,
+    /// answering malformed lines itself, until `input` ends and rmcp's
+    /// output is closed.
+    pub async fn filter(
+        input: impl AsyncRead + Unpin + Send + 'static,
+        mut to_server: impl AsyncWrite + Unpin + Send + 'static,
+        from_server: impl AsyncRead + Unpin + Send + 'static,
+        mut output: impl AsyncWrite + Unpin,
+    ) -> std::io::Result<()> {
+        let (lines_tx, mut lines_rx) = mpsc::unbounded_channel::<String>();
+        let answers = lines_tx.clone();
+        let reader = tokio::spawn(async move {
+            let mut lines = BufReader::new(input).lines();
+            while let Some(line) = lines.next_line().await? {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                match refusal(&line) {
+                    Some(answer) => {
+                        let _ = answers.send(answer.to_string());
+                    }
+                    None => {
+                        to_server.write_all(line.as_bytes()).await?;
+                        to_server.write_all(b"\n").await?;
+                        to_server.flush().await?;
+                    }
+                }
+            }
+            // The client is gone: closing rmcp's input ends the session.
+            to_server.shutdown().await
+        });
+        let copier = tokio::spawn(async move {
+            let mut lines = BufReader::new(from_server).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if lines_tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        while let Some(line) = lines_rx.recv().await {
+            output.write_all(line.as_bytes()).await?;
+            output.write_all(b"\n").await?;
+            output.flush().await?;
+        }
+        let _ = copier.await;
+        reader.await.map_err(std::io::Error::other)?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stdio::refusal;
+
+    #[test]
+    fn a_line_that_is_not_json_gets_a_parse_error_with_our_code() {
+        let answer = refusal("{ not json").expect("refused");
+        assert_eq!(answer["jsonrpc"], "2.0");
+        assert_eq!(answer["id"], serde_json::Value::Null);
+        assert_eq!(answer["error"]["code"], super::PARSE_ERROR);
+        assert_eq!(answer["error"]["data"]["code"], "bad_input");
+    }
+
+    #[test]
+    fn json_that_is_not_a_message_is_an_invalid_request_with_its_id() {
+        let answer = refusal(r#"{"jsonrpc":"2.0","id":"a","nonsense":1}"#).expect("refused");
+        assert_eq!(answer["error"]["code"], super::INVALID_REQUEST);
+        assert_eq!(answer["id"], "a");
+    }
+
+    #[test]
+    fn a_message_passes_through() {
+        let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        assert!(refusal(ping).is_none());
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert!(refusal(note).is_none());
+    }
 }

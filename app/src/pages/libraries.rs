@@ -78,6 +78,10 @@ fn delete_with(
     leptos::task::spawn_local(async move {
         let result = delete(library, version, file_path).await;
         reload.run(match result {
+            Ok(d) if d.cancelled_jobs > 0 => Ok(format!(
+                "Deleted {what}: {} document(s), {} chunk(s); {} running upload(s) into it cancelled.",
+                d.documents, d.chunks, d.cancelled_jobs
+            )),
             Ok(d) => Ok(format!(
                 "Deleted {what}: {} document(s), {} chunk(s).",
                 d.documents, d.chunks

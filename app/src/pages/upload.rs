@@ -81,7 +81,7 @@ pub fn UploadPage() -> impl IntoView {
 
     let busy = move || {
         matches!(progress.get(), Progress::Sending)
-            || matches!(progress.get(), Progress::Job(ref j) if j.state != JobState::Done)
+            || matches!(progress.get(), Progress::Job(ref j) if !j.state.is_finished())
     };
 
     view! {
@@ -159,11 +159,15 @@ fn JobView(job: JobStatus) -> impl IntoView {
     let (stored, failed) = job.tally();
     let summary = match job.state {
         JobState::Running => "Working…".to_owned(),
-        JobState::Indexing => "Updating the search index…".to_owned(),
+        JobState::Indexing => "Publishing, and updating the search index…".to_owned(),
         JobState::Done => format!("Done: {stored} stored, {failed} failed."),
+        JobState::Interrupted => "Interrupted: nothing of this upload was published.".to_owned(),
+        JobState::Cancelled => {
+            "Cancelled: the version was deleted; nothing was published.".to_owned()
+        }
     };
     view! {
-        <p role="status" class=if job.state == JobState::Done { "summary done" } else { "summary" }>
+        <p role="status" class=if job.state.is_finished() { "summary done" } else { "summary" }>
             {summary}
         </p>
         {job.error.map(|e| view! { <ErrorNotice message=e/> })}

@@ -7,10 +7,12 @@
 //! code the server does.
 
 mod html;
+mod memory;
 mod pdf;
 mod text;
 mod zip;
 
+pub use self::memory::{memory_estimate, MemoryGauge, Unmetered};
 pub use self::zip::ArchiveLimits;
 
 pub use crate::format::Format;
@@ -96,6 +98,17 @@ pub enum ExtractError {
     CorruptZip(String),
     #[error("the ZIP archive is refused: {0}")]
     HostileZip(String),
+    /// The archive's documents hold more text than one upload may: it is
+    /// refused as soon as that is known, not once all of it is in memory.
+    #[error(
+        "the archive's documents come to more than {} MiB of text, the most one upload may hold; upload them in several parts",
+        .0 / (1024 * 1024)
+    )]
+    TooMuchText(u64),
+    /// The memory the extraction needed was not there (the server's
+    /// extraction budget, shared by every upload, is spent).
+    #[error("{0}")]
+    OutOfMemory(String),
 }
 
 /// Extracts every document in the file `path` with contents `bytes`.
@@ -109,10 +122,23 @@ pub fn extract(
     bytes: &[u8],
     limits: &ArchiveLimits,
 ) -> Result<Extraction, ExtractError> {
+    extract_metered(path, bytes, limits, &mut Unmetered)
+}
+
+/// As [`extract`], asking `memory` for the bytes it holds before it holds
+/// them (decompressed entries, nested archives, the documents' text), so
+/// that a server can bound what all its extractions hold at once. When
+/// `memory` refuses, extraction stops with [`ExtractError::OutOfMemory`].
+pub fn extract_metered(
+    path: &str,
+    bytes: &[u8],
+    limits: &ArchiveLimits,
+    memory: &mut dyn MemoryGauge,
+) -> Result<Extraction, ExtractError> {
     match Format::from_path(path) {
-        Some(Format::Zip) => zip::extract_archive(path, bytes, limits, 0),
+        Some(Format::Zip) => zip::extract_archive(path, bytes, limits, memory),
         Some(format) => Ok(Extraction {
-            documents: vec![extract_one(path, format, bytes, limits)?],
+            documents: vec![extract_one(path, format, bytes, limits, memory)?],
             skipped: Vec::new(),
             archive: false,
         }),
@@ -121,18 +147,23 @@ pub fn extract(
 }
 
 /// Extracts a single non-archive document.
+///
+/// Converting text takes about as much again as the input while it runs
+/// (`memory_estimate` counts that); a PDF's inflated streams are asked of
+/// `memory` once counted, before the reader decodes them.
 fn extract_one(
     path: &str,
     format: Format,
     bytes: &[u8],
     limits: &ArchiveLimits,
+    memory: &mut dyn MemoryGauge,
 ) -> Result<Extracted, ExtractError> {
     let mdx = path.to_ascii_lowercase().ends_with(".mdx");
     let mut doc = match format {
         Format::Markdown => text::markdown(bytes, mdx)?,
         Format::Text => text::plain(bytes)?,
         Format::Html => html::to_markdown(bytes)?,
-        Format::Pdf => pdf::extract(bytes, limits.max_pdf_inflated_bytes)?,
+        Format::Pdf => pdf::extract(bytes, limits.max_pdf_inflated_bytes, memory)?,
         Format::Zip => unreachable!("archives are expanded by the caller"),
     };
     doc.file_path = path.to_owned();

@@ -5,7 +5,7 @@ use std::io::Read;
 
 use pdf_extract::{Document, LoadOptions, Object, ObjectId, PlainTextOutput, Stream};
 
-use super::{ExtractError, Extracted, PageSpan};
+use super::{ExtractError, Extracted, MemoryGauge, PageSpan};
 
 /// Extracts each page's text; pages are separated by a blank line and their
 /// spans recorded so every chunk can name its page.
@@ -19,7 +19,13 @@ use super::{ExtractError, Extracted, PageSpan};
 /// into a counter, never into memory: past `max_inflated` bytes in all the
 /// file is refused as a decompression bomb. Object streams, which the
 /// reader unpacks while it loads the file, are counted as it meets them.
-pub fn extract(bytes: &[u8], max_inflated: u64) -> Result<Extracted, ExtractError> {
+/// What they inflate to in all (and the loaded file, about its size) is
+/// then asked of `memory`, since the reader decodes them page by page.
+pub fn extract(
+    bytes: &[u8],
+    max_inflated: u64,
+    memory: &mut dyn MemoryGauge,
+) -> Result<Extracted, ExtractError> {
     let (loaded, left) = with_object_stream_budget(max_inflated, || {
         guard(|| {
             Document::load_mem_with_options(
@@ -38,7 +44,16 @@ pub fn extract(bytes: &[u8], max_inflated: u64) -> Result<Extracted, ExtractErro
     if doc.is_encrypted() && doc.decrypt("").is_err() {
         return Err(ExtractError::EncryptedPdf);
     }
-    check_inflated_size(&doc, left, max_inflated)?;
+    let left = check_inflated_size(&doc, left, max_inflated)?;
+    let held = (max_inflated - left).saturating_add(bytes.len() as u64);
+    memory.grow(held).map_err(ExtractError::OutOfMemory)?;
+    let extracted = pages_of(doc);
+    memory.shrink(held);
+    extracted
+}
+
+/// Every page's text, and the title.
+fn pages_of(doc: Document) -> Result<Extracted, ExtractError> {
     let title = title_of(&doc);
     let page_count = doc.get_pages().len() as u32;
     if page_count == 0 {
@@ -130,7 +145,8 @@ fn count_object_stream(id: ObjectId, object: &mut Object) -> Option<(ObjectId, O
 /// all (`max` is the whole bound, for the message). Image streams are left
 /// out: the text reader never decodes them, and a scanned book's images may
 /// well inflate past any sensible text bound.
-fn check_inflated_size(doc: &Document, mut left: u64, max: u64) -> Result<(), ExtractError> {
+/// Returns what is left of the bound.
+fn check_inflated_size(doc: &Document, mut left: u64, max: u64) -> Result<u64, ExtractError> {
     for object in doc.objects.values() {
         let Object::Stream(stream) = object else {
             continue;
@@ -143,7 +159,7 @@ fn check_inflated_size(doc: &Document, mut left: u64, max: u64) -> Result<(), Ex
             .checked_sub(inflated)
             .ok_or(ExtractError::PdfBomb(max))?;
     }
-    Ok(())
+    Ok(left)
 }
 
 /// How many bytes `compressed` inflates to, counting at most `cap`. A

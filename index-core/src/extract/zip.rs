@@ -9,7 +9,7 @@ use std::io::{Cursor, Read};
 
 use ::zip::ZipArchive;
 
-use super::{extract_one, ExtractError, Extraction, Format, Skipped};
+use super::{extract_one, ExtractError, Extraction, Format, MemoryGauge, Skipped};
 
 /// Limits on what an upload may expand to: an archive's entries, and the
 /// compressed streams of a PDF.
@@ -26,6 +26,11 @@ pub struct ArchiveLimits {
     /// Bytes the compressed streams of one PDF may inflate to, in all
     /// (images aside, which are never decoded).
     pub max_pdf_inflated_bytes: u64,
+    /// Text the documents of one archive may come to. An upload job holds
+    /// at most this much text anyway (`--max-job-text-mib`), so an archive
+    /// that expands past it is refused as soon as it does, not after its
+    /// whole expansion (up to `max_total_bytes`) is in memory.
+    pub max_text_bytes: u64,
 }
 
 impl Default for ArchiveLimits {
@@ -41,6 +46,7 @@ impl Default for ArchiveLimits {
             // bound leaves real documents two orders of magnitude of room
             // (docs/benchmarks.md, "Hostile inputs, as reported").
             max_pdf_inflated_bytes: 256 * 1024 * 1024,
+            max_text_bytes: 256 * 1024 * 1024,
         }
     }
 }
@@ -50,7 +56,15 @@ struct Budget<'a> {
     limits: &'a ArchiveLimits,
     entries: usize,
     bytes: u64,
+    /// The documents' text kept so far.
+    text: u64,
+    /// Where every buffer is asked for before it is filled.
+    memory: &'a mut dyn MemoryGauge,
 }
+
+/// How much of an entry is inflated at a time, beyond what its header
+/// declares: a header that lies costs at most this before it is asked for.
+const READ_STEP: u64 = 1024 * 1024;
 
 /// Entries smaller than this are never called bombs: tiny files of repeated
 /// bytes compress extremely well and are harmless.
@@ -60,14 +74,54 @@ pub fn extract_archive(
     path: &str,
     bytes: &[u8],
     limits: &ArchiveLimits,
-    depth: usize,
+    memory: &mut dyn MemoryGauge,
 ) -> Result<Extraction, ExtractError> {
     let mut budget = Budget {
         limits,
         entries: 0,
         bytes: 0,
+        text: 0,
+        memory,
     };
-    expand(path, bytes, depth, "", &mut budget)
+    expand(path, bytes, 0, "", &mut budget)
+}
+
+/// Inflates the entry `path`, at most `allowed + 1` bytes, asking `memory`
+/// for each buffer before it is filled. Returns the data and what was asked.
+fn read_entry(
+    path: &str,
+    entry: &mut impl Read,
+    declared: u64,
+    allowed: u64,
+    memory: &mut dyn MemoryGauge,
+) -> Result<(Vec<u8>, u64), ExtractError> {
+    let first = declared.min(allowed.saturating_add(1));
+    memory.grow(first).map_err(ExtractError::OutOfMemory)?;
+    let mut asked = first;
+    let mut data = Vec::with_capacity(first as usize);
+    let corrupt = |e: std::io::Error| ExtractError::CorruptZip(format!("{path}: {e}"));
+    loop {
+        if data.len() as u64 > allowed {
+            return Ok((data, asked));
+        }
+        let room = asked - data.len() as u64;
+        if room == 0 {
+            // Full as declared: one byte more says whether the header lied.
+            let mut probe = [0u8; 1];
+            if entry.read(&mut probe).map_err(corrupt)? == 0 {
+                return Ok((data, asked));
+            }
+            let step = READ_STEP.min(allowed.saturating_add(1) - asked);
+            memory.grow(step).map_err(ExtractError::OutOfMemory)?;
+            asked += step;
+            data.reserve_exact(step as usize);
+            data.push(probe[0]);
+            continue;
+        }
+        if entry.take(room).read_to_end(&mut data).map_err(corrupt)? == 0 {
+            return Ok((data, asked));
+        }
+    }
 }
 
 fn expand(
@@ -133,11 +187,21 @@ fn expand(
         if entry.is_dir() {
             continue;
         }
-        let name = entry
+        let raw_name = entry
             .name()
-            .map_err(|e| ExtractError::CorruptZip(format!("{archive_path}: {e}")))?
-            .trim_start_matches("./")
-            .to_owned();
+            .map_err(|e| ExtractError::CorruptZip(format!("{archive_path}: {e}")))?;
+        // Stored and shown as an address: a safe relative path, without
+        // control or bidi characters (`crate::validate::file_path`).
+        let name = match crate::validate::file_path(&raw_name) {
+            Ok(name) => name,
+            Err(err) => {
+                out.skipped.push(Skipped {
+                    file_path: format!("{prefix}{}", crate::validate::cut(&raw_name, 60)),
+                    reason: err.to_string(),
+                });
+                continue;
+            }
+        };
         let path = format!("{prefix}{name}");
         let Some(format) = Format::from_path(&name) else {
             out.skipped.push(Skipped {
@@ -146,13 +210,11 @@ fn expand(
             });
             continue;
         };
-        // Headers can lie about sizes: never read past what is left.
+        // Headers can lie about sizes: never read past what is left, and
+        // ask for memory as the entry inflates, not for what it declares.
         let allowed = limits.max_total_bytes - budget.bytes;
-        let mut data = Vec::with_capacity(entry.size().min(allowed) as usize);
-        (&mut entry)
-            .take(allowed + 1)
-            .read_to_end(&mut data)
-            .map_err(|e| ExtractError::CorruptZip(format!("{path}: {e}")))?;
+        let declared = entry.size();
+        let (data, held) = read_entry(&path, &mut entry, declared, allowed, budget.memory)?;
         budget.bytes += data.len() as u64;
         if budget.bytes > limits.max_total_bytes {
             return Err(too_large(limits));
@@ -160,13 +222,38 @@ fn expand(
         drop(entry);
 
         if format == Format::Zip {
+            // The nested archive is held while it is expanded, then freed.
             let nested = expand(&path, &data, depth + 1, &format!("{path}/"), budget)?;
+            drop(data);
+            budget.memory.shrink(held);
             out.documents.extend(nested.documents);
             out.skipped.extend(nested.skipped);
             continue;
         }
-        match extract_one(&path, format, &data, limits) {
-            Ok(doc) => out.documents.push(doc),
+        // Converting takes about as much again as the entry while it runs.
+        let converting = data.len() as u64;
+        budget
+            .memory
+            .grow(converting)
+            .map_err(ExtractError::OutOfMemory)?;
+        let extracted = extract_one(&path, format, &data, limits, budget.memory);
+        drop(data);
+        budget.memory.shrink(held + converting);
+        match extracted {
+            Ok(doc) => {
+                // What is kept is the text, until the job is done with it.
+                let text = doc.text.len() as u64;
+                budget.text += text;
+                if budget.text > limits.max_text_bytes {
+                    return Err(ExtractError::TooMuchText(limits.max_text_bytes));
+                }
+                budget
+                    .memory
+                    .grow(text)
+                    .map_err(ExtractError::OutOfMemory)?;
+                out.documents.push(doc);
+            }
+            Err(err @ ExtractError::OutOfMemory(_)) => return Err(err),
             Err(err) => out.skipped.push(Skipped {
                 file_path: path,
                 reason: err.to_string(),

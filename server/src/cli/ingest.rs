@@ -122,7 +122,10 @@ async fn progress_lines(mut rx: tokio::sync::watch::Receiver<index_core::job::Jo
     loop {
         let files = rx.borrow_and_update().files.clone();
         for f in files {
-            if f.state.is_final() && printed.insert(f.file_path.clone()) {
+            // Each file's staging and its end, once each: a file is
+            // staged as it is embedded, stored when the job publishes.
+            let worth_a_line = f.state.is_final() || matches!(f.state, FileState::Staged { .. });
+            if worth_a_line && printed.insert((f.file_path.clone(), f.state.name())) {
                 eprintln!("{:<8} {}", f.state.name(), line(&f));
                 for w in &f.warnings {
                     eprintln!("         warning: {w}");

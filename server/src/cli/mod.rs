@@ -89,7 +89,7 @@ pub fn exit_status(err: &anyhow::Error) -> u8 {
         .map(EngineError::kind);
     match kind {
         Some(ErrorKind::NotFound) => 3,
-        Some(ErrorKind::Busy | ErrorKind::Unavailable) => 4,
+        Some(ErrorKind::Busy | ErrorKind::Unavailable | ErrorKind::Conflict) => 4,
         Some(ErrorKind::Internal) => 5,
         // Bad input, and whatever failed before reaching the engine
         // (flags, files, the store's path).

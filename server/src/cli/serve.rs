@@ -149,11 +149,26 @@ pub(super) async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
     let engine = Arc::new(Engine::open(&args.engine).await?);
     engine.warm().await;
+    // rmcp reads and writes through pipes; `mcp::stdio::filter` stands
+    // between them and the process's stdin and stdout, answering lines
+    // that are not JSON-RPC messages (rmcp would ignore them silently).
+    let (server_in, to_server) = tokio::io::duplex(1 << 16);
+    let (from_server, server_out) = tokio::io::duplex(1 << 16);
+    let filter = tokio::spawn(crate::mcp::stdio::filter(
+        tokio::io::stdin(),
+        to_server,
+        from_server,
+        tokio::io::stdout(),
+    ));
     let service = crate::mcp::DocshelfMcp::new(engine)
-        .serve(rmcp::transport::stdio())
+        .serve((server_in, server_out))
         .await
         .context("the MCP client did not initialise")?;
     service.waiting().await.context("the MCP session failed")?;
+    filter
+        .await
+        .context("the MCP stdio filter stopped")?
+        .context("stdin or stdout failed")?;
     Ok(())
 }
 

@@ -102,21 +102,35 @@ impl Engine {
 
     /// Deletes a document, a version or a library; names must be exact
     /// (no loose matching for deletes). Deleting nothing is an error.
+    ///
+    /// Upload jobs still writing into a deleted version or library are
+    /// cancelled first, and waited for: they publish nothing, so nothing
+    /// of what was deleted comes back (a job in another process finds its
+    /// staged rows gone, see [`crate::store::staging`]). A version that
+    /// exists only as a running job's upload can be deleted so.
     #[tracing::instrument(skip(self))]
     pub async fn delete(&self, target: Target<'_>) -> Result<Deleted, EngineError> {
         let (library, version) = match target {
             Target::Library(l) => (l, None),
             Target::Version(l, v) | Target::Document(l, v, _) => (l, Some(v)),
         };
-        if let Some(v) = version {
-            if version::is_latest(v) {
-                return Err(EngineError::InvalidName(NameError::ReservedVersion));
-            }
-            self.version_of(library, v).await?;
-        } else {
-            self.require_library(library).await?;
+        if version.is_some_and(version::is_latest) {
+            return Err(EngineError::InvalidName(NameError::ReservedVersion));
         }
-        let deleted = self.store.delete(target).await?;
+        let cancelled = match target {
+            Target::Document(..) => 0,
+            _ => self.cancel_jobs_into(library, version).await,
+        };
+        if cancelled == 0 {
+            match version {
+                Some(v) => {
+                    self.version_of(library, v).await?;
+                }
+                None => self.require_library(library).await?,
+            }
+        }
+        let mut deleted = self.store.delete(target).await?;
+        deleted.cancelled_jobs = cancelled as u64;
         if deleted.documents == 0 {
             if let Target::Document(l, v, p) = target {
                 return Err(EngineError::UnknownDocument {
@@ -127,6 +141,21 @@ impl Engine {
             }
         }
         Ok(deleted)
+    }
+
+    /// Cancels this process's jobs writing into `library` (`version`) and
+    /// waits until each has ended; says how many there were.
+    async fn cancel_jobs_into(&self, library: &str, version: Option<&str>) -> usize {
+        let running = self.jobs.writing_into(library, version);
+        for job in &running {
+            tracing::info!(
+                job = job.id(),
+                "cancelling a job whose version is being deleted"
+            );
+            job.cancel();
+        }
+        futures::future::join_all(running.iter().map(|job| job.finished())).await;
+        running.len()
     }
 
     /// Records a like or dislike, and returns the chunk's votes so far.

@@ -6,6 +6,11 @@
 //! the store (see [`crate::store::job_log`]), and follows it by reading it
 //! again every [`job_log::RECORD_EVERY`]. The faces see one thing, a
 //! [`JobWatch`], and never choose between the two.
+//!
+//! A job whose process died (killed, crashed) never writes its end. It is
+//! found dead (see [`crate::store::runs`]) when the store is opened, and
+//! whenever someone asks after it; it is then written `interrupted`, with
+//! the reason, so its status and its event stream end.
 
 use std::sync::Arc;
 
@@ -16,6 +21,8 @@ use subtle::ConstantTimeEq;
 use super::{Engine, EngineError};
 use crate::ingest::JobHandle;
 use crate::store::job_log::{self, StoredJob};
+use crate::store::now_micros;
+use crate::store::runs::run_of;
 
 /// A job found to follow: its live handle here, or its row in the store.
 pub enum JobWatch {
@@ -51,7 +58,67 @@ impl Engine {
         if let Some(job) = self.jobs.get(id) {
             return Ok(Some(JobWatch::Local(job)));
         }
-        Ok(self.store.stored_job(id).await?.map(JobWatch::Stored))
+        let Some(stored) = self.store.stored_job(id).await? else {
+            return Ok(None);
+        };
+        Ok(Some(JobWatch::Stored(self.unless_dead(stored).await)))
+    }
+
+    /// Ends every job left unfinished by a process that is gone, and drops
+    /// what dead jobs staged. Run when the engine opens; failures are
+    /// logged (the jobs are found again when asked after).
+    pub(super) async fn interrupt_dead_jobs(&self) {
+        match self.store.unfinished_jobs().await {
+            Ok(jobs) => {
+                for stored in jobs {
+                    self.unless_dead(stored).await;
+                }
+            }
+            Err(err) => tracing::warn!(%err, "cannot read the jobs left running"),
+        }
+        let staging = match self.store.staging_jobs().await {
+            Ok(jobs) => jobs,
+            Err(err) => {
+                tracing::warn!(%err, "cannot read what jobs have staged");
+                return;
+            }
+        };
+        let runs = self.store.runs();
+        for job in staging {
+            let alive = run_of(&job).is_some_and(|run| runs.alive(run, now_micros()));
+            if !alive {
+                tracing::info!(job, "dropping what a job that died had staged");
+                if let Err(err) = self.store.discard_staged(&job).await {
+                    tracing::warn!(%err, job, "cannot drop a dead job's staged rows");
+                }
+            }
+        }
+    }
+
+    /// `stored`, or, if it is unfinished and its process is gone, the same
+    /// job ended `interrupted` (and written so).
+    async fn unless_dead(&self, stored: StoredJob) -> StoredJob {
+        let status = &stored.status;
+        if status.state.is_finished() {
+            return stored;
+        }
+        let alive = run_of(&status.id)
+            .is_some_and(|run| self.store.runs().alive(run, stored.updated_at_micros));
+        if alive {
+            return stored;
+        }
+        let status = interrupted(stored.status);
+        tracing::warn!(
+            job = status.id,
+            "a job's process died before it ended: marking it interrupted"
+        );
+        if let Err(err) = self.store.save_job(&status, &stored.watch_token).await {
+            tracing::warn!(%err, job = status.id, "cannot write that a job was interrupted");
+        }
+        if let Err(err) = self.store.discard_staged(&status.id).await {
+            tracing::warn!(%err, job = status.id, "cannot drop an interrupted job's staged rows");
+        }
+        StoredJob { status, ..stored }
     }
 
     /// The job's latest status, or [`EngineError::UnknownJob`].
@@ -86,7 +153,7 @@ fn local_statuses(
             return None;
         }
         let status = rx.borrow_and_update().clone();
-        let next = (status.state != JobState::Done).then_some((rx, false));
+        let next = (!status.state.is_finished()).then_some((rx, false));
         Some((status, next))
     })
 }
@@ -102,15 +169,28 @@ fn stored_statuses(engine: Arc<Engine>, first: JobStatus) -> impl Stream<Item = 
                 loop {
                     tokio::time::sleep(job_log::RECORD_EVERY).await;
                     let next = engine.store.stored_job(&status.id).await.ok()??;
+                    let next = engine.unless_dead(next).await;
                     if next.status != status {
                         status = next.status;
                         break;
                     }
                 }
             }
-            let done = status.state == JobState::Done;
+            let done = status.state.is_finished();
             let next = (!done).then(|| (status.clone(), false));
             Some((status, next))
         }
     })
+}
+
+/// `status` ended because its process died: files not yet through fail
+/// with the reason, and nothing it staged was published.
+fn interrupted(mut status: JobStatus) -> JobStatus {
+    status.stop(
+        JobState::Interrupted,
+        "the docshelf process running this job stopped before it ended (killed, crashed or \
+         restarted); nothing it staged was published: upload again",
+        "not stored: the job was interrupted",
+    );
+    status
 }

@@ -35,7 +35,7 @@ use crate::background::Background;
 use crate::config::{EngineConfig, ModelConfig};
 use crate::embed::cross_encoder::CrossEncoder;
 use crate::embed::{EmbedError, EmbedQueue, Embedder};
-use crate::ingest::{JobLimits, Jobs};
+use crate::ingest::{JobLimits, Jobs, MemoryBudget};
 use crate::llm::Llm;
 use crate::metrics::Metrics;
 use crate::search::rerank::cross_encoder::CrossEncoderStage;
@@ -76,10 +76,10 @@ pub struct Engine {
     job_limits: JobLimits,
     /// Extraction threads' permits, shared by every job.
     extractions: Arc<tokio::sync::Semaphore>,
+    /// The memory every extraction draws on, together (`ingest::memory`).
+    memory: MemoryBudget,
     /// Where upload jobs run: below searches' priority.
     background: Background,
-    /// How often a long job folds new rows into the indexes.
-    refresh_every: Duration,
     started: Instant,
 }
 
@@ -114,6 +114,7 @@ impl Engine {
         if let Err(err) = store.resident_ready().await {
             tracing::warn!(%err, "cannot read the chunk table's version");
         }
+        let jobs = Jobs::new(store.runs().id());
         let mut engine = Self {
             store,
             model: config.model.clone(),
@@ -122,20 +123,23 @@ impl Engine {
             searches: Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_SEARCHES)),
             search_limit: MAX_CONCURRENT_SEARCHES,
             search_budget: SEARCH_BUDGET,
-            jobs: Jobs::default(),
+            jobs,
             sessions: Sessions::new(config.read_consistency()),
             llm: None,
             metrics: Metrics::default(),
             chunking: ChunkConfig::default(),
             archive_limits: config.archive_limits(),
             job_limits: config.job_limits(),
+            memory: config.memory_budget(),
             extractions: Arc::new(tokio::sync::Semaphore::new(
                 crate::ingest::pipeline::MAX_EXTRACTIONS,
             )),
             background: Background::start().context("cannot start the upload runtime")?,
-            refresh_every: config.index_refresh(),
             started: Instant::now(),
         };
+        // Jobs whose process died are ended now, and what they staged is
+        // dropped (see `jobs::interrupt_dead_jobs`).
+        engine.interrupt_dead_jobs().await;
         if engine.store.has_legacy() {
             let queue = engine
                 .model()

@@ -21,27 +21,42 @@ impl Engine {
         uploads: Vec<Upload>,
     ) -> Result<UploadAccepted, EngineError> {
         let (library, version) = (validate::library(library)?, validate::version(version)?);
+        let uploads = validate::upload_names(uploads)?;
         if uploads.is_empty() {
             return Err(EngineError::NoFiles);
         }
         self.embedder().await?;
-        let job = self.jobs.create(&library, &version);
+        // The uploads are in memory until each is extracted: admitted only
+        // if the extraction budget holds them now, else 503 busy at once.
+        let bytes = uploads.iter().map(|u| u.bytes.len() as u64).sum();
+        let admitted = self.memory.try_reserve(bytes)?;
+        let job =
+            self.jobs
+                .create(&library, &version)
+                .map_err(|busy| EngineError::VersionBusy {
+                    library: library.clone(),
+                    version: version.clone(),
+                    job: busy.running,
+                })?;
         let (engine, handle) = (self.clone(), job.clone());
         self.background.spawn(async move {
+            let _admitted = admitted;
             tokio::join!(engine.run_upload(&handle, uploads), engine.record(&handle));
         });
         Ok(job.accepted())
     }
 
     /// Writes `job`'s status to the store as it changes (at most every
-    /// [`job_log::RECORD_EVERY`]) until it is done, so that other processes
-    /// on the store can report it (see [`job_log`]). A failed write costs
-    /// only staleness elsewhere: it is logged and the job goes on.
+    /// [`job_log::RECORD_EVERY`]), and at least every
+    /// [`job_log::HEARTBEAT`], until it ends, so that other processes on
+    /// the store can report it and tell it is alive (see [`job_log`]). A
+    /// failed write costs only staleness elsewhere: it is logged and the
+    /// job goes on.
     async fn record(&self, job: &JobHandle) {
         let mut changes = job.subscribe();
         loop {
             let status = changes.borrow_and_update().clone();
-            let done = status.state == JobState::Done;
+            let done = status.state.is_finished();
             if let Err(err) = self.store.save_job(&status, job.watch_token()).await {
                 tracing::warn!(job = %status.id, %err, "cannot write the job's status to the store");
             }
@@ -52,7 +67,8 @@ impl Engine {
                 return;
             }
             tokio::time::sleep(job_log::RECORD_EVERY).await;
-            if changes.changed().await.is_err() {
+            let heartbeat = job_log::HEARTBEAT.saturating_sub(job_log::RECORD_EVERY);
+            if let Ok(Err(_)) = tokio::time::timeout(heartbeat, changes.changed()).await {
                 return;
             }
         }
@@ -81,14 +97,33 @@ impl Engine {
         watch: impl FnOnce(tokio::sync::watch::Receiver<JobStatus>),
     ) -> Result<JobStatus, EngineError> {
         let (library, version) = (validate::library(library)?, validate::version(version)?);
-        let job = JobHandle::detached(&library, &version);
+        let uploads = validate::upload_names(uploads)?;
+        let job = JobHandle::detached(self.store.runs().id(), &library, &version);
         watch(job.subscribe());
         self.run_upload(&job, uploads).await;
         Ok(job.status())
     }
 
-    /// Runs `job` to the end.
+    /// Runs `job` to the end, or until it is cancelled (its version is
+    /// being deleted): then whatever it staged is dropped and it ends
+    /// `cancelled`, having published nothing.
     async fn run_upload(&self, job: &JobHandle, uploads: Vec<Upload>) {
+        tokio::select! {
+            () = self.run_to_end(job, uploads) => {}
+            () = job.cancelled() => {
+                if let Err(err) = self.store.discard_staged(&job.id()).await {
+                    tracing::warn!(%err, job = job.id(), "cannot drop a cancelled job's staged rows (the next start does)");
+                }
+                job.stop(
+                    JobState::Cancelled,
+                    "the version was deleted while the job ran; nothing was published",
+                    "not stored: the job was cancelled",
+                );
+            }
+        }
+    }
+
+    async fn run_to_end(&self, job: &JobHandle, uploads: Vec<Upload>) {
         let embedder = match self.embedder().await {
             Ok(e) => e,
             Err(err) => {
@@ -103,8 +138,8 @@ impl Engine {
             chunking: self.chunking,
             archive_limits: self.archive_limits,
             job_limits: self.job_limits,
-            refresh_every: self.refresh_every,
             extractions: &self.extractions,
+            memory: &self.memory,
         };
         run_job(&pipeline, job, uploads).await;
     }

@@ -28,8 +28,11 @@ use crate::engine::EngineError;
     request_body = AskParams,
     responses(
         (status = 200, description = "Server-sent events: sources, search, token, then done or error", content_type = "text/event-stream"),
-        (status = 400, description = "Bad input (empty or overlong question)", body = ErrorBody),
-        (status = 503, description = "Ask is off (no language model configured); the message says how to turn it on", body = ErrorBody),
+        (status = 400, description = "Bad input (empty or overlong question, a name over its limits)", body = ErrorBody),
+        (status = 404, description = "Unknown library or version", body = ErrorBody),
+        (status = 413, description = "The body is larger than the server accepts", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 503, description = "Ask is off (no language model configured; the message says how to turn it on), busy, or the model is unreachable", body = ErrorBody),
     )
 )]
 pub async fn ask(
@@ -40,21 +43,31 @@ pub async fn ask(
     let ask = params.validate().map_err(EngineError::from)?;
     state.engine.llm()?;
     let engine = state.engine.clone();
-    Ok(super::events::stream(move |tx| async move {
+    let stream = super::events::checked_stream(move |tx| async move {
         let events = tx.clone();
-        let mut emit = move |event: AskEvent| {
+        let mut started = false;
+        let mut emit = |event: AskEvent| {
             if let Some(event) = sse_event(&event) {
-                let _ = events.send(event);
+                started = true;
+                let _ = events.send(Ok(event));
             }
         };
         let last = match engine.ask(ask, &mut emit).await {
             Ok(answer) => AskEvent::Done(answer),
+            // Nothing streamed yet (the search failed: an unknown library,
+            // busy): the request itself is refused with its status.
+            Err(err) if !started => {
+                let _ = tx.send(Err(err.body()));
+                return;
+            }
             Err(err) => AskEvent::Error(err.body()),
         };
         if let Some(event) = sse_event(&last) {
-            let _ = tx.send(event);
+            let _ = tx.send(Ok(event));
         }
-    }))
+    })
+    .await?;
+    Ok(stream)
 }
 
 /// An event as sent on the wire.

@@ -7,6 +7,8 @@ use index_core::library::Resolution;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use index_core::validate;
+
 use super::error::{ApiError, ApiQuery};
 use super::openapi::ErrorBody;
 use super::AppState;
@@ -17,13 +19,17 @@ use index_core::catalog::Target;
     get,
     path = "/libraries",
     tag = "libraries",
-    responses((status = 200, body = Vec<LibraryInfo>))
+    responses(
+        (status = 200, body = Vec<LibraryInfo>),
+        (status = 503, description = "The store cannot be read", body = ErrorBody),
+    )
 )]
 pub async fn libraries(State(state): State<AppState>) -> Result<Json<Vec<LibraryInfo>>, ApiError> {
     Ok(Json(state.engine.libraries().await?))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ResolveQuery {
     /// A loosely written library name.
     name: String,
@@ -35,16 +41,21 @@ pub struct ResolveQuery {
     path = "/libraries/resolve",
     tag = "libraries",
     params(ResolveQuery),
-    responses((status = 200, description = "The stored library, or candidates", body = Resolution))
+    responses(
+        (status = 200, description = "The stored library, or candidates", body = Resolution),
+        (status = 400, description = "No name, or one over its limits", body = ErrorBody),
+    )
 )]
 pub async fn resolve(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<ResolveQuery>,
 ) -> Result<Json<Resolution>, ApiError> {
-    Ok(Json(state.engine.resolve_library(&q.name).await?))
+    let name = validate::required("name", &q.name)?;
+    Ok(Json(state.engine.resolve_library(name).await?))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct VersionQuery {
     /// Only this version (or `latest`).
     version: Option<String>,
@@ -58,6 +69,7 @@ pub struct VersionQuery {
     params(("library" = String, Path, description = "Library name, exact"), VersionQuery),
     responses(
         (status = 200, body = Vec<DocumentInfo>),
+        (status = 400, description = "A name over its limits", body = ErrorBody),
         (status = 404, description = "Unknown library or version", body = ErrorBody),
     )
 )]
@@ -66,6 +78,10 @@ pub async fn documents(
     Path(library): Path<String>,
     ApiQuery(q): ApiQuery<VersionQuery>,
 ) -> Result<Json<Vec<DocumentInfo>>, ApiError> {
+    validate::lookup("library", &library)?;
+    if let Some(version) = &q.version {
+        validate::lookup("version", version)?;
+    }
     Ok(Json(
         state
             .engine
@@ -75,11 +91,22 @@ pub async fn documents(
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct DocumentQuery {
     library: String,
     /// A version, or `latest`.
     version: String,
     file_path: String,
+}
+
+impl DocumentQuery {
+    /// Every part within its limits, before the engine looks anything up.
+    fn check(&self) -> Result<(), ApiError> {
+        validate::lookup("library", &self.library)?;
+        validate::lookup("version", &self.version)?;
+        validate::path_lookup("file_path", &self.file_path)?;
+        Ok(())
+    }
 }
 
 /// One whole document, reassembled from its chunks.
@@ -90,6 +117,7 @@ pub struct DocumentQuery {
     params(DocumentQuery),
     responses(
         (status = 200, body = Document),
+        (status = 400, description = "A name or path over its limits", body = ErrorBody),
         (status = 404, description = "Unknown library, version or document", body = ErrorBody),
     )
 )]
@@ -97,6 +125,7 @@ pub async fn document(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<DocumentQuery>,
 ) -> Result<Json<Document>, ApiError> {
+    q.check()?;
     Ok(Json(
         state
             .engine
@@ -113,6 +142,7 @@ pub async fn document(
     params(DocumentQuery),
     responses(
         (status = 200, body = Deleted),
+        (status = 400, description = "A name or path over its limits, or the version `latest`", body = ErrorBody),
         (status = 401, description = "A token is required", body = ErrorBody),
         (status = 404, description = "Nothing to delete", body = ErrorBody),
     ),
@@ -122,6 +152,7 @@ pub async fn delete_document(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<DocumentQuery>,
 ) -> Result<Json<Deleted>, ApiError> {
+    q.check()?;
     let target = Target::Document(&q.library, &q.version, &q.file_path);
     Ok(Json(state.engine.delete(target).await?))
 }
@@ -134,6 +165,7 @@ pub async fn delete_document(
     params(("library" = String, Path, description = "Library name, exact")),
     responses(
         (status = 200, body = Deleted),
+        (status = 400, description = "A name over its limits", body = ErrorBody),
         (status = 401, description = "A token is required", body = ErrorBody),
         (status = 404, description = "Unknown library", body = ErrorBody),
     ),
@@ -143,6 +175,7 @@ pub async fn delete_library(
     State(state): State<AppState>,
     Path(library): Path<String>,
 ) -> Result<Json<Deleted>, ApiError> {
+    validate::lookup("library", &library)?;
     Ok(Json(state.engine.delete(Target::Library(&library)).await?))
 }
 
@@ -157,6 +190,7 @@ pub async fn delete_library(
     ),
     responses(
         (status = 200, body = Deleted),
+        (status = 400, description = "A name over its limits, or the version `latest`", body = ErrorBody),
         (status = 401, description = "A token is required", body = ErrorBody),
         (status = 404, description = "Unknown library or version", body = ErrorBody),
     ),
@@ -166,6 +200,8 @@ pub async fn delete_version(
     State(state): State<AppState>,
     Path((library, version)): Path<(String, String)>,
 ) -> Result<Json<Deleted>, ApiError> {
+    validate::lookup("library", &library)?;
+    validate::lookup("version", &version)?;
     Ok(Json(
         state
             .engine

@@ -19,7 +19,6 @@ use app::backend::{Backend, SharedBackend};
 use app::{shell, App, OUTPUT_NAME};
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{on, MethodFilter};
 use axum::Router;
@@ -35,7 +34,8 @@ use leptos_axum::{
 use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo, Target};
 use index_core::feedback::{FeedbackRequest, Votes};
 use index_core::search::{SearchParams, SearchResponse, Sticky};
-use index_core::{ErrorBody, ServerStatus};
+use index_core::validate::{self, NameError};
+use index_core::{ErrorBody, ErrorKind, ServerStatus};
 
 use super::auth::{self, Access};
 use super::AppState;
@@ -56,12 +56,17 @@ impl Backend for DashboardBackend {
         self.engine.search(params).await.map_err(|e| e.body())
     }
 
+    /// A session id over its limits names no session: it has no sticky
+    /// library, and the store is not asked.
     async fn sticky(&self, session_id: &str) -> Option<Sticky> {
-        self.engine.sticky(session_id).await
+        let id = validate::session_id(session_id).ok()?;
+        self.engine.sticky(id).await
     }
 
     async fn clear_sticky(&self, session_id: &str) {
-        self.engine.clear_sticky(session_id).await;
+        if let Ok(id) = validate::session_id(session_id) {
+            self.engine.clear_sticky(id).await;
+        }
     }
 
     async fn libraries(&self) -> Result<Vec<LibraryInfo>, ErrorBody> {
@@ -73,6 +78,8 @@ impl Backend for DashboardBackend {
         library: &str,
         version: &str,
     ) -> Result<Vec<DocumentInfo>, ErrorBody> {
+        validate::lookup("library", library).map_err(bad_input)?;
+        validate::lookup("version", version).map_err(bad_input)?;
         self.engine
             .documents(library, Some(version))
             .await
@@ -85,6 +92,9 @@ impl Backend for DashboardBackend {
         version: &str,
         file_path: &str,
     ) -> Result<Document, ErrorBody> {
+        validate::lookup("library", library).map_err(bad_input)?;
+        validate::lookup("version", version).map_err(bad_input)?;
+        validate::path_lookup("file_path", file_path).map_err(bad_input)?;
         self.engine
             .document(library, version, file_path)
             .await
@@ -92,12 +102,29 @@ impl Backend for DashboardBackend {
     }
 
     async fn delete(&self, target: Target<'_>) -> Result<Deleted, ErrorBody> {
+        let (library, version, path) = match target {
+            Target::Library(l) => (l, None, None),
+            Target::Version(l, v) => (l, Some(v), None),
+            Target::Document(l, v, p) => (l, Some(v), Some(p)),
+        };
+        validate::lookup("library", library).map_err(bad_input)?;
+        if let Some(v) = version {
+            validate::lookup("version", v).map_err(bad_input)?;
+        }
+        if let Some(p) = path {
+            validate::path_lookup("file_path", p).map_err(bad_input)?;
+        }
         self.engine.delete(target).await.map_err(|e| e.body())
     }
 
     async fn feedback(&self, request: FeedbackRequest) -> Result<Votes, ErrorBody> {
         self.engine.feedback(&request).await.map_err(|e| e.body())
     }
+}
+
+/// A name over its limits, as the REST API answers it (400).
+fn bad_input(err: NameError) -> ErrorBody {
+    ErrorBody::new(ErrorKind::BadInput, err.to_string())
 }
 
 /// Leptos settings for a site built into `site_dir` (see scripts/build-wasm.sh).
@@ -211,22 +238,44 @@ fn route<F: ServerFn>(backend: &SharedBackend, router: Router<AppState>) -> Rout
 }
 
 /// The largest server-function error body read back to find its kind; ours
-/// are a message and a code.
+/// are a message and a code, cut to length ([`app::error::AppError`]).
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
-/// Gives a failed server function the status of its error's kind.
+/// Gives a failed server function the status of its error's kind, and
+/// makes sure its body is the JSON error body whatever went wrong: a body
+/// that cannot be read back, or is not ours, becomes an internal error
+/// with a correlation id. Probed: an argument over 64 KB was echoed in the
+/// error, which then could not be read back, and the answer was a 500
+/// with an empty body.
 async fn rpc_status(response: Response) -> Response {
     if !response.headers().contains_key(SERVER_FN_ERROR_HEADER) {
         return response;
     }
     let (mut parts, body) = response.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_ERROR_BODY).await else {
-        tracing::warn!("a server function's error body could not be read");
-        parts.status = StatusCode::INTERNAL_SERVER_ERROR;
-        return Response::from_parts(parts, Body::empty());
+    let error = match axum::body::to_bytes(body, MAX_ERROR_BODY).await {
+        Ok(bytes) => match serde_json::from_slice::<ErrorBody>(&bytes) {
+            Ok(error) => error,
+            Err(err) => internal(&format!(
+                "a server function's error is not an error body: {err}"
+            )),
+        },
+        Err(err) => internal(&format!(
+            "a server function's error body could not be read: {err}"
+        )),
     };
-    if let Ok(error) = serde_json::from_slice::<ErrorBody>(&bytes) {
-        parts.status = super::error::status_of(error.code);
-    }
-    Response::from_parts(parts, Body::from(bytes))
+    parts.status = super::error::status_of(error.code);
+    parts.headers.insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    let body = serde_json::to_vec(&error).unwrap_or_default();
+    Response::from_parts(parts, Body::from(body))
+}
+
+/// An internal fault, logged under the correlation id its body carries.
+fn internal(why: &str) -> ErrorBody {
+    let id = uuid::Uuid::new_v4().to_string();
+    tracing::error!(correlation_id = %id, why, "a server function failed");
+    ErrorBody::internal(id)
 }

@@ -19,6 +19,8 @@ use super::AppState;
         (status = 400, description = "Bad input", body = ErrorBody),
         (status = 401, description = "A token is required", body = ErrorBody),
         (status = 404, description = "Unknown chunk", body = ErrorBody),
+        (status = 413, description = "The body is larger than the server accepts", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
     ),
     security(("bearer" = []))
 )]

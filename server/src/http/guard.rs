@@ -104,14 +104,29 @@ fn host_name(host: &str) -> &str {
         .map_or(host, |(name, _)| name)
 }
 
+/// The host a request names: the request target's authority when the
+/// target is in absolute form (`GET http://host/path`), else the `Host`
+/// header. RFC 9112 §3.2.2: a server must ignore `Host` when the target is
+/// absolute, and so must this check; reading the header first let
+/// `GET http://evil.example/api/libraries` with `Host: localhost` through.
+fn request_host(request: &Request) -> Option<String> {
+    let authority = request.uri().authority().map(|a| {
+        // `user:pass@host:port`: the host is after the last `@`.
+        let a = a.as_str();
+        a.rsplit_once('@').map_or(a, |(_, host)| host).to_owned()
+    });
+    authority.or_else(|| {
+        request
+            .headers()
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    })
+}
+
 /// The middleware.
 pub async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| request.uri().authority().map(|a| a.as_str().to_owned()));
+    let host = request_host(&request);
     if let Some(h) = host.as_deref() {
         if !guard.host_allowed(h) {
             return ApiError::forbidden(format!(
@@ -168,6 +183,26 @@ mod tests {
         ] {
             assert!(!g.host_allowed(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn an_absolute_target_names_the_host_not_the_host_header() {
+        let absolute = axum::http::Request::builder()
+            .uri("http://evil.example/api/libraries")
+            .header("host", "localhost")
+            .body(axum::body::Body::empty())
+            .expect("request");
+        assert_eq!(request_host(&absolute).as_deref(), Some("evil.example"));
+        let with_user = axum::http::Request::builder()
+            .uri("http://localhost@evil.example:80/api/libraries")
+            .body(axum::body::Body::empty())
+            .expect("request");
+        assert_eq!(request_host(&with_user).as_deref(), Some("evil.example:80"));
+        let origin_form = request(Method::GET, &[("host", "localhost:8080")]);
+        assert_eq!(
+            request_host(&origin_form).as_deref(),
+            Some("localhost:8080")
+        );
     }
 
     #[test]

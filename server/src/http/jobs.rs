@@ -47,10 +47,12 @@ pub struct UploadForm {
     request_body(content = UploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 202, description = "The job started", body = UploadAccepted),
-        (status = 400, description = "Bad form or names", body = ErrorBody),
+        (status = 400, description = "Bad form or names: a field given twice, an unknown field, a file name with nothing safe left", body = ErrorBody),
         (status = 401, description = "A token is required", body = ErrorBody),
+        (status = 409, description = "Another job is writing that library and version", body = ErrorBody),
         (status = 413, description = "Larger than the server accepts", body = ErrorBody),
-        (status = 503, description = "The embedding model is not available", body = ErrorBody),
+        (status = 415, description = "The body is not multipart/form-data", body = ErrorBody),
+        (status = 503, description = "The embedding model is not available, or too many jobs are running", body = ErrorBody),
     ),
     security(("bearer" = []))
 )]
@@ -59,16 +61,31 @@ pub async fn upload(
     form: Result<Multipart, MultipartRejection>,
 ) -> Result<(StatusCode, Json<UploadAccepted>), ApiError> {
     let mut form = form.map_err(|e| {
-        ApiError::bad_request(format!(
-            "send the upload as multipart/form-data: {}",
-            e.body_text()
-        ))
+        // No multipart boundary: the body is not a multipart form at all.
+        ApiError::new(
+            index_core::ErrorKind::UnsupportedMedia,
+            format!("send the upload as multipart/form-data: {}", e.body_text()),
+        )
     })?;
     let (mut library, mut version, mut files) = (None, None, Vec::new());
     while let Some(field) = form.next_field().await.map_err(multipart_error)? {
         match field.name().unwrap_or_default() {
-            "library" => library = Some(field.text().await.map_err(multipart_error)?),
-            "version" => version = Some(field.text().await.map_err(multipart_error)?),
+            // Given twice, the last used to win silently: which one the
+            // client meant is theirs to say.
+            "library" | "version" => {
+                let name = if field.name() == Some("library") {
+                    &mut library
+                } else {
+                    &mut version
+                };
+                if name.is_some() {
+                    return Err(ApiError::bad_request(format!(
+                        "the form gives the {} field twice; give it once",
+                        field.name().unwrap_or_default()
+                    )));
+                }
+                *name = Some(field.text().await.map_err(multipart_error)?);
+            }
             "file" => {
                 let name = field
                     .file_name()
@@ -77,12 +94,15 @@ pub async fn upload(
                 let bytes = field.bytes().await.map_err(multipart_error)?;
                 files.push(Upload {
                     name,
-                    bytes: bytes.to_vec(),
+                    // Takes the buffer over where it can instead of copying
+                    // it: an upload's bytes are held once, not twice.
+                    bytes: Vec::from(bytes),
                 });
             }
             other => {
                 return Err(ApiError::bad_request(format!(
-                    "unknown form field {other:?}"
+                    "unknown form field {:?}",
+                    index_core::validate::cut(other, 60)
                 )))
             }
         }
@@ -124,6 +144,7 @@ pub async fn job(
 
 /// `?token=` of the events stream.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct WatchQuery {
     /// The job's watch token, from the upload's answer: needed only when
     /// reads need the access token and no bearer header is sent.
@@ -139,6 +160,7 @@ pub struct WatchQuery {
     params(("id" = String, Path, description = "The job id from the upload"), WatchQuery),
     responses(
         (status = 200, description = "Server-sent events: progress…, done", content_type = "text/event-stream"),
+        (status = 400, description = "A query string that does not parse", body = ErrorBody),
         (status = 401, description = "Reads need a token: the bearer token, or this job's watch token", body = ErrorBody),
         (status = 404, body = ErrorBody),
     ),

@@ -7,7 +7,8 @@
 //! - [`auth`]: bearer-token guards on the read and write routes; [`guard`]: cross-site writes and foreign
 //!   hosts refused; [`metrics`]: Prometheus metrics.
 //! - [`error`]: JSON errors with the right status.
-//! - [`serve`]: the accept loop, with header and idle timeouts.
+//! - [`serve`]: the accept loop, with header and idle timeouts;
+//!   [`parse_errors`]: JSON bodies for the errors hyper answers itself.
 
 mod ask;
 pub mod auth;
@@ -20,6 +21,7 @@ pub mod guard;
 mod jobs;
 mod metrics;
 pub mod openapi;
+mod parse_errors;
 mod search;
 pub mod serve;
 mod status;
@@ -111,9 +113,11 @@ pub fn api_routes(access: Arc<Access>) -> (Router<AppState>, utoipa::openapi::Op
             access,
             auth::require_write,
         ));
-    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+    let (router, mut doc) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .nest("/api", reads.merge(watch).merge(writes))
-        .split_for_parts()
+        .split_for_parts();
+    utoipa::Modify::modify(&openapi::CommonErrors, &mut doc);
+    (router, doc)
 }
 
 /// Builds the whole application router.
@@ -169,8 +173,9 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
         ))
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(RequestBodyLimitLayer::new(config.max_body_bytes))
-        // Outside the limit layer, so its bare 413 becomes the API's JSON.
-        .layer(axum::middleware::map_response(error::json_413));
+        // Outside the limit layer, so its bare 413 becomes the API's JSON,
+        // as do 404s under /api, /rpc and /mcp, 405s, 414s and 415s.
+        .layer(axum::middleware::from_fn(error::json_errors));
     if !config.cors_origins.is_empty() {
         let origins: Vec<HeaderValue> = config
             .cors_origins

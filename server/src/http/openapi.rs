@@ -6,6 +6,7 @@
 //! document in one step: a route cannot exist without being documented.
 
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{Content, Ref, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 /// Every error body: `{"code", "error", "correlation_id"?}` (see
@@ -38,5 +39,57 @@ impl Modify for BearerAuth {
             "bearer",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
+    }
+}
+
+/// Answers every operation can get from the layers in front of the
+/// handlers, whatever the handler is: a missing token when the server
+/// wants one (reads too, under `--auth-reads`), another host or site
+/// refused by the guard, a target over 16 KiB. Declared here once rather
+/// than in each annotation, so that a new route documents them too and the
+/// document lists every status a client can see (Schemathesis checks it).
+/// Applied by [`super::api_routes`] once the routes are in the document.
+pub struct CommonErrors;
+
+const COMMON_ERRORS: [(&str, &str); 3] = [
+    (
+        "401",
+        "A token is required (writes when a token is set; reads too under --auth-reads)",
+    ),
+    (
+        "403",
+        "Another site's page, or a host this server does not answer to",
+    ),
+    ("414", "The request target is longer than 16 KiB"),
+];
+
+impl Modify for CommonErrors {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.put,
+            ];
+            for operation in operations.into_iter().flatten() {
+                for (status, why) in COMMON_ERRORS {
+                    operation
+                        .responses
+                        .responses
+                        .entry(status.to_owned())
+                        .or_insert_with(|| {
+                            ResponseBuilder::new()
+                                .description(why)
+                                .content(
+                                    "application/json",
+                                    Content::new(Some(Ref::from_schema_name("ErrorBody"))),
+                                )
+                                .build()
+                                .into()
+                        });
+                }
+            }
+        }
     }
 }

@@ -24,9 +24,11 @@ use index_core::stream::SearchEvent;
     request_body = SearchParams,
     responses(
         (status = 200, description = "The results, best first", body = SearchResponse),
-        (status = 400, description = "Bad input (empty query, k out of range, unknown mode)", body = ErrorBody),
+        (status = 400, description = "Bad input (empty query, k out of range, unknown mode, a name over its limits)", body = ErrorBody),
         (status = 404, description = "Unknown library or version; the message lists what exists", body = ErrorBody),
-        (status = 503, description = "The embedding model is not available", body = ErrorBody),
+        (status = 413, description = "The body is larger than the server accepts", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 503, description = "Busy, out of time, or the embedding model is not available", body = ErrorBody),
     )
 )]
 pub async fn search(
@@ -55,7 +57,10 @@ struct StageEvent<'a> {
 /// them: `keyword` (the keyword leg's hits, before the slower dense leg is
 /// in), `fused` (the answer), `expanded` (with neighbours, when `expand` is
 /// set), then `done` with the whole response, or `error` with the error
-/// body and its HTTP status (`{"code","error","status"}`).
+/// body and its HTTP status (`{"code","error","status"}`) when the search
+/// fails after its first stage. A search refused before any stage (bad
+/// input, an unknown library or version, busy) is answered with its status
+/// and a JSON error, as `POST /api/search` would.
 #[utoipa::path(
     post,
     path = "/search/stream",
@@ -64,6 +69,10 @@ struct StageEvent<'a> {
     responses(
         (status = 200, description = "Server-sent events: keyword, fused, expanded, then done or error", content_type = "text/event-stream"),
         (status = 400, description = "Bad input", body = ErrorBody),
+        (status = 404, description = "Unknown library or version; the message lists what exists", body = ErrorBody),
+        (status = 413, description = "The body is larger than the server accepts", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 503, description = "Busy, out of time, or the embedding model is not available", body = ErrorBody),
     )
 )]
 pub async fn search_stream(
@@ -74,21 +83,27 @@ pub async fn search_stream(
     // engine takes the checked search as it is.
     let search = params.validate().map_err(EngineError::from)?;
     let engine = state.engine.clone();
-    Ok(super::events::stream(move |tx| async move {
+    let stream = super::events::checked_stream(move |tx| async move {
         let stages = tx.clone();
-        let mut on_stage = move |stage: Stage, results: &[SearchHit]| {
+        let mut started = false;
+        let mut on_stage = |stage: Stage, results: &[SearchHit]| {
             if let Ok(event) = Event::default()
                 .event(SearchEvent::Stage(stage).name())
                 .json_data(StageEvent { stage, results })
             {
+                started = true;
                 // A client that went away just stops receiving.
-                let _ = stages.send(event);
+                let _ = stages.send(Ok(event));
             }
         };
-        let event = match engine.search_staged(search, &mut on_stage).await {
+        let result = engine.search_staged(search, &mut on_stage).await;
+        let sent = match result {
             Ok(response) => Event::default()
                 .event(SearchEvent::Done.name())
-                .json_data(&response),
+                .json_data(&response)
+                .map_err(|_| unencodable_event()),
+            // Nothing streamed yet: the request itself is refused.
+            Err(err) if !started => Err(err.body()),
             Err(err) => {
                 let body = err.body();
                 Event::default()
@@ -97,10 +112,19 @@ pub async fn search_stream(
                         status: body.code.http_status(),
                         body,
                     })
+                    .map_err(|_| unencodable_event())
             }
         };
-        if let Ok(event) = event {
-            let _ = tx.send(event);
-        }
-    }))
+        let _ = tx.send(sent);
+    })
+    .await?;
+    Ok(stream)
+}
+
+/// An event that could not be encoded (never expected: the types are
+/// plain data); logged under a correlation id.
+fn unencodable_event() -> ErrorBody {
+    let id = uuid::Uuid::new_v4().to_string();
+    tracing::error!(correlation_id = %id, "a search event could not be encoded");
+    ErrorBody::internal(id)
 }

@@ -63,6 +63,8 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
+        // hyper's own answers to heads it cannot parse get JSON bodies.
+        let stream = super::parse_errors::JsonParseErrors::new(stream);
         let connection =
             http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
         let mut stop = stop.clone();

@@ -65,6 +65,12 @@ impl Budget {
         Ok(())
     }
 
+    /// Text the job may still take: what its next upload's extraction may
+    /// keep before it is stopped (`ArchiveLimits::max_text_bytes`).
+    pub fn text_left(&self) -> u64 {
+        self.limits.max_text_bytes.saturating_sub(self.text_bytes)
+    }
+
     /// Takes `chunks` more chunks, or says why the job cannot.
     pub fn take_chunks(&mut self, chunks: usize) -> Result<(), String> {
         let total = self.chunks.saturating_add(chunks);
@@ -99,6 +105,7 @@ mod tests {
         assert!(err.contains("4 MiB") && err.contains("3 MiB"), "{err}");
         // A refused take uses nothing.
         assert!(b.take_text(1024 * 1024).is_ok());
+        assert_eq!(b.text_left(), 0);
         assert!(b.take_chunks(10).is_ok());
         assert!(b.take_chunks(1).unwrap_err().contains("10 chunks"));
     }

@@ -43,6 +43,8 @@ pub struct JobHandle {
     watch_token: String,
     /// When the job ended, once it has.
     finished: OnceLock<Instant>,
+    /// Set to ask the job to stop (its version is being deleted).
+    cancel: watch::Sender<bool>,
 }
 
 impl JobHandle {
@@ -62,7 +64,34 @@ impl JobHandle {
             lines: Mutex::default(),
             watch_token: uuid::Uuid::new_v4().simple().to_string(),
             finished: OnceLock::new(),
+            cancel: watch::channel(false).0,
         }
+    }
+
+    /// Asks the job to stop: it publishes nothing and ends `cancelled`.
+    pub fn cancel(&self) {
+        self.cancel.send_replace(true);
+    }
+
+    /// Resolves once the job is asked to stop.
+    pub async fn cancelled(&self) {
+        let mut rx = self.cancel.subscribe();
+        // The sender lives as long as `self`.
+        let _ = rx.wait_for(|stop| *stop).await;
+    }
+
+    /// Resolves once the job has ended (done, interrupted or cancelled).
+    pub async fn finished(&self) {
+        let mut rx = self.status.subscribe();
+        let _ = rx.wait_for(|s| s.state.is_finished()).await;
+    }
+
+    /// Whether the job is still writing into `library` (and `version`,
+    /// when given).
+    pub fn writes_into(&self, library: &str, version: Option<&str>) -> bool {
+        self.library == library
+            && version.is_none_or(|v| v == self.version)
+            && !self.status.borrow().state.is_finished()
     }
 
     /// What the upload answers: the job's id and its watch token.
@@ -83,9 +112,22 @@ impl JobHandle {
         bool::from(token.as_bytes().ct_eq(self.watch_token.as_bytes()))
     }
 
-    /// A standalone job (`Engine::ingest`'s), not listed in any registry.
-    pub(crate) fn detached(library: &str, version: &str) -> Self {
-        Self::new("cli".into(), library.to_owned(), version.to_owned())
+    /// A standalone job (`Engine::ingest`'s), not listed in any registry;
+    /// `run` is the store's run (see [`crate::store::runs`]): its id is
+    /// `cli-<run>-<n>`, unique like a registered job's.
+    pub(crate) fn detached(run: &str, library: &str, version: &str) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed) + 1;
+        Self::new(
+            format!("cli-{run}-{n}"),
+            library.to_owned(),
+            version.to_owned(),
+        )
+    }
+
+    /// The job's id.
+    pub fn id(&self) -> String {
+        self.status.borrow().id.clone()
     }
 
     /// The library the job stores into.
@@ -179,8 +221,15 @@ impl JobHandle {
         added
     }
 
+    /// Ends the job before it published (see [`JobStatus::stop`]).
+    pub fn stop(&self, state: JobState, error: &str, file_reason: &str) {
+        let _ = self.finished.set(Instant::now());
+        self.status
+            .send_modify(|s| s.stop(state, error, file_reason));
+    }
+
     pub fn set_state(&self, state: JobState, error: Option<String>) {
-        if state == JobState::Done {
+        if state.is_finished() {
             let _ = self.finished.set(Instant::now());
         }
         self.status.send_modify(|s| {
@@ -203,19 +252,18 @@ pub const KEEP_FINISHED: Duration = Duration::from_secs(3600);
 
 /// The server's jobs: every running one, and the latest finished ones.
 pub struct Jobs {
+    /// The store's run this process is (see [`crate::store::runs`]).
+    run: String,
     next: AtomicU64,
     jobs: RwLock<JobTable>,
     keep_finished: Duration,
 }
 
-impl Default for Jobs {
-    fn default() -> Self {
-        Self {
-            next: AtomicU64::new(0),
-            jobs: RwLock::default(),
-            keep_finished: KEEP_FINISHED,
-        }
-    }
+/// Why a job could not start: another is writing the same version.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("job {running} is still writing this version")]
+pub struct VersionBusy {
+    pub running: String,
 }
 
 #[derive(Default)]
@@ -226,26 +274,60 @@ struct JobTable {
 }
 
 impl Jobs {
-    /// Registers a new job. Its id is unique across restarts (a random
-    /// part, then a counter), so an id from before a restart never names a
-    /// new job.
-    pub fn create(&self, library: &str, version: &str) -> Arc<JobHandle> {
+    /// The registry of run `run` (the store's: see [`crate::store::runs`]).
+    pub fn new(run: &str) -> Self {
+        Self {
+            run: run.to_owned(),
+            next: AtomicU64::new(0),
+            jobs: RwLock::default(),
+            keep_finished: KEEP_FINISHED,
+        }
+    }
+
+    /// Registers a new job, unless another of this process's jobs is still
+    /// writing the same library and version: two writers into one version
+    /// would publish one after the other, and the later would silently win
+    /// for every file both hold, so the second is refused instead.
+    ///
+    /// Its id is `job-<run>-<n>`: unique across restarts (each process is
+    /// a new run), and it names the process that runs it.
+    pub fn create(&self, library: &str, version: &str) -> Result<Arc<JobHandle>, VersionBusy> {
+        let mut table = self
+            .jobs
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(running) = table
+            .by_id
+            .values()
+            .find(|j| j.writes_into(library, Some(version)))
+        {
+            return Err(VersionBusy {
+                running: running.id(),
+            });
+        }
         let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let run = uuid::Uuid::new_v4().simple().to_string();
-        let id = format!("job-{}-{n}", &run[..12]);
+        let id = format!("job-{}-{n}", self.run);
         let handle = Arc::new(JobHandle::new(
             id.clone(),
             library.to_owned(),
             version.to_owned(),
         ));
-        let mut table = self
-            .jobs
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
         table.sweep(self.keep_finished);
         table.order.push_back(id.clone());
         table.by_id.insert(id, handle.clone());
-        handle
+        Ok(handle)
+    }
+
+    /// This process's jobs still writing into `library` (and `version`).
+    pub fn writing_into(&self, library: &str, version: Option<&str>) -> Vec<Arc<JobHandle>> {
+        self.jobs
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .by_id
+            .values()
+            .filter(|j| j.writes_into(library, version))
+            .cloned()
+            .collect()
     }
 
     /// A job by id.
@@ -259,10 +341,10 @@ impl Jobs {
     }
 
     /// The same registry, keeping finished jobs for `keep` instead.
-    pub fn keeping_finished(keep: Duration) -> Self {
+    pub fn keeping_finished(run: &str, keep: Duration) -> Self {
         Self {
             keep_finished: keep,
-            ..Self::default()
+            ..Self::new(run)
         }
     }
 }
@@ -295,26 +377,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_second_job_into_a_version_being_written_is_refused_until_the_first_ends() {
+        let jobs = Jobs::new("run");
+        let first = jobs.create("lib", "1.0").expect("first");
+        let Err(refused) = jobs.create("lib", "1.0") else {
+            panic!("a second job into a busy version was accepted");
+        };
+        assert_eq!(refused.running, first.id());
+        jobs.create("lib", "1.1").expect("another version is free");
+        jobs.create("other", "1.0")
+            .expect("another library is free");
+        assert_eq!(jobs.writing_into("lib", None).len(), 2);
+        first.set_state(JobState::Cancelled, None);
+        jobs.create("lib", "1.0")
+            .expect("free once the first ended");
+        assert!(first.id().starts_with("job-run-"));
+    }
+
+    #[test]
     fn finished_jobs_are_forgotten_after_a_while_and_running_ones_never() {
-        let jobs = Jobs::keeping_finished(Duration::ZERO);
-        let running = jobs.create("lib", "1.0");
-        let done = jobs.create("lib", "1.0");
+        let jobs = Jobs::keeping_finished("run", Duration::ZERO);
+        let running = jobs.create("lib", "1.0").expect("first");
+        let done = jobs.create("lib", "2.0").expect("another version");
         done.set_state(JobState::Done, None);
         let running_id = running.status().id;
         let done_id = done.status().id;
         // The running job is oldest: it holds the sweep back.
-        jobs.create("lib", "1.0");
+        jobs.create("lib", "3.0").expect("a third");
         assert!(jobs.get(&running_id).is_some());
         assert!(jobs.get(&done_id).is_some());
         running.set_state(JobState::Done, None);
-        jobs.create("lib", "1.0");
+        jobs.create("lib", "4.0").expect("a fourth");
         assert!(jobs.get(&running_id).is_none());
         assert!(jobs.get(&done_id).is_none());
     }
 
     #[test]
     fn slots_follow_their_files_while_archives_expand() {
-        let job = JobHandle::detached("lib", "1.0");
+        let job = JobHandle::detached("run", "lib", "1.0");
         let first = job.add_file("a.zip", FileState::Queued);
         let second = job.add_file("b.zip", FileState::Queued);
         let last = job.add_file("c.md", FileState::Queued);
@@ -349,8 +449,11 @@ mod tests {
 
     #[test]
     fn a_watch_token_admits_its_own_job_only() {
-        let jobs = Jobs::default();
-        let (a, b) = (jobs.create("lib", "1.0"), jobs.create("lib", "1.0"));
+        let jobs = Jobs::new("run");
+        let (a, b) = (
+            jobs.create("lib", "1.0").expect("a"),
+            jobs.create("lib", "2.0").expect("b"),
+        );
         let token = a.accepted().watch_token;
         assert!(a.admits(&token));
         assert!(!b.admits(&token));

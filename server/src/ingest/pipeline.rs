@@ -1,15 +1,17 @@
-//! The life of an upload: extract → chunk → embed → store, file by file.
+//! The life of an upload: extract → chunk → embed → stage, file by file,
+//! then publish the whole job at once.
 //!
-//! Each document's commit runs while the next document is embedded: the
-//! store's work (writing, the commit, looking up the rows it replaces) then
-//! no longer adds to the embedding time it used to follow. Commits still
-//! happen one at a time and in upload order.
+//! Each document is staged (set aside where no search sees it, see
+//! [`crate::store::staging`]) while the next one is embedded, so the
+//! store's work does not add to the embedding time. When every file is
+//! through, everything staged is published into the version in one
+//! commit: searches, listings and `latest` see the version as it was
+//! before the job, or with all of it, never half of it. A crash, a
+//! cancellation or a failed publish leaves the version as it was.
 //!
-//! A file that fails (bad PDF, unknown encoding) fails alone with its reason;
-//! the rest of the job goes on. Each document is stored in one commit (see
-//! [`crate::store`]), so a crash at any point leaves every document either
-//! as it was before the job or as the job made it. The job reports done only
-//! after the search indexes cover what it stored.
+//! A file that fails (bad PDF, unknown encoding) fails alone with its
+//! reason; the rest of the job goes on. The job reports done only after the
+//! search indexes cover what it published.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -21,10 +23,11 @@ use index_core::job::{FileProgress, FileState, JobState, Upload};
 
 use super::budget::{Budget, JobLimits};
 use super::jobs::FileSlot;
+use super::memory::{MemoryBudget, RESERVE_WAIT};
 use super::JobHandle;
 use crate::embed::EmbedQueue;
 use crate::metrics::Metrics;
-use crate::store::{ChunkRow, DocumentChunks, Store};
+use crate::store::{ChunkRow, DocumentChunks, StorageFailure, Store, StoreError};
 
 /// Extractions running at once, across every job. Each is a blocking
 /// thread; one that runs past its deadline cannot be stopped (a thread
@@ -43,22 +46,15 @@ pub struct Pipeline<'a> {
     pub chunking: ChunkConfig,
     pub archive_limits: ArchiveLimits,
     pub job_limits: JobLimits,
-    /// How often a long job folds new rows into the indexes
-    /// (`--index-refresh-secs`, [`REFRESH_EVERY`] by default).
-    pub refresh_every: std::time::Duration,
+    /// The memory every job's extraction draws on, together.
+    pub memory: &'a MemoryBudget,
 }
 
-/// How often a long job folds what it has stored so far into the indexes.
-///
-/// Every stored document is a commit of its own, and until the indexes
-/// cover it, every search scans its rows for the keyword leg and opens its
-/// fragment: while the 190 git pages were ingested in one job, searches
-/// took most of a second, much of it CPU (`make bench-load`).
-/// Folding in every few seconds keeps that work small: it cut search
-/// latency during the upload to about a third, a little more at 5 s than
-/// at 15. The upload got faster too: each document's commit looks up the
-/// rows it replaces, and that is cheaper over indexed, compacted data
-/// (docs/benchmarks.md, "Search while uploading").
+/// The default of `--index-refresh-secs`, which no longer changes anything:
+/// jobs used to store documents one commit at a time and fold them into
+/// the indexes every few seconds; now nothing reaches the searched table
+/// before the job publishes, and the indexes are refreshed right after.
+/// The flag is accepted so that existing command lines keep working.
 pub const REFRESH_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Runs a whole job. Never fails as a whole for one file's sake; the
@@ -73,12 +69,29 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
         .map(|u| job.add_file(&u.name, FileState::Queued))
         .collect();
     let mut budget = Budget::new(pipeline.job_limits);
-    let mut refreshed = std::time::Instant::now();
-    // The last embedded document, committed while the next one is embedded.
+    let mut staging = Staging::new(job.id());
+    // The last embedded document, staged while the next one is embedded.
     let mut committing: Option<Embedded> = None;
     for (upload, slot) in uploads.into_iter().zip(slots) {
         job.set_file(slot, FileState::Extracting);
-        let limits = pipeline.archive_limits;
+        // An archive stops at the text its job may still take, and the
+        // memory its headers declare is reserved before it is opened: a
+        // file waits here (bounded) rather than midway, holding some.
+        let limits = ArchiveLimits {
+            max_text_bytes: budget
+                .text_left()
+                .min(pipeline.archive_limits.max_text_bytes),
+            ..pipeline.archive_limits
+        };
+        let needed = extract::memory_estimate(&upload.name, &upload.bytes, &limits);
+        let mut memory = match pipeline.memory.reserve(needed, RESERVE_WAIT).await {
+            Ok(memory) => memory,
+            Err(err) => {
+                let reason = format!("not extracted: {err}");
+                finish(pipeline, job, slot, FileState::Failed { reason });
+                continue;
+            }
+        };
         let Ok(permit) = pipeline.extractions.clone().acquire_owned().await else {
             // The semaphore is never closed; if it were, nothing could run.
             finish(
@@ -91,9 +104,13 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
             );
             continue;
         };
+        // The reservation goes with the thread: one abandoned past its
+        // deadline still holds what it uses until it ends.
         let extracting = tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            extract::extract(&upload.name, &upload.bytes, &limits)
+            let extracted =
+                extract::extract_metered(&upload.name, &upload.bytes, &limits, &mut memory);
+            (extracted, memory)
         });
         let deadline = pipeline.job_limits.extract_deadline;
         let Ok(extracted) = tokio::time::timeout(deadline, extracting).await else {
@@ -115,9 +132,9 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
             );
             continue;
         };
-        let extraction = match extracted {
-            Ok(Ok(x)) => x,
-            Ok(Err(err)) => {
+        let (extraction, mut memory) = match extracted {
+            Ok((Ok(x), memory)) => (x, memory),
+            Ok((Err(err), _)) => {
                 finish(
                     pipeline,
                     job,
@@ -147,6 +164,9 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
             .iter()
             .map(|d| d.text.len() as u64)
             .sum();
+        // The text stays reserved until this upload's documents are
+        // embedded (the end of this iteration); the rest goes back now.
+        memory.shrink_to(text_bytes);
         if let Err(reason) = budget.take_text(text_bytes) {
             finish(pipeline, job, slot, FileState::Failed { reason });
             continue;
@@ -194,11 +214,11 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
 
         for (doc, slot) in extraction.documents.iter().zip(doc_slots) {
             job.warn_file(slot, doc.warnings.clone());
-            let (committed, embedded) = tokio::join!(
-                commit(pipeline, committing.take()),
+            let (staged, embedded) = tokio::join!(
+                staging.stage(pipeline, job, committing.take()),
                 embed_document(pipeline, job, slot, library, version, doc, &mut budget),
             );
-            if let Some((slot, state)) = committed {
+            if let Some((slot, state)) = staged {
                 finish(pipeline, job, slot, state);
             }
             match embedded {
@@ -206,27 +226,137 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
                 Err(reason) => finish(pipeline, job, slot, FileState::Failed { reason }),
             }
         }
-        if refreshed.elapsed() >= pipeline.refresh_every {
-            // The final refresh below reports a failure; one on the way
-            // only leaves searches slower until the next.
-            if let Err(err) = pipeline.store.refresh_indexes().await {
-                tracing::warn!(%err, "could not fold new rows into the indexes mid-job");
-            }
-            refreshed = std::time::Instant::now();
+    }
+    if let Some((slot, state)) = staging.stage(pipeline, job, committing.take()).await {
+        finish(pipeline, job, slot, state);
+    }
+    staging.publish(pipeline, job).await;
+}
+
+/// What a job has staged, and its publishing.
+struct Staging {
+    job: String,
+    /// Rows staged so far: publishing checks they are all still there.
+    rows: usize,
+    /// The staged documents, by path: a later file of the same path in
+    /// the same job replaces an earlier one, as it would have in the store.
+    documents: std::collections::HashMap<String, (FileSlot, usize)>,
+}
+
+impl Staging {
+    fn new(job: String) -> Self {
+        Self {
+            job,
+            rows: 0,
+            documents: Default::default(),
         }
     }
 
-    if let Some((slot, state)) = commit(pipeline, committing.take()).await {
-        finish(pipeline, job, slot, state);
+    /// Stages an embedded document, if there is one; says which file it
+    /// was and how it ended.
+    async fn stage(
+        &mut self,
+        pipeline: &Pipeline<'_>,
+        job: &JobHandle,
+        embedded: Option<Embedded>,
+    ) -> Option<(FileSlot, FileState)> {
+        let Embedded { slot, document } = embedded?;
+        let path = document.file_path.clone();
+        if let Some(&(earlier, chunks)) = self.documents.get(&path) {
+            // Same path twice in one upload: the later file wins.
+            if let Err(err) = pipeline.store.unstage(&self.job, &path).await {
+                let reason = reported(&err, "the document could not be staged");
+                return Some((slot, FileState::Failed { reason }));
+            }
+            self.rows -= chunks;
+            self.documents.remove(&path);
+            finish(
+                pipeline,
+                job,
+                earlier,
+                FileState::Skipped {
+                    reason: format!("a later file of this upload has the same path, {path}"),
+                },
+            );
+        }
+        let chunks = document.chunks.len();
+        let state = match pipeline.store.stage_document(&self.job, &document).await {
+            Ok(()) => {
+                self.rows += chunks;
+                self.documents.insert(path, (slot, chunks));
+                FileState::Staged { chunks }
+            }
+            Err(err) => FileState::Failed {
+                reason: reported(&err, "the document could not be staged"),
+            },
+        };
+        Some((slot, state))
     }
-    job.set_state(JobState::Indexing, None);
-    let error = pipeline.store.refresh_indexes().await.err().map(|e| {
-        reported(
-            &e,
-            "the search index could not be updated; the documents are stored and the next upload or restart retries",
-        )
-    });
-    job.set_state(JobState::Done, error);
+
+    /// Publishes everything staged in one commit, brings the indexes up to
+    /// date, and ends the job saying truly what happened.
+    async fn publish(self, pipeline: &Pipeline<'_>, job: &JobHandle) {
+        job.set_state(JobState::Indexing, None);
+        let store = pipeline.store;
+        let published = store
+            .publish(&self.job, job.library(), job.version(), self.rows)
+            .await;
+        let published = match published {
+            Ok(published) => published,
+            Err(StoreError::Withdrawn { .. }) => {
+                // Deleted by another process: its delete dropped the rows.
+                let _ = store.discard_staged(&self.job).await;
+                job.stop(
+                    JobState::Cancelled,
+                    "the version was deleted while the job ran; nothing was published",
+                    "not stored: the job was cancelled",
+                );
+                return;
+            }
+            Err(err) => {
+                let what = reported(&err, "the documents could not be published");
+                for (slot, _) in self.documents.into_values() {
+                    finish(
+                        pipeline,
+                        job,
+                        slot,
+                        FileState::Failed {
+                            reason: format!("not stored: {what}"),
+                        },
+                    );
+                }
+                if let Err(err) = store.discard_staged(&self.job).await {
+                    tracing::warn!(%err, job = self.job, "cannot drop the staged rows of a job that failed to publish (the next start does)");
+                }
+                job.set_state(
+                    JobState::Done,
+                    Some(format!("nothing was published: {what}")),
+                );
+                return;
+            }
+        };
+        let stored = published.documents.len();
+        for (path, (slot, chunks)) in self.documents {
+            let new_chunks = published.documents.get(&path).map_or(0, |d| d.1);
+            finish(
+                pipeline,
+                job,
+                slot,
+                FileState::Stored { chunks, new_chunks },
+            );
+        }
+        let error = match store.refresh_indexes().await {
+            Ok(()) => None,
+            Err(err) => Some(reported(
+                &err,
+                &format!(
+                    "the search index could not be updated; the {stored} published document(s) \
+                     are stored, and keyword search sees them after the next upload or restart"
+                ),
+            )),
+        };
+        job.set_state(JobState::Done, error);
+    }
 }
 
 /// Moves a file to its final state and counts the outcome.
@@ -244,13 +374,18 @@ fn finish(pipeline: &Pipeline<'_>, job: &JobHandle, slot: FileSlot, state: FileS
     job.set_file(slot, state);
 }
 
-/// What a user is told about a storage failure: what happened and an id
-/// to quote. The error itself, which names the store's paths and the
-/// storage library's source files, goes to the log under that id.
-fn reported(err: &dyn std::fmt::Display, what: &str) -> String {
+/// What a user is told about a storage failure: what was not done, what
+/// happened underneath (a full disk, permissions, an object store down:
+/// see [`StorageFailure`]) and an id to quote. The error itself, which
+/// names the store's paths and the storage library's source files, goes to
+/// the log under that id.
+fn reported(err: &StoreError, what: &str) -> String {
     let id = uuid::Uuid::new_v4();
     tracing::error!(correlation_id = %id, error = %err, "{what}");
-    format!("{what} (correlation id {id})")
+    match StorageFailure::of(err) {
+        StorageFailure::Other => format!("{what} (correlation id {id})"),
+        cause => format!("{what}: {cause} (correlation id {id})"),
+    }
 }
 
 /// A document chunked and embedded, waiting for its commit.
@@ -316,23 +451,4 @@ async fn embed_document(
             .collect(),
     };
     Ok(Embedded { slot, document })
-}
-
-/// Stores an embedded document in one commit, if there is one; says which
-/// file it was and how it ended.
-async fn commit(
-    pipeline: &Pipeline<'_>,
-    embedded: Option<Embedded>,
-) -> Option<(FileSlot, FileState)> {
-    let Embedded { slot, document } = embedded?;
-    let state = match pipeline.store.replace_document(&document).await {
-        Ok(result) => FileState::Stored {
-            chunks: document.chunks.len(),
-            new_chunks: result.inserted,
-        },
-        Err(e) => FileState::Failed {
-            reason: reported(&e, "the document could not be stored"),
-        },
-    };
-    Some((slot, state))
 }

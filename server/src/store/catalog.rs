@@ -131,16 +131,20 @@ impl Store {
         })
     }
 
-    /// Deletes a document, a version or a library in one commit. Nothing
+    /// Deletes a document, a version or a library in one commit, and for
+    /// a version or library whatever jobs have staged for it (see
+    /// [`super::staging`]), so nothing of it is published after. Nothing
     /// matched is not an error here: the caller decides what that means.
     #[tracing::instrument(skip(self))]
     pub async fn delete(&self, target: Target<'_>) -> Result<Deleted, StoreError> {
         let _writer = self.begin_write().await?;
+        self.withdraw_staged(&target).await?;
         let documents = self.documents().await?;
         let doomed: Vec<&DocumentInfo> = documents.iter().filter(|d| target.matches(d)).collect();
         let counted = Deleted {
             documents: doomed.len() as u64,
             chunks: doomed.iter().map(|d| d.chunks).sum(),
+            cancelled_jobs: 0,
         };
         if counted.documents == 0 {
             return Ok(counted);
@@ -151,10 +155,7 @@ impl Store {
             0 => counted.chunks,
             n => n,
         };
-        Ok(Deleted {
-            documents: counted.documents,
-            chunks,
-        })
+        Ok(Deleted { chunks, ..counted })
     }
 }
 

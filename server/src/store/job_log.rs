@@ -13,9 +13,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow_array::{RecordBatch, StringArray, TimestampMicrosecondArray};
+use arrow_array::{Array, RecordBatch, StringArray, TimestampMicrosecondArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use index_core::job::JobStatus;
+use futures::TryStreamExt;
+use index_core::job::{JobState, JobStatus};
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::table::OptimizeAction;
 
 use super::{filter::sql_string, first_row, now_micros, timestamp_field, upsert_row};
@@ -28,6 +30,11 @@ pub(super) const JOBS: &str = "jobs";
 /// replica's answer is at most this stale, seldom enough that a long upload
 /// adds one small commit per interval, not one per file.
 pub const RECORD_EVERY: Duration = Duration::from_secs(2);
+
+/// How often a running job's status is written even when nothing changed:
+/// on an object store this heartbeat is how other processes tell a live
+/// job from one whose process died (see [`super::runs::STALE_AFTER`]).
+pub const HEARTBEAT: Duration = Duration::from_secs(10);
 
 pub(super) fn jobs_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
@@ -45,6 +52,8 @@ pub(super) fn jobs_schema() -> SchemaRef {
 pub struct StoredJob {
     pub status: JobStatus,
     pub watch_token: String,
+    /// When its process last wrote it, in microseconds since the epoch.
+    pub updated_at_micros: i64,
 }
 
 impl Store {
@@ -68,19 +77,43 @@ impl Store {
     /// A job's last written status, if any process on this store wrote one.
     pub async fn stored_job(&self, id: &str) -> Result<Option<StoredJob>, StoreError> {
         let filter = format!("job_id = {}", sql_string(id));
-        let Some(row) = first_row(&self.jobs, filter, &["watch_token", "status"]).await? else {
+        let Some(row) = first_row(&self.jobs, filter, &COLUMNS).await? else {
             return Ok(None);
         };
-        let token = super::string_column(&row, "watch_token")?
-            .value(0)
-            .to_owned();
-        let json = super::string_column(&row, "status")?.value(0);
-        let status: JobStatus =
-            serde_json::from_str(json).map_err(|e| StoreError::Shape(e.to_string()))?;
-        Ok(Some(StoredJob {
-            status,
-            watch_token: token,
-        }))
+        Ok(stored_jobs(&row)?.pop())
+    }
+
+    /// Every job whose last written state is not an end (running or
+    /// indexing), whichever process wrote it.
+    pub async fn unfinished_jobs(&self) -> Result<Vec<StoredJob>, StoreError> {
+        // The JSON's own spelling of the job's state: file states never
+        // take these names, so only the job's matches.
+        let filter = [JobState::Running, JobState::Indexing]
+            .iter()
+            .map(|state| {
+                let tag = serde_json::to_string(state).unwrap_or_default();
+                format!("status LIKE {}", sql_string(&format!("%\"state\":{tag}%")))
+            })
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let batches: Vec<RecordBatch> = self
+            .jobs
+            .query()
+            .only_if(filter)
+            .select(Select::columns(&COLUMNS))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        let mut jobs = Vec::new();
+        for batch in &batches {
+            jobs.extend(
+                stored_jobs(batch)?
+                    .into_iter()
+                    .filter(|j| !j.status.state.is_finished()),
+            );
+        }
+        Ok(jobs)
     }
 
     /// Folds the job table's small commits together (a job ends with this).
@@ -88,4 +121,27 @@ impl Store {
         self.jobs.optimize(OptimizeAction::All).await?;
         Ok(())
     }
+}
+
+const COLUMNS: [&str; 3] = ["watch_token", "status", "updated_at"];
+
+/// The jobs in `batch` (with [`COLUMNS`]).
+fn stored_jobs(batch: &RecordBatch) -> Result<Vec<StoredJob>, StoreError> {
+    let tokens = super::string_column(batch, "watch_token")?;
+    let statuses = super::string_column(batch, "status")?;
+    let updated = batch
+        .column_by_name("updated_at")
+        .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>())
+        .ok_or_else(|| StoreError::Shape("updated_at is not a timestamp".into()))?;
+    (0..batch.num_rows())
+        .map(|row| {
+            let status: JobStatus = serde_json::from_str(statuses.value(row))
+                .map_err(|e| StoreError::Shape(e.to_string()))?;
+            Ok(StoredJob {
+                status,
+                watch_token: tokens.value(row).to_owned(),
+                updated_at_micros: updated.value(row),
+            })
+        })
+        .collect()
 }

@@ -17,17 +17,24 @@
 //! - [`vector_index`]: the vector index's partitions, probes and rebuilds.
 //! - [`resident`]: the table copied into memory, which searches answer
 //!   from while it is current.
+//! - [`staging`]: what a job has embedded, set aside until it publishes
+//!   the whole of it in one commit.
 //! - [`catalog`]: libraries, versions and documents; deletes.
 //! - [`feedback`]: votes on chunks, in a table of their own.
-//! - [`job_log`]: upload jobs' statuses, so any process can report a job.
+//! - [`job_log`]: upload jobs' statuses, so any process can report a job;
+//!   [`runs`]: which processes on the store are alive, so a dead one's
+//!   jobs are known to be interrupted.
 //! - [`session_log`]: sessions' sticky libraries, so any process can follow one.
 //! - [`legacy`]: reading a store written by an older docshelf, to upgrade it.
 //! - [`location`]: a local directory or an object store's URI.
 //! - [`remote`]: stores on S3-compatible object storage.
+//! - [`failure`]: what a storage failure was (disk full, permissions, an
+//!   object store down), for the job and the user.
 //! - [`writers`], [`lease`]: one writer at a time, across processes and
 //!   replicas.
 
 pub mod catalog;
+pub mod failure;
 pub mod feedback;
 pub mod filter;
 mod indexes;
@@ -40,8 +47,10 @@ mod read;
 pub mod remote;
 pub mod resident;
 pub mod retrieve;
+pub mod runs;
 pub mod schema;
 pub mod session_log;
+pub mod staging;
 pub mod vector_index;
 mod write;
 pub mod writers;
@@ -53,10 +62,12 @@ use lancedb::{Connection, Table};
 use tokio::sync::RwLock;
 
 pub use catalog::Target;
+pub use failure::StorageFailure;
 pub use location::local_dir;
 pub use remote::S3Config;
 pub use retrieve::Retrieved;
 pub use schema::{ChunkRow, DocumentChunks, StoredChunk};
+pub use staging::Published;
 pub use vector_index::{VectorSearchTuning, VECTOR_INDEX_MIN_ROWS};
 pub use write::ReplaceStats;
 
@@ -88,6 +99,10 @@ pub enum StoreError {
     Location(#[from] remote::RemoteError),
     #[error(transparent)]
     Lock(#[from] writers::LockError),
+    /// A job's staged rows were dropped before it published them: its
+    /// version or library was deleted meanwhile (by any process).
+    #[error("the version was deleted while the job ran ({found} of {staged} staged rows left)")]
+    Withdrawn { staged: usize, found: usize },
 }
 
 /// The chunk store.
@@ -100,6 +115,10 @@ pub struct Store {
     feedback: Table,
     jobs: Table,
     sessions: Table,
+    /// Documents jobs have embedded but not published (see [`staging`]).
+    staged: Table,
+    /// This process's run, and which others are alive (see [`runs`]).
+    runs: runs::Runs,
     /// One writer at a time, across processes too (see [`writers`]).
     write: writers::WriteLock,
     catalog: RwLock<Option<catalog::Catalog>>,
@@ -159,6 +178,11 @@ impl Store {
     pub fn with_tuning(mut self, tuning: VectorSearchTuning) -> Self {
         self.tuning = tuning;
         self
+    }
+
+    /// This process's run on the store, and how others are asked after.
+    pub fn runs(&self) -> &runs::Runs {
+        &self.runs
     }
 
     /// Where the store lives.

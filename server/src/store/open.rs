@@ -9,8 +9,8 @@ use tokio::sync::RwLock;
 
 use super::indexes::add_search_text;
 use super::{
-    feedback, job_log, legacy, local_dir, remote, resident, schema, session_log, writers, S3Config,
-    Store, StoreError, VectorSearchTuning, CHUNKS, VECTOR_INDEX_MIN_ROWS,
+    feedback, job_log, legacy, local_dir, remote, resident, runs, schema, session_log, staging,
+    writers, S3Config, Store, StoreError, VectorSearchTuning, CHUNKS, VECTOR_INDEX_MIN_ROWS,
 };
 
 impl Store {
@@ -56,14 +56,26 @@ impl Store {
         if let Some(interval) = interval {
             connect = connect.read_consistency_interval(interval);
         }
-        let (write, probe) = match (remote, local_dir(location)) {
+        let (write, probe, runs) = match (remote, local_dir(location)) {
             (Some(remote), _) => {
                 remote.probe.check(location).await?;
                 connect = connect.session(remote.session);
-                (writers::WriteLock::leased(remote.lease), Some(remote.probe))
+                (
+                    writers::WriteLock::leased(remote.lease),
+                    Some(remote.probe),
+                    runs::Runs::heartbeat_only(),
+                )
             }
-            (None, Some(dir)) => (writers::WriteLock::open(&dir), None),
-            (None, None) => (writers::WriteLock::process_only(), None),
+            (None, Some(dir)) => (
+                writers::WriteLock::open(&dir),
+                None,
+                runs::Runs::local(&dir),
+            ),
+            (None, None) => (
+                writers::WriteLock::process_only(),
+                None,
+                runs::Runs::heartbeat_only(),
+            ),
         };
         let db: Connection = connect.execute().await.map_err(open_err)?;
         let mut names = db.table_names().execute().await.map_err(open_err)?;
@@ -78,6 +90,7 @@ impl Store {
                 feedback::FEEDBACK,
                 job_log::JOBS,
                 session_log::SESSIONS,
+                staging::STAGED,
             ]
             .iter()
             .any(|table| !names.iter().any(|n| n == table))
@@ -111,6 +124,9 @@ impl Store {
         let sessions = open_or_create(session_log::SESSIONS, session_log::sessions_schema())
             .await
             .map_err(open_err)?;
+        let staged = open_or_create(staging::STAGED, staging::staged_schema())
+            .await
+            .map_err(open_err)?;
         let legacy = match names.iter().any(|n| n == legacy::CHUNKS_V1) {
             true => Some(
                 db.open_table(legacy::CHUNKS_V1)
@@ -135,6 +151,8 @@ impl Store {
             feedback,
             jobs,
             sessions,
+            staged,
+            runs,
             write,
             catalog: RwLock::new(None),
             fts_ready: std::sync::atomic::AtomicBool::new(false),

@@ -5,13 +5,16 @@
 //! - [`docs`]: uploads built from text, upload jobs, search parameters;
 //! - [`server`]: docshelf served on a loopback port, and a client's side of
 //!   its REST API (JSON calls, upload forms, job events, raw heads, SSE);
+//! - [`process`]: the `docshelf serve` binary in a process of its own;
 //! - [`wait`]: waiting for what another task or process does.
 
 mod docs;
+mod process;
 mod server;
 mod wait;
 
 pub use docs::*;
+pub use process::*;
 pub use server::*;
 pub use wait::*;
 

@@ -1,9 +1,11 @@
-//! A crash in the middle of an upload never leaves a document half-written.
+//! A crash in the middle of an upload never leaves a document half-written,
+//! nor a version half-published.
 //!
 //! The real `docshelf ingest` replaces twenty stored documents with new
-//! versions and is killed (SIGKILL) after a few of them are stored. The store
-//! is then reopened: every document must be whole, and either entirely the
-//! old version or entirely the new one.
+//! versions and is killed (SIGKILL) after a few of them are staged. The
+//! store is then reopened: every document must be whole and still the old
+//! version (a job publishes all of its documents at its end, or none), and
+//! what the dead job staged is dropped when an engine opens the store.
 
 use crate::common;
 
@@ -41,10 +43,6 @@ fn ingest(location: &str, docs: &std::path::Path, s3: Option<&S3Server>) -> std:
             "1",
             "--device",
             "cpu",
-            // No refresh mid-job: what the killed job stored must be left
-            // outside the full-text index, for the catch-up on open below.
-            "--index-refresh-secs",
-            "3600",
             "--data",
             location,
         ])
@@ -91,45 +89,43 @@ async fn killing_an_upload_leaves_every_document_whole_old_or_new() {
 
     let store = Store::open(&location).await.expect("reopens");
     let (old, new) = assert_whole_versions(&store, "OLD", "NEW").await;
-    assert!(
-        new >= 3,
-        "the documents stored before the kill are new ({new})"
+    assert_eq!(
+        (old, new),
+        (FILES, 0),
+        "nothing of the killed job was published"
     );
-    assert!(old >= 1, "the kill came before the end ({old} old)");
-    // What the killed job stored is not in the full-text index yet.
-    assert!(store.unindexed_text_rows().await.expect("stats") > 0);
+    assert_eq!(
+        store.staging_jobs().await.expect("staged").len(),
+        1,
+        "the killed job left what it staged"
+    );
     drop(store);
 
-    // The killed job never folded its rows into the full-text index; the
-    // engine catches up when it opens, so keyword search sees them.
+    // An engine opening the store finds the job's process gone and drops
+    // what it staged; searches never saw any of it.
     let engine = Engine::open(&common::engine_config(store_dir.path()))
         .await
         .expect("engine opens");
-    assert_eq!(
-        engine.store().unindexed_text_rows().await.expect("stats"),
-        0
-    );
-    let found_new = keyword_new(&engine)
+    assert!(engine
+        .store()
+        .staging_jobs()
+        .await
+        .expect("staged")
+        .is_empty());
+    assert!(keyword_new(&engine)
         .await
         .iter()
-        .filter(|h| h.text.contains("NEW"))
-        .map(|h| h.file_path.clone())
-        .collect::<std::collections::BTreeSet<_>>();
-    assert_eq!(
-        found_new.len(),
-        new,
-        "keyword search finds every new document"
-    );
+        .all(|h| !h.text.contains("NEW")));
 }
 
-/// Starts `docshelf ingest` and kills it (SIGKILL) once it has stored
+/// Starts `docshelf ingest` and kills it (SIGKILL) once it has staged
 /// three documents, mid-job: it may well die holding the store's lock.
 fn ingest_and_kill_after_three(location: &str, docs: &std::path::Path, s3: Option<&S3Server>) {
     let mut child = ingest(location, docs, s3);
     let stderr = child.stderr.take().expect("stderr");
     let mut stored = 0;
     for line in BufReader::new(stderr).lines() {
-        if line.expect("line").starts_with("stored") {
+        if line.expect("line").starts_with("staged") {
             stored += 1;
             if stored == 3 {
                 break;
@@ -180,13 +176,14 @@ async fn writer_killed_mid_upload(config: &EngineConfig, s3: Option<&S3Server>) 
     write_version(docs.path(), "NEW");
     ingest_and_kill_after_three(&config.data, docs.path(), s3);
 
-    // It still answers, sees what the dead process committed, and every
-    // document is one version whole.
+    // It still answers, and every document is whole and old: the dead
+    // process published nothing.
     assert!(keyword_new(&survivor)
         .await
         .iter()
-        .any(|h| h.text.contains("NEW")));
-    assert_whole_versions(survivor.store(), "OLD", "NEW").await;
+        .all(|h| !h.text.contains("NEW")));
+    let (old, new) = assert_whole_versions(survivor.store(), "OLD", "NEW").await;
+    assert_eq!((old, new), (FILES, 0));
 
     // Its own upload of the new files goes through: the dead process's lock
     // or lease (if it died holding it) went with it.

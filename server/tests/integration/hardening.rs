@@ -18,10 +18,12 @@ fn config(dir: &std::path::Path) -> RouterConfig {
 }
 
 /// An upload form with one page, `name`, for library `planted`.
+/// An upload of `name` into a version of its own (two uploads into one
+/// version at once would be refused with 409).
 fn form(name: &str) -> reqwest::multipart::Form {
     common::upload_form(
         "planted",
-        "1",
+        name.trim_end_matches(".md"),
         &[(name, b"# Planted\n\nA page from another site.\n")],
     )
 }

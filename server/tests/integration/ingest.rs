@@ -162,8 +162,8 @@ async fn identical_uploads_store_nothing_new_and_changed_files_replace_the_old_v
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_uploaded_twice_in_one_job_keeps_its_later_version() {
-    // A document is committed while the next one is embedded; the commits
-    // must still land in upload order, or the earlier version would win.
+    // A document is staged while the next one is embedded; the later file
+    // of a path must win, and the earlier one say it was replaced.
     let dir = tempfile::tempdir().expect("temp dir");
     let engine = common::engine(dir.path()).await;
     let uploads = vec![
@@ -172,7 +172,11 @@ async fn a_file_uploaded_twice_in_one_job_keeps_its_later_version() {
         upload("b.md", "# B\n\nAnother page.\n"),
     ];
     let status = run(&engine, "lib", "1", uploads).await;
-    assert_eq!(status.tally(), (3, 0), "{status:#?}");
+    assert_eq!(status.tally(), (2, 0), "{status:#?}");
+    assert!(
+        matches!(&status.files[0].state, FileState::Skipped { reason } if reason.contains("same path")),
+        "{status:#?}"
+    );
     let chunks = engine
         .store()
         .document("lib", "1", "a.md")
@@ -184,10 +188,10 @@ async fn a_file_uploaded_twice_in_one_job_keeps_its_later_version() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn folding_rows_into_the_indexes_between_files_loses_and_doubles_nothing() {
-    // A long job refreshes the indexes (compaction included) between the
-    // documents it stores; here after every file, with a replacement of a
-    // document from an earlier job in the middle.
+async fn a_job_replacing_part_of_a_version_loses_and_doubles_nothing() {
+    // The second job publishes three documents into the version the first
+    // wrote, one of them replacing a document of the first, in one commit;
+    // the indexes are then refreshed (compaction included).
     let dir = tempfile::tempdir().expect("temp dir");
     let config = docshelf_server::config::EngineConfig {
         index_refresh_secs: 0.0,

@@ -104,8 +104,10 @@ impl LlamaServer {
         server
     }
 
-    /// Whether the model is generating right now (llama-server's `/slots`).
-    pub async fn busy(&self) -> bool {
+    /// How many tokens the model has generated for the answer it is
+    /// working on, if it is generating one (llama-server's `/slots`:
+    /// `n_decoded` of a slot that `is_processing`).
+    pub async fn generating(&self) -> Option<u64> {
         let slots: Value = reqwest::get(format!("{}/slots", self.base))
             .await
             .expect("slots")
@@ -116,7 +118,8 @@ impl LlamaServer {
             .as_array()
             .expect("slots array")
             .iter()
-            .any(|s| s["is_processing"] == Value::Bool(true))
+            .find(|s| s["is_processing"] == Value::Bool(true))
+            .map(|s| s["next_token"][0]["n_decoded"].as_u64().unwrap_or(0))
     }
 }
 

@@ -1,0 +1,265 @@
+//! Staged documents: what a job has embedded but not yet published.
+//!
+//! Why: a job used to store each document in its own commit as it went,
+//! so a version being uploaded was searchable half-written, `latest`
+//! could point at it, a version deleted mid-upload came back with the
+//! documents stored after the delete, and two uploads into one version
+//! interleaved. Now a job appends each embedded document to a table of its
+//! own, [`STAGED`], which no search, listing or count reads, and at its end
+//! [`Store::publish`] moves all of it into the chunk table in **one
+//! commit**: readers see the version as it was, or with the whole job.
+//!
+//! A job that fails, is cancelled or dies publishes nothing; its staged
+//! rows are dropped by the job, or, if its process died, by the next
+//! process to open the store (see [`super::runs`]). Deleting a version or
+//! library also drops what is staged for it, so a job still running
+//! elsewhere finds its rows gone when it comes to publish, and publishes
+//! nothing ([`StoreError::Withdrawn`]).
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, RecordBatchIterator, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use futures::TryStreamExt;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use lancedb::table::OptimizeAction;
+
+use super::filter::sql_string;
+use super::{schema, string_column, DocumentChunks, Store, StoreError, Target};
+
+/// The staging table: the chunk table's columns, and the job's id.
+pub(super) const STAGED: &str = "staged_v2";
+
+const JOB_ID: &str = "job_id";
+
+pub(super) fn staged_schema() -> SchemaRef {
+    let chunks = schema::chunk_schema();
+    let mut fields: Vec<Field> = chunks.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(Field::new(JOB_ID, DataType::Utf8, false));
+    Arc::new(Schema::new(fields))
+}
+
+/// What publishing a job's documents did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Published {
+    /// Per document path: its chunks, and how many of them were new (an
+    /// unchanged chunk is left as it was).
+    pub documents: BTreeMap<String, (usize, u64)>,
+    pub inserted: u64,
+    pub deleted: u64,
+}
+
+impl Store {
+    /// Sets `doc` aside for `job`: one append to the staging table, which
+    /// nothing that reads the store sees. Appends never conflict, so jobs
+    /// stage without waiting for the write lock.
+    #[tracing::instrument(skip_all, fields(job, file = %doc.file_path, chunks = doc.chunks.len()))]
+    pub async fn stage_document(&self, job: &str, doc: &DocumentChunks) -> Result<(), StoreError> {
+        if doc.chunks.is_empty() {
+            return Err(StoreError::EmptyDocument);
+        }
+        let batch = schema::to_batch(doc).map_err(|e| StoreError::Shape(e.to_string()))?;
+        let mut columns = batch.columns().to_vec();
+        columns.push(Arc::new(StringArray::from(vec![job; batch.num_rows()])));
+        let staged = RecordBatch::try_new(staged_schema(), columns)
+            .map_err(|e| StoreError::Shape(e.to_string()))?;
+        let reader: Box<dyn arrow_array::RecordBatchReader + Send> =
+            Box::new(RecordBatchIterator::new(vec![Ok(staged)], staged_schema()));
+        self.staged.add(reader).execute().await?;
+        Ok(())
+    }
+
+    /// Publishes everything `job` staged into `library` `version`, in one
+    /// commit of the chunk table: each staged document replaces the stored
+    /// document of the same path (chunks that did not change are left
+    /// alone), and the rest of the version stays as it was. Then drops the
+    /// job's staged rows.
+    ///
+    /// `staged_rows` is how many rows the job staged: if fewer are found,
+    /// the version was deleted meanwhile and nothing is published
+    /// ([`StoreError::Withdrawn`]).
+    #[tracing::instrument(skip(self))]
+    pub async fn publish(
+        &self,
+        job: &str,
+        library: &str,
+        version: &str,
+        staged_rows: usize,
+    ) -> Result<Published, StoreError> {
+        let _writer = self.begin_write().await?;
+        // Another process may have withdrawn the rows (a delete).
+        self.staged.checkout_latest().await?;
+        let batches = self.staged_rows(job).await?;
+        let found: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        if found != staged_rows {
+            return Err(StoreError::Withdrawn {
+                staged: staged_rows,
+                found,
+            });
+        }
+        if found == 0 {
+            return Ok(Published::default());
+        }
+        let mut documents: BTreeMap<String, (usize, u64)> = BTreeMap::new();
+        let mut ids: Vec<(String, String)> = Vec::with_capacity(found);
+        for batch in &batches {
+            let (paths, chunk_ids) = (
+                string_column(batch, "file_path")?,
+                string_column(batch, "chunk_id")?,
+            );
+            for row in 0..batch.num_rows() {
+                let path = paths.value(row).to_owned();
+                documents.entry(path.clone()).or_default().0 += 1;
+                ids.push((path, chunk_ids.value(row).to_owned()));
+            }
+        }
+        let replaced = documents_sql(library, version, documents.keys());
+        let existing = self.chunk_ids_where(&replaced).await?;
+        for (path, id) in &ids {
+            if !existing.contains(id) {
+                if let Some(doc) = documents.get_mut(path) {
+                    doc.1 += 1;
+                }
+            }
+        }
+        let rows: Vec<RecordBatch> = batches
+            .iter()
+            .map(|b| RecordBatch::try_new(schema::chunk_schema(), b.columns().to_vec()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| StoreError::Shape(e.to_string()))?;
+        let reader = RecordBatchIterator::new(rows.into_iter().map(Ok), schema::chunk_schema());
+        let mut merge = self.chunks.merge_insert(&["chunk_id"]);
+        // Same id means same library, version, path, position and text.
+        merge
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(Some(replaced));
+        let result = merge.execute(Box::new(reader)).await?;
+        if let Err(err) = self.staged.delete(&job_sql(job)).await {
+            // Harmless but for the space: the next start drops it.
+            tracing::warn!(%err, job, "cannot drop a published job's staged rows");
+        }
+        // Each staged document was a small commit of its own: fold them
+        // (and the versions they made) away while the table is small.
+        if let Err(err) = self.staged.optimize(OptimizeAction::All).await {
+            tracing::warn!(%err, "cannot compact the staging table");
+        }
+        Ok(Published {
+            documents,
+            inserted: result.num_inserted_rows,
+            deleted: result.num_deleted_rows,
+        })
+    }
+
+    /// Drops what `job` staged for `path` (a later file of the same job
+    /// replaces it).
+    pub async fn unstage(&self, job: &str, path: &str) -> Result<(), StoreError> {
+        let _writer = self.write.acquire().await?;
+        let sql = format!("{} AND file_path = {}", job_sql(job), sql_string(path));
+        self.staged.delete(&sql).await?;
+        Ok(())
+    }
+
+    /// Drops what `job` staged (it failed, was cancelled, or its process
+    /// died before it published).
+    pub async fn discard_staged(&self, job: &str) -> Result<(), StoreError> {
+        let _writer = self.write.acquire().await?;
+        self.staged.delete(&job_sql(job)).await?;
+        Ok(())
+    }
+
+    /// The jobs that have rows staged, whatever process runs them.
+    pub async fn staging_jobs(&self) -> Result<HashSet<String>, StoreError> {
+        let batches: Vec<RecordBatch> = self
+            .staged
+            .query()
+            .select(Select::columns(&[JOB_ID]))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        let mut jobs = HashSet::new();
+        for batch in &batches {
+            let column = string_column(batch, JOB_ID)?;
+            jobs.extend((0..batch.num_rows()).map(|row| column.value(row).to_owned()));
+        }
+        Ok(jobs)
+    }
+
+    /// Drops what is staged for a deleted version or library (called by
+    /// [`Store::delete`] under the write lock).
+    pub(super) async fn withdraw_staged(&self, target: &Target<'_>) -> Result<(), StoreError> {
+        let sql = match *target {
+            Target::Library(l) => format!("library = {}", sql_string(l)),
+            Target::Version(l, v) => {
+                format!(
+                    "library = {} AND version = {}",
+                    sql_string(l),
+                    sql_string(v)
+                )
+            }
+            // A document deleted while a job re-uploads it: the job's
+            // upload is newer, and stands.
+            Target::Document(..) => return Ok(()),
+        };
+        self.staged.delete(&sql).await?;
+        Ok(())
+    }
+
+    /// Rows `job` staged, with the chunk table's columns.
+    async fn staged_rows(&self, job: &str) -> Result<Vec<RecordBatch>, StoreError> {
+        let columns: Vec<String> = schema::chunk_schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        let batches: Vec<RecordBatch> = self
+            .staged
+            .query()
+            .only_if(job_sql(job))
+            .select(Select::columns(&columns))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        Ok(batches.into_iter().filter(|b| b.num_rows() > 0).collect())
+    }
+
+    /// The chunk ids of the chunk table's rows matching `sql`.
+    async fn chunk_ids_where(&self, sql: &str) -> Result<HashSet<String>, StoreError> {
+        let batches: Vec<RecordBatch> = self
+            .chunks
+            .query()
+            .only_if(sql)
+            .select(Select::columns(&["chunk_id"]))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        let mut ids = HashSet::new();
+        for batch in &batches {
+            let column = string_column(batch, "chunk_id")?;
+            ids.extend((0..batch.num_rows()).map(|row| column.value(row).to_owned()));
+        }
+        Ok(ids)
+    }
+}
+
+fn job_sql(job: &str) -> String {
+    format!("{JOB_ID} = {}", sql_string(job))
+}
+
+/// The rows of these documents of `library` `version`.
+fn documents_sql<'a>(
+    library: &str,
+    version: &str,
+    paths: impl Iterator<Item = &'a String>,
+) -> String {
+    let paths: Vec<String> = paths.map(|p| sql_string(p)).collect();
+    format!(
+        "library = {} AND version = {} AND file_path IN ({})",
+        sql_string(library),
+        sql_string(version),
+        paths.join(", ")
+    )
+}
