@@ -190,7 +190,8 @@ impl Default for Fusion {
     }
 }
 
-/// A search request as a client sends it: every field optional but the query.
+/// A search request as a client sends it: every field optional but the
+/// query (or, for a dense search, the client's own query vector).
 ///
 /// Every face takes exactly this: the REST API's body, the dashboard's
 /// server function, MCP's `search_docs` arguments (whose schema is derived
@@ -199,8 +200,16 @@ impl Default for Fusion {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SearchParams {
-    /// What to look for, in words: a question or keywords.
+    /// What to look for, in words: a question or keywords. May be left out
+    /// when `embedding` is given (the search is then dense).
+    #[serde(default)]
     pub query: String,
+    /// The query as a vector the client embedded itself (384 floats from
+    /// all-MiniLM-L6-v2, the model docshelf stores with): the dense leg
+    /// uses it instead of embedding `query`. The keyword leg still needs
+    /// `query`; without one the search is dense. Scaled to unit length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<Vec<f32>>,
     /// Number of results, 1..50 (default 10).
     pub k: Option<i64>,
     /// Only this library. Loose names resolve ("NextJS" finds "nextjs").
@@ -243,7 +252,10 @@ pub struct SearchParams {
 /// A checked search request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Search {
+    /// The query in words; empty only for a dense search by `embedding`.
     pub query: String,
+    /// The client's query vector, unit length, if it sent one.
+    pub embedding: Option<Vec<f32>>,
     pub k: usize,
     pub library: Option<String>,
     pub version: Option<String>,
@@ -287,6 +299,34 @@ pub enum SearchError {
     /// with control characters ([`crate::validate`]).
     #[error(transparent)]
     Identifier(#[from] crate::validate::NameError),
+    #[error("embedding must hold {EMBEDDING_DIM} numbers (the model's dimension); it holds {0}")]
+    EmbeddingDimension(usize),
+    #[error("embedding must hold finite numbers only")]
+    EmbeddingNotFinite,
+    #[error("embedding cannot be all zeros")]
+    EmbeddingZero,
+    #[error("{0} search needs a query in words (the keyword leg cannot use an embedding); send query, or mode \"dense\"")]
+    KeywordNeedsQuery(&'static str),
+}
+
+/// The length of a query vector: all-MiniLM-L6-v2's output, what every
+/// stored chunk was embedded with.
+pub const EMBEDDING_DIM: usize = 384;
+
+/// A client's query vector checked and scaled to unit length (stored
+/// vectors are unit length; a client's may not be).
+fn query_vector(raw: Vec<f32>) -> Result<Vec<f32>, SearchError> {
+    if raw.len() != EMBEDDING_DIM {
+        return Err(SearchError::EmbeddingDimension(raw.len()));
+    }
+    if raw.iter().any(|x| !x.is_finite()) {
+        return Err(SearchError::EmbeddingNotFinite);
+    }
+    let norm = raw.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    if norm == 0.0 || !norm.is_finite() {
+        return Err(SearchError::EmbeddingZero);
+    }
+    Ok(raw.into_iter().map(|x| (f64::from(x) / norm) as f32).collect())
 }
 
 /// A blank optional field means "not given".
@@ -298,8 +338,9 @@ impl SearchParams {
     /// Checks the request and fills in the defaults.
     pub fn validate(self) -> Result<Search, SearchError> {
         self.check_identifiers()?;
+        let embedding = self.embedding.map(query_vector).transpose()?;
         let query = self.query.trim();
-        if query.is_empty() {
+        if query.is_empty() && embedding.is_none() {
             return Err(SearchError::EmptyQuery);
         }
         let chars = query.chars().count();
@@ -313,9 +354,14 @@ impl SearchParams {
             Some(_) => return Err(SearchError::KOutOfRange),
         };
         let mode = match given(self.mode) {
+            // A vector alone asks for a dense search.
+            None if query.is_empty() => Mode::Dense,
             None => Mode::default(),
             Some(name) => Mode::parse(&name).ok_or(SearchError::UnknownMode(name))?,
         };
+        if query.is_empty() && mode != Mode::Dense {
+            return Err(SearchError::KeywordNeedsQuery(mode.name()));
+        }
         let rrf_k = match self.rrf_k {
             None => DEFAULT_RRF_K,
             Some(k) if k.is_finite() && k > 0.0 => k,
@@ -335,6 +381,7 @@ impl SearchParams {
         }
         Ok(Search {
             query,
+            embedding,
             k,
             library: given(self.library),
             version: given(self.version),
@@ -585,5 +632,51 @@ mod tests {
             (s.mode, s.fusion, s.library, s.k),
             (Mode::Keyword, Fusion::Dbsf, None, 50)
         );
+    }
+
+    #[test]
+    fn a_client_vector_is_checked_scaled_and_makes_a_dense_search() {
+        let vector = |values: Vec<f32>| SearchParams {
+            embedding: Some(values),
+            ..SearchParams::default()
+        };
+        let mut raw = vec![0.0; EMBEDDING_DIM];
+        raw[0] = 3.0;
+        raw[1] = 4.0;
+        let search = vector(raw.clone()).validate().unwrap();
+        assert_eq!(search.mode, Mode::Dense, "a vector alone is a dense search");
+        let unit = search.embedding.unwrap();
+        assert!((unit[0] - 0.6).abs() < 1e-6 && (unit[1] - 0.8).abs() < 1e-6);
+
+        let err = vector(vec![1.0; 3]).validate().unwrap_err();
+        assert_eq!(err, SearchError::EmbeddingDimension(3));
+        assert!(err.to_string().contains("384"), "{err}");
+        let mut bad = raw.clone();
+        bad[5] = f32::INFINITY;
+        assert_eq!(vector(bad).validate().unwrap_err(), SearchError::EmbeddingNotFinite);
+        assert_eq!(
+            vector(vec![0.0; EMBEDDING_DIM]).validate().unwrap_err(),
+            SearchError::EmbeddingZero
+        );
+        let hybrid = SearchParams {
+            mode: Some("hybrid".into()),
+            ..vector(raw.clone())
+        };
+        assert_eq!(
+            hybrid.validate().unwrap_err(),
+            SearchError::KeywordNeedsQuery("hybrid")
+        );
+        // With words too, the default stays hybrid: the vector serves the
+        // dense leg and the words the keyword leg.
+        let both = SearchParams {
+            query: "merge".into(),
+            ..vector(raw)
+        };
+        assert_eq!(both.validate().unwrap().mode, Mode::Hybrid);
+        // JSON without `query` is a valid request.
+        let parsed: SearchParams =
+            serde_json::from_value(serde_json::json!({"embedding": vec![0.5; EMBEDDING_DIM]}))
+                .unwrap();
+        assert!(parsed.validate().is_ok());
     }
 }

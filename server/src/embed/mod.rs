@@ -37,6 +37,10 @@ pub use queue::{EmbedQueue, QueueStats};
 /// Dimensions of an embedding.
 pub const DIM: usize = 384;
 
+// The contract's query vectors (`SearchParams::embedding`) are checked
+// against the model's dimension.
+const _: () = assert!(DIM == index_core::search::EMBEDDING_DIM);
+
 /// Longest input, in tokens (sentence-transformers' `max_seq_length` for this model).
 pub const MAX_TOKENS: usize = 256;
 

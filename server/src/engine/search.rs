@@ -91,8 +91,10 @@ impl Engine {
             sticky: _,
         } = resolved;
 
-        // A keyword search never needs the model, so it never loads it.
+        // A keyword search never needs the model, nor one by the client's
+        // own query vector, so neither loads it.
         let embedder = match search.mode {
+            _ if search.embedding.is_some() => Err(String::new()),
             Mode::Keyword => Err(String::new()),
             Mode::Hybrid | Mode::Dense => self.model().await.map_err(str::to_owned),
         };

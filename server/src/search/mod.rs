@@ -111,18 +111,25 @@ pub async fn run(
         if search.mode == Mode::Keyword {
             return Ok(Vec::new());
         }
-        let embedder = embedder.map_err(RunError::NoModel)?;
-        let vector = embedder
-            .embed_one(search.query.clone())
-            .await
-            .map_err(|e| RunError::Embed(e.to_string()))?;
+        // A client that embedded the query itself saves the embedder's
+        // pass (and needs no model here).
+        let vector = match &search.embedding {
+            Some(vector) => vector.clone(),
+            None => embedder
+                .map_err(RunError::NoModel)?
+                .embed_one(search.query.clone())
+                .await
+                .map_err(|e| RunError::Embed(e.to_string()))?,
+        };
         Ok::<_, RunError>(store.dense(&vector, scope, fetch).await?)
     };
     let (keyword, dense) = futures::join!(keyword_leg, dense_leg);
     let (keyword, dense) = (keyword?, dense?);
 
     let mut pool = fuse(search, &dense, &keyword);
-    if search.rerank {
+    // The second stage reads the query's words; a search by vector alone
+    // has none, and keeps the first stage's order.
+    if search.rerank && !search.query.is_empty() {
         rerank(second_stage, &search.query, &mut pool).await;
     }
     if search.weights.w_sig > 0.0 {

@@ -467,3 +467,85 @@ async fn documents_reassemble_feedback_persists_and_deletes_remove_from_search()
         .expect("search");
     assert!(r.results.iter().all(|h| h.library == "shipit"));
 }
+
+/// A client that embeds its queries itself sends the vector: the dense leg
+/// uses it as it is (and the same ranking comes back as for the words it
+/// was made from), the model is not needed for it, and a vector of the
+/// wrong length, not finite or all zeros is a 400 that names the model's
+/// dimension.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_vector_from_the_client_searches_like_its_words() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = engine_with_docs(dir.path()).await;
+    let words = "when should I prune roses";
+    let vector = engine
+        .embedder()
+        .await
+        .expect("model")
+        .embed_one(words.to_owned())
+        .await
+        .expect("embeds");
+    let by_words = engine
+        .search(SearchParams {
+            mode: Some("dense".into()),
+            rerank: Some(false),
+            ..query(words)
+        })
+        .await
+        .expect("search");
+    let by_vector = engine
+        .search(SearchParams {
+            embedding: Some(vector.iter().map(|x| x * 3.0).collect()),
+            ..SearchParams::default()
+        })
+        .await
+        .expect("search by vector");
+    assert_eq!(by_vector.mode, Mode::Dense);
+    assert_eq!(paths(&by_vector), paths(&by_words));
+    assert_eq!(paths(&by_vector)[0], "roses.md");
+    for (a, b) in by_vector.results.iter().zip(&by_words.results) {
+        assert!((a.score - b.score).abs() < 1e-4, "{} vs {}", a.score, b.score);
+    }
+
+    // Over HTTP, from a server whose model is missing: the vector search
+    // still answers; the same search in words cannot.
+    let mut config = common::engine_config(dir.path());
+    config.model.model_dir = dir.path().join("no-model-here");
+    drop(engine);
+    let modelless = Engine::open(&config).await.expect("opens without its model");
+    let base = common::serve_engine(
+        modelless,
+        &common::router_config(dir.path(), 1 << 20),
+    )
+    .await;
+    let (status, body) = common::post_json(
+        &base,
+        "/api/search",
+        serde_json::json!({ "embedding": vector, "library": "gardening" }),
+    )
+    .await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    assert_eq!(body["results"][0]["file_path"], "roses.md", "{body}");
+    let (status, _) =
+        common::post_json(&base, "/api/search", serde_json::json!({ "query": words })).await;
+    assert_eq!(status, reqwest::StatusCode::SERVICE_UNAVAILABLE);
+
+    let zeros = vec![0.0f32; 384];
+    let refused = [
+        (serde_json::json!({ "embedding": [0.1, 0.2, 0.3] }), "384"),
+        (serde_json::json!({ "embedding": zeros.clone() }), "zeros"),
+        (
+            serde_json::json!({ "embedding": vector, "mode": "hybrid" }),
+            "needs a query",
+        ),
+    ];
+    for (request, says) in refused {
+        let (status, body) = common::post_json(&base, "/api/search", request).await;
+        assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(body["code"], "bad_input");
+        assert!(
+            body["error"].as_str().is_some_and(|e| e.contains(says)),
+            "{body}"
+        );
+    }
+}
