@@ -19,7 +19,7 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm dev run test test-rust test-wasm-core test-e2e test-fuzz bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load bench-hostile bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
+.PHONY: help setup build build-server build-wasm dev run test test-rust test-wasm-core test-e2e test-fuzz bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load bench-hostile bench-reuse bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
@@ -147,6 +147,11 @@ bench-hostile: setup build-server
 # Two servers on one store: how soon one sees what the other stored.
 bench-replicas: setup build-server s3-server
 	python3 scripts/bench-replicas.py $(ARGS)
+
+# Consecutive releases of real projects' docs (sdists from PyPI): how much of
+# each new version is embedded again, and how much reused.
+bench-reuse: setup build-server
+	@scripts/bench-reuse.sh $(ARGS)
 
 bench-ask: setup llm build-server
 	python3 scripts/bench-ask.py $(ARGS)

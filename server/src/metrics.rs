@@ -46,6 +46,14 @@ pub struct Metrics {
     search_seconds: Histograms<ModeLabels>,
     files: Family<OutcomeLabels, Counter>,
     chunks_stored: Counter,
+    chunks_embedded: Family<SourceLabels, Counter>,
+}
+
+/// Where an uploaded chunk's vector came from.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SourceLabels {
+    /// `model` (embedded now) or `reused` (the same text's stored vector).
+    pub source: &'static str,
 }
 
 impl Default for Metrics {
@@ -58,6 +66,7 @@ impl Default for Metrics {
             search_seconds: Family::new_with_constructor(latency_histogram),
             files: Family::default(),
             chunks_stored: Counter::default(),
+            chunks_embedded: Family::default(),
         };
         {
             let mut r = metrics.lock();
@@ -90,6 +99,11 @@ impl Default for Metrics {
                 "stored_chunks",
                 "Chunks written to the store",
                 metrics.chunks_stored.clone(),
+            );
+            r.register(
+                "upload_vectors",
+                "Uploaded chunks' vectors by source: embedded by the model, or reused from the same text stored before",
+                metrics.chunks_embedded.clone(),
             );
         }
         metrics
@@ -128,6 +142,25 @@ impl Metrics {
 
     pub fn chunks_stored(&self, n: u64) {
         self.chunks_stored.inc_by(n);
+    }
+
+    /// Counts an upload's vectors: `embedded` by the model, `reused`.
+    pub fn chunks_embedded(&self, embedded: u64, reused: u64) {
+        for (source, n) in [("model", embedded), ("reused", reused)] {
+            self.chunks_embedded
+                .get_or_create(&SourceLabels { source })
+                .inc_by(n);
+        }
+    }
+
+    /// Uploaded chunks' vectors so far: (embedded by the model, reused).
+    pub fn vectors(&self) -> (u64, u64) {
+        let count = |source| {
+            self.chunks_embedded
+                .get_or_create(&SourceLabels { source })
+                .get()
+        };
+        (count("model"), count("reused"))
     }
 
     /// The Prometheus text exposition.

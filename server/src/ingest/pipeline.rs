@@ -374,6 +374,56 @@ fn finish(pipeline: &Pipeline<'_>, job: &JobHandle, slot: FileSlot, state: FileS
     job.set_file(slot, state);
 }
 
+/// The vectors of `inputs`, in order: those the store already holds for
+/// this page (in any version of the library: most of a page is unchanged
+/// from one version to the next, or from one upload to the next) are
+/// reused, the rest embedded. Reuse is exact: a vector is taken only for
+/// the very text it was embedded from. A failed lookup only costs reuse.
+async fn vectors_for(
+    pipeline: &Pipeline<'_>,
+    library: &str,
+    file_path: &str,
+    inputs: Vec<String>,
+) -> Result<Vec<Vec<f32>>, String> {
+    let known = match pipeline.store.page_vectors(library, file_path).await {
+        Ok(known) => known,
+        Err(err) => {
+            tracing::warn!(%err, file_path, "cannot look up stored vectors: embedding the page whole");
+            Default::default()
+        }
+    };
+    let mut vectors: Vec<Option<Vec<f32>>> = inputs.iter().map(|i| known.get(i).cloned()).collect();
+    let missing: Vec<String> = inputs
+        .iter()
+        .zip(&vectors)
+        .filter(|(_, v)| v.is_none())
+        .map(|(i, _)| i.clone())
+        .collect();
+    let reused = inputs.len() - missing.len();
+    let embedded = if missing.is_empty() {
+        Vec::new()
+    } else {
+        pipeline
+            .embedder
+            .embed_many(missing)
+            .await
+            .map_err(|e| format!("embedding failed: {e}"))?
+    };
+    pipeline
+        .metrics
+        .chunks_embedded(embedded.len() as u64, reused as u64);
+    let mut embedded = embedded.into_iter();
+    for slot in &mut vectors {
+        if slot.is_none() {
+            *slot = embedded.next();
+        }
+    }
+    vectors
+        .into_iter()
+        .map(|v| v.ok_or_else(|| "the embedder returned fewer vectors than asked".to_owned()))
+        .collect()
+}
+
 /// What a user is told about a storage failure: what was not done, what
 /// happened underneath (a full disk, permissions, an object store down:
 /// see [`StorageFailure`]) and an id to quote. The error itself, which
@@ -424,11 +474,7 @@ async fn embed_document(
         .zip(&inputs)
         .map(|(c, input)| chunk_id(library, version, &doc.file_path, c.index, input))
         .collect();
-    let vectors = pipeline
-        .embedder
-        .embed_many(inputs)
-        .await
-        .map_err(|e| format!("embedding failed: {e}"))?;
+    let vectors = vectors_for(pipeline, library, &doc.file_path, inputs).await?;
     let created_at_micros = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));

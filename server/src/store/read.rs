@@ -24,6 +24,43 @@ impl Store {
         .await
     }
 
+    /// The vectors already stored for the page `file_path` of `library`,
+    /// in any of its versions, keyed by the text each was embedded from
+    /// ([`index_core::context::embedding_input`] of its context and text):
+    /// what a new upload of that page can reuse instead of embedding again.
+    /// One indexed lookup per document (library and path).
+    pub async fn page_vectors(
+        &self,
+        library: &str,
+        file_path: &str,
+    ) -> Result<std::collections::HashMap<String, Vec<f32>>, StoreError> {
+        let batches: Vec<RecordBatch> = self
+            .chunks
+            .query()
+            .only_if(format!(
+                "library = {} AND file_path = {}",
+                filter::sql_string(library),
+                filter::sql_string(file_path)
+            ))
+            .select(Select::columns(&["context", "text", "vector"]))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        let vectors = schema::vectors_from_batches(&batches).map_err(StoreError::Shape)?;
+        let mut inputs = Vec::with_capacity(vectors.len());
+        for batch in &batches {
+            let (context, text) = (
+                string_column(batch, "context")?,
+                string_column(batch, "text")?,
+            );
+            inputs.extend((0..batch.num_rows()).map(|row| {
+                index_core::context::embedding_input(context.value(row), text.value(row))
+            }));
+        }
+        Ok(inputs.into_iter().zip(vectors).collect())
+    }
+
     /// Every stored chunk with its vector, in no particular order: a real
     /// corpus to build the search bench's large ones from.
     pub async fn chunks_with_vectors(&self) -> Result<Vec<(StoredChunk, Vec<f32>)>, StoreError> {

@@ -388,3 +388,74 @@ async fn an_extraction_past_its_deadline_fails_that_file_and_the_job_goes_on() {
         "{status:#?}"
     );
 }
+
+/// A page unchanged from one version to the next (or uploaded again) is
+/// not embedded again: its stored vectors are reused, exactly, and only
+/// what changed goes through the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unchanged_pages_reuse_their_vectors_across_versions_and_uploads() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = common::engine(dir.path()).await;
+    let pages = |changed: &str| {
+        vec![
+            upload("install.md", "# Install\n\nRun the installer, then restart the shell.\n\n## Check\n\nRun `tool --version`.\n"),
+            upload("usage.md", "# Usage\n\nPass a file to read it; pass two to compare them.\n"),
+            upload("news.md", format!("# News\n\n{changed}\n")),
+        ]
+    };
+    let first = run(&engine, "tool", "1.0", pages("Version one adds comparing.")).await;
+    assert_eq!(first.tally(), (3, 0), "{first:#?}");
+    let (embedded, reused) = engine.metrics().vectors();
+    assert_eq!(reused, 0);
+    let chunks_of = |status: &JobStatus, path: &str| {
+        status
+            .files
+            .iter()
+            .find(|f| f.file_path == path)
+            .map(|f| match f.state {
+                FileState::Stored { chunks, .. } => chunks as u64,
+                _ => 0,
+            })
+            .expect("listed")
+    };
+
+    let second = run(&engine, "tool", "2.0", pages("Version two adds colours.")).await;
+    assert_eq!(second.tally(), (3, 0), "{second:#?}");
+    let (embedded_now, reused_now) = engine.metrics().vectors();
+    assert_eq!(
+        reused_now - reused,
+        chunks_of(&second, "install.md") + chunks_of(&second, "usage.md"),
+        "the unchanged pages' chunks are reused"
+    );
+    assert_eq!(
+        embedded_now - embedded,
+        chunks_of(&second, "news.md"),
+        "only the changed page is embedded"
+    );
+    // Reused vectors are the very ones stored: the same search in either
+    // version scores the same page alike.
+    let search = |version: &str| {
+        let engine = &engine;
+        let version = version.to_owned();
+        async move {
+            engine
+                .search(index_core::search::SearchParams {
+                    mode: Some("dense".into()),
+                    library: Some("tool".into()),
+                    version: Some(version),
+                    rerank: Some(false),
+                    ..common::query("how do I check the installed version")
+                })
+                .await
+                .expect("search")
+        }
+    };
+    let (old, new) = (search("1.0").await, search("2.0").await);
+    assert_eq!(old.results[0].file_path, "install.md");
+    assert_eq!(new.results[0].file_path, "install.md");
+    assert!((old.results[0].score - new.results[0].score).abs() < 1e-6);
+
+    // The same files again, into the same version: nothing is embedded.
+    run(&engine, "tool", "2.0", pages("Version two adds colours.")).await;
+    assert_eq!(engine.metrics().vectors().0, embedded_now);
+}
