@@ -37,14 +37,16 @@ pub async fn search(params: SearchParams) -> Result<SearchResponse, AppError> {
 /// The session's sticky library, if any.
 #[server(prefix = "/rpc", endpoint = "sticky", client = crate::client::BearerClient)]
 pub async fn get_sticky(session_id: String) -> Result<Option<Sticky>, AppError> {
-    Ok(use_backend()?.sticky(&session_id).await)
+    use_backend()?.sticky(&session_id).await.map_err(AppError)
 }
 
 /// Forgets the session's sticky library.
 #[server(prefix = "/rpc", endpoint = "clear_sticky", client = crate::client::BearerClient)]
 pub async fn clear_sticky(session_id: String) -> Result<(), AppError> {
-    use_backend()?.clear_sticky(&session_id).await;
-    Ok(())
+    use_backend()?
+        .clear_sticky(&session_id)
+        .await
+        .map_err(AppError)
 }
 
 /// Every library with versions and counts.

@@ -24,9 +24,10 @@ pub trait Backend: Send + Sync + 'static {
     /// A snapshot of the server's state.
     async fn status(&self) -> ServerStatus;
     async fn search(&self, params: SearchParams) -> Result<SearchResponse, ErrorBody>;
-    /// The session's sticky library.
-    async fn sticky(&self, session_id: &str) -> Option<Sticky>;
-    async fn clear_sticky(&self, session_id: &str);
+    /// The session's sticky library; a session id over its limits is bad
+    /// input, as on every face.
+    async fn sticky(&self, session_id: &str) -> Result<Option<Sticky>, ErrorBody>;
+    async fn clear_sticky(&self, session_id: &str) -> Result<(), ErrorBody>;
     async fn libraries(&self) -> Result<Vec<LibraryInfo>, ErrorBody>;
     async fn documents(&self, library: &str, version: &str)
         -> Result<Vec<DocumentInfo>, ErrorBody>;

@@ -24,6 +24,9 @@ pub enum ErrorKind {
     NotFound,
     /// The path exists, but not for this method (405).
     MethodNotAllowed,
+    /// The client does not accept what the endpoint answers (406): MCP over
+    /// HTTP needs `Accept: application/json, text/event-stream`.
+    NotAcceptable,
     /// The request collides with work in progress: another job is writing
     /// the same library and version (409).
     Conflict,
@@ -45,12 +48,13 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of the table above.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::BadInput,
         Self::Unauthorized,
         Self::Forbidden,
         Self::NotFound,
         Self::MethodNotAllowed,
+        Self::NotAcceptable,
         Self::Conflict,
         Self::TooLarge,
         Self::UriTooLong,
@@ -68,6 +72,7 @@ impl ErrorKind {
             Self::Forbidden => 403,
             Self::NotFound => 404,
             Self::MethodNotAllowed => 405,
+            Self::NotAcceptable => 406,
             Self::Conflict => 409,
             Self::TooLarge => 413,
             Self::UriTooLong => 414,
@@ -93,6 +98,7 @@ impl ErrorKind {
             Self::Forbidden => "forbidden",
             Self::NotFound => "not_found",
             Self::MethodNotAllowed => "method_not_allowed",
+            Self::NotAcceptable => "not_acceptable",
             Self::Conflict => "conflict",
             Self::TooLarge => "too_large",
             Self::UriTooLong => "uri_too_long",

@@ -91,8 +91,12 @@ pub struct FileProgress {
 #[serde(rename_all = "snake_case")]
 pub enum JobState {
     Running,
-    /// Every file is done; what was staged is being published and the
-    /// search indexes brought up to date.
+    /// Every file is through; what was staged is being published into the
+    /// version, in one commit. A job stopped now may or may not have
+    /// published (see [`JobState::Indexing`]); it is no longer cancelled.
+    Publishing,
+    /// Published: every `stored` file is in the version and searchable;
+    /// the search indexes are being brought up to date.
     Indexing,
     Done,
     /// Its process stopped (killed, crashed, restarted) before it ended:

@@ -322,11 +322,18 @@ fn query_vector(raw: Vec<f32>) -> Result<Vec<f32>, SearchError> {
     if raw.iter().any(|x| !x.is_finite()) {
         return Err(SearchError::EmbeddingNotFinite);
     }
-    let norm = raw.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    let norm = raw
+        .iter()
+        .map(|x| f64::from(*x).powi(2))
+        .sum::<f64>()
+        .sqrt();
     if norm == 0.0 || !norm.is_finite() {
         return Err(SearchError::EmbeddingZero);
     }
-    Ok(raw.into_iter().map(|x| (f64::from(x) / norm) as f32).collect())
+    Ok(raw
+        .into_iter()
+        .map(|x| (f64::from(x) / norm) as f32)
+        .collect())
 }
 
 /// A blank optional field means "not given".
@@ -653,7 +660,10 @@ mod tests {
         assert!(err.to_string().contains("384"), "{err}");
         let mut bad = raw.clone();
         bad[5] = f32::INFINITY;
-        assert_eq!(vector(bad).validate().unwrap_err(), SearchError::EmbeddingNotFinite);
+        assert_eq!(
+            vector(bad).validate().unwrap_err(),
+            SearchError::EmbeddingNotFinite
+        );
         assert_eq!(
             vector(vec![0.0; EMBEDDING_DIM]).validate().unwrap_err(),
             SearchError::EmbeddingZero

@@ -207,13 +207,23 @@ pub fn file_path(raw: &str) -> Result<String, NameError> {
         .map(|c| if c == '\\' { '/' } else { c })
         .collect();
     let mut parts: Vec<&str> = Vec::new();
-    for (i, part) in cleaned.split('/').enumerate() {
-        let part = part.trim();
-        let drive = i == 0
-            && part.len() == 2
-            && part.ends_with(':')
-            && part.starts_with(|c: char| c.is_ascii_alphabetic());
-        if part.is_empty() || part == "." || part == ".." || drive {
+    for part in cleaned.split('/') {
+        let mut part = part.trim();
+        if parts.is_empty() {
+            // Windows' device prefixes (`\\?\`, `\\.\`) and a drive, with
+            // or without a separator after it (`C:\x`, `C:x`), lead nowhere
+            // inside the version.
+            if part == "?" {
+                continue;
+            }
+            let mut chars = part.chars();
+            if let (Some(letter), Some(':')) = (chars.next(), chars.next()) {
+                if letter.is_ascii_alphabetic() {
+                    part = chars.as_str().trim();
+                }
+            }
+        }
+        if part.is_empty() || part == "." || part == ".." {
             continue;
         }
         parts.push(part);
@@ -354,6 +364,10 @@ mod tests {
         assert_eq!(ok("tab\there\0.md"), "tabhere.md");
         assert_eq!(ok("  spaced / name.md "), "spaced/name.md");
         assert_eq!(ok("résumé.md"), "résumé.md");
+        assert_eq!(ok("C:x2.md"), "x2.md");
+        assert_eq!(ok("\\\\?\\C:\\long.md"), "long.md");
+        assert_eq!(ok("\\\\.\\C:\\dev.md"), "dev.md");
+        assert_eq!(ok("notes/C:x.md"), "notes/C:x.md");
     }
 
     #[test]

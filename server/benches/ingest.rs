@@ -21,9 +21,9 @@ use docshelf_server::cli::collect_uploads;
 use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
 use docshelf_server::engine::Engine;
-use index_core::chunk::{chunk_document, ChunkConfig};
+use index_core::chunk::{chunk_document, Chunk, ChunkConfig};
 use index_core::context;
-use index_core::extract::{extract, ArchiveLimits};
+use index_core::extract::{extract, ArchiveLimits, Extracted};
 use index_core::job::FileState;
 use index_core::job::Upload;
 
@@ -144,40 +144,32 @@ fn storage_alone(uploads: &[Upload]) {
     use docshelf_server::embed::DIM;
     use docshelf_server::store::{ChunkRow, DocumentChunks, Store};
 
-    let mut documents = Vec::new();
-    for u in uploads {
-        for doc in extract(&u.name, &u.bytes, &ArchiveLimits::default())
-            .expect("extracts")
-            .documents
-        {
-            let chunks = chunk_document(&doc, &ChunkConfig::default());
-            let contexts =
-                context::chunk_contexts(doc.title.as_deref(), doc.description.as_deref(), &chunks);
-            let rows = chunks
-                .into_iter()
-                .zip(contexts)
-                .enumerate()
-                .map(|(i, (chunk, context))| {
-                    // A unit vector per chunk: storage cost, not meaning.
-                    let mut vector = vec![0.0f32; DIM];
-                    vector[(documents.len() * 31 + i) % DIM] = 1.0;
-                    ChunkRow {
-                        id: format!("{}#{i}", doc.file_path),
-                        chunk,
-                        context,
-                        vector,
-                    }
-                })
-                .collect();
-            documents.push(DocumentChunks {
-                library: "git".into(),
-                version: "2.39".into(),
-                file_path: doc.file_path.clone(),
-                title: doc.title.clone(),
-                created_at_micros: 0,
-                chunks: rows,
-            });
-        }
+    let mut documents: Vec<DocumentChunks> = Vec::new();
+    for (doc, chunks, contexts) in chunked(uploads) {
+        let rows = chunks
+            .into_iter()
+            .zip(contexts)
+            .enumerate()
+            .map(|(i, (chunk, context))| {
+                // A unit vector per chunk: storage cost, not meaning.
+                let mut vector = vec![0.0f32; DIM];
+                vector[(documents.len() * 31 + i) % DIM] = 1.0;
+                ChunkRow {
+                    id: format!("{}#{i}", doc.file_path),
+                    chunk,
+                    context,
+                    vector,
+                }
+            })
+            .collect();
+        documents.push(DocumentChunks {
+            library: "git".into(),
+            version: "2.39".into(),
+            file_path: doc.file_path,
+            title: doc.title,
+            created_at_micros: 0,
+            chunks: rows,
+        });
     }
     let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
     let bytes: usize = uploads.iter().map(|u| u.bytes.len()).sum();
@@ -214,6 +206,7 @@ fn storage_alone(uploads: &[Upload]) {
             .publish("bench", "git", "2.39", chunks)
             .await
             .expect("published");
+        store.drop_staged_after_publish("bench").await;
         store.refresh_indexes().await.expect("indexed");
         let published = start.elapsed().as_secs_f64();
         report(
@@ -235,6 +228,15 @@ fn storage_alone(uploads: &[Upload]) {
 /// What the pipeline embeds for these uploads, one list per document (its
 /// chunks, each with its context), as the pipeline batches them.
 fn embedding_inputs(uploads: &[Upload]) -> Vec<Vec<String>> {
+    chunked(uploads)
+        .into_iter()
+        .map(|(_, chunks, contexts)| context::embedding_inputs(&chunks, &contexts))
+        .collect()
+}
+
+/// Every document of these uploads, chunked, with each chunk's context,
+/// as the pipeline makes them.
+fn chunked(uploads: &[Upload]) -> Vec<(Extracted, Vec<Chunk>, Vec<String>)> {
     let mut documents = Vec::new();
     for u in uploads {
         for doc in extract(&u.name, &u.bytes, &ArchiveLimits::default())
@@ -244,7 +246,7 @@ fn embedding_inputs(uploads: &[Upload]) -> Vec<Vec<String>> {
             let chunks = chunk_document(&doc, &ChunkConfig::default());
             let contexts =
                 context::chunk_contexts(doc.title.as_deref(), doc.description.as_deref(), &chunks);
-            documents.push(context::embedding_inputs(&chunks, &contexts));
+            documents.push((doc, chunks, contexts));
         }
     }
     documents

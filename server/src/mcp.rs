@@ -273,23 +273,29 @@ pub fn jsonrpc_error(id: serde_json::Value, rpc_code: i64, body: &ErrorBody) -> 
 pub mod stdio {
     use index_core::{ErrorBody, ErrorKind};
     use rmcp::model::ClientJsonRpcMessage;
-    use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+    use tokio::io::{
+        AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
+    };
     use tokio::sync::mpsc;
+
+    /// The longest line read as one message: a client that never sends a
+    /// newline must not make the server hold its whole output.
+    pub const MAX_LINE: usize = 16 << 20;
+
+    /// A parse error (-32700) saying `why`, with our error body.
+    fn parse_error(why: String) -> serde_json::Value {
+        let body = ErrorBody::new(ErrorKind::BadInput, why);
+        super::jsonrpc_error(serde_json::Value::Null, super::PARSE_ERROR, &body)
+    }
 
     /// What to answer a line, if it is not a message rmcp can read.
     pub fn refusal(line: &str) -> Option<serde_json::Value> {
         let value: serde_json::Value = match serde_json::from_str(line) {
             Ok(value) => value,
             Err(err) => {
-                let body = ErrorBody::new(
-                    ErrorKind::BadInput,
-                    format!("Parse error: the line is not JSON ({err})"),
-                );
-                return Some(super::jsonrpc_error(
-                    serde_json::Value::Null,
-                    super::PARSE_ERROR,
-                    &body,
-                ));
+                return Some(parse_error(format!(
+                    "Parse error: the line is not JSON ({err})"
+                )))
             }
         };
         let err = serde_json::from_value::<ClientJsonRpcMessage>(value.clone()).err()?;
@@ -319,12 +325,36 @@ pub mod stdio {
         let (lines_tx, mut lines_rx) = mpsc::unbounded_channel::<String>();
         let answers = lines_tx.clone();
         let reader = tokio::spawn(async move {
-            let mut lines = BufReader::new(input).lines();
-            while let Some(line) = lines.next_line().await? {
+            let mut input = BufReader::new(input);
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                let limit = MAX_LINE as u64 + 1;
+                if (&mut input).take(limit).read_until(b'\n', &mut buf).await? == 0 {
+                    break;
+                }
+                if buf.len() > MAX_LINE {
+                    // Answered once, and the rest of the line skipped.
+                    let why = format!("Parse error: a line is longer than {MAX_LINE} bytes");
+                    let _ = answers.send(parse_error(why).to_string());
+                    while !buf.ends_with(b"\n") {
+                        buf.clear();
+                        if (&mut input).take(limit).read_until(b'\n', &mut buf).await? == 0 {
+                            break;
+                        }
+                    }
+                    continue;
+                }
+                let Ok(line) = std::str::from_utf8(&buf) else {
+                    let why = "Parse error: the line is not UTF-8 text".to_owned();
+                    let _ = answers.send(parse_error(why).to_string());
+                    continue;
+                };
+                let line = line.trim_end_matches(['\r', '\n']);
                 if line.trim().is_empty() {
                     continue;
                 }
-                match refusal(&line) {
+                match refusal(line) {
                     Some(answer) => {
                         let _ = answers.send(answer.to_string());
                     }
@@ -382,5 +412,32 @@ mod tests {
         assert!(refusal(ping).is_none());
         let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         assert!(refusal(note).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_line_that_is_not_utf8_is_answered_and_the_session_goes_on() {
+        use tokio::io::AsyncReadExt;
+        let input: &'static [u8] =
+            b"{\"x\":\"\xff\"}\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+        let (to_server, mut server_input) = tokio::io::duplex(1 << 16);
+        let (server_output, from_server) = tokio::io::duplex(1 << 16);
+        drop(server_output);
+        let mut output = Vec::new();
+        super::stdio::filter(input, to_server, from_server, &mut output)
+            .await
+            .expect("the filter ends when its input does");
+        let answer: serde_json::Value =
+            serde_json::from_slice(output.split(|b| *b == b'\n').next().expect("a line"))
+                .expect("json");
+        assert_eq!(answer["error"]["code"], super::PARSE_ERROR);
+        let mut forwarded = String::new();
+        server_input
+            .read_to_string(&mut forwarded)
+            .await
+            .expect("read");
+        assert_eq!(
+            forwarded,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n"
+        );
     }
 }

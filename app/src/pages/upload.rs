@@ -159,7 +159,8 @@ fn JobView(job: JobStatus) -> impl IntoView {
     let (stored, failed) = job.tally();
     let summary = match job.state {
         JobState::Running => "Working…".to_owned(),
-        JobState::Indexing => "Publishing, and updating the search index…".to_owned(),
+        JobState::Publishing => "Publishing the version…".to_owned(),
+        JobState::Indexing => "Published; updating the search index…".to_owned(),
         JobState::Done => format!("Done: {stored} stored, {failed} failed."),
         JobState::Interrupted => "Interrupted: nothing of this upload was published.".to_owned(),
         JobState::Cancelled => {

@@ -4,6 +4,7 @@
 use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo};
 use index_core::document::{reassemble, Piece};
 use index_core::feedback::{FeedbackRequest, Votes};
+use index_core::job::JobState;
 use index_core::library::{self, Resolution};
 use index_core::validate::NameError;
 use index_core::version;
@@ -155,11 +156,19 @@ impl Engine {
             job.cancel();
         }
         futures::future::join_all(running.iter().map(|job| job.finished())).await;
-        running.len()
+        // A job that was publishing ran to its end instead; the delete
+        // removes what it published.
+        running
+            .iter()
+            .filter(|job| job.status().state == JobState::Cancelled)
+            .count()
     }
 
     /// Records a like or dislike, and returns the chunk's votes so far.
     pub async fn feedback(&self, request: &FeedbackRequest) -> Result<Votes, EngineError> {
+        // Ids are 32 hex digits: anything over the id limit names no
+        // chunk, and is refused without being looked up or echoed.
+        index_core::validate::id("chunk_id", &request.chunk_id)?;
         if !self.store.has_chunk(&request.chunk_id).await? {
             return Err(EngineError::UnknownChunk(request.chunk_id.clone()));
         }

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
-use index_core::job::{JobState, JobStatus};
+use index_core::job::{FileState, JobState, JobStatus};
 use subtle::ConstantTimeEq;
 
 use super::{Engine, EngineError};
@@ -55,6 +55,8 @@ impl Engine {
     /// The job `id`, here or in the store; `None` if no process on this
     /// store ever wrote it.
     pub async fn find_job(&self, id: &str) -> Result<Option<JobWatch>, EngineError> {
+        // Refused before any lookup, and never echoed whole.
+        index_core::validate::id("job id", id)?;
         if let Some(job) = self.jobs.get(id) {
             return Ok(Some(JobWatch::Local(job)));
         }
@@ -107,7 +109,20 @@ impl Engine {
         if alive {
             return stored;
         }
-        let status = interrupted(stored.status);
+        let published = match status.state {
+            JobState::Running => false,
+            JobState::Indexing => true,
+            // Died mid-publish: the store says whether the commit landed.
+            _ => self
+                .store
+                .staged_rows_published(&status.id, &status.library, &status.version)
+                .await
+                .unwrap_or_else(|err| {
+                    tracing::warn!(%err, job = status.id, "cannot tell whether a job published: taking it for not");
+                    false
+                }),
+        };
+        let status = interrupted(stored.status, published);
         tracing::warn!(
             job = status.id,
             "a job's process died before it ended: marking it interrupted"
@@ -183,14 +198,94 @@ fn stored_statuses(engine: Arc<Engine>, first: JobStatus) -> impl Stream<Item = 
     })
 }
 
-/// `status` ended because its process died: files not yet through fail
-/// with the reason, and nothing it staged was published.
-fn interrupted(mut status: JobStatus) -> JobStatus {
+/// `status` ended because its process died, before or after it
+/// `published`: it says which, truly.
+fn interrupted(mut status: JobStatus, published: bool) -> JobStatus {
+    if !published {
+        status.stop(
+            JobState::Interrupted,
+            "the docshelf process running this job stopped before it ended (killed, crashed or \
+             restarted); nothing it staged was published: upload again",
+            "not stored: the job was interrupted",
+        );
+        return status;
+    }
+    // Published: what it staged is in the version (how many of its chunks
+    // were new went unrecorded).
+    for file in &mut status.files {
+        if let FileState::Staged { chunks } = file.state {
+            file.state = FileState::Stored {
+                chunks,
+                new_chunks: 0,
+            };
+        }
+    }
     status.stop(
         JobState::Interrupted,
-        "the docshelf process running this job stopped before it ended (killed, crashed or \
-         restarted); nothing it staged was published: upload again",
+        "the docshelf process running this job stopped after it published the version: its \
+         documents are stored and searchable (keyword search catches up when a server opens the \
+         store)",
         "not stored: the job was interrupted",
     );
     status
+}
+
+#[cfg(test)]
+mod tests {
+    use index_core::job::FileProgress;
+
+    use super::*;
+
+    fn status(state: JobState, files: &[FileState]) -> JobStatus {
+        JobStatus {
+            id: "job-run-1".into(),
+            library: "lib".into(),
+            version: "1".into(),
+            state,
+            files: files
+                .iter()
+                .enumerate()
+                .map(|(i, f)| FileProgress {
+                    file_path: format!("{i}.md"),
+                    state: f.clone(),
+                    warnings: Vec::new(),
+                })
+                .collect(),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn an_interrupted_job_says_whether_it_published() {
+        let staged = FileState::Staged { chunks: 2 };
+        let before = interrupted(
+            status(JobState::Running, &[staged.clone(), FileState::Queued]),
+            false,
+        );
+        assert_eq!(before.state, JobState::Interrupted);
+        assert!(before
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("nothing it staged was published")));
+        assert_eq!(before.tally(), (0, 2));
+
+        let after = interrupted(
+            status(
+                JobState::Publishing,
+                &[
+                    staged,
+                    FileState::Failed {
+                        reason: "bad".into(),
+                    },
+                ],
+            ),
+            true,
+        );
+        assert_eq!(after.state, JobState::Interrupted);
+        assert!(after
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("after it published")));
+        assert_eq!(after.tally(), (1, 1), "the staged file is in the version");
+    }
 }

@@ -56,7 +56,8 @@ impl Engine {
         let mut changes = job.subscribe();
         loop {
             let status = changes.borrow_and_update().clone();
-            let done = status.state.is_finished();
+            let state = status.state;
+            let done = state.is_finished();
             if let Err(err) = self.store.save_job(&status, job.watch_token()).await {
                 tracing::warn!(job = %status.id, %err, "cannot write the job's status to the store");
             }
@@ -66,10 +67,26 @@ impl Engine {
                 }
                 return;
             }
-            tokio::time::sleep(job_log::RECORD_EVERY).await;
-            let heartbeat = job_log::HEARTBEAT.saturating_sub(job_log::RECORD_EVERY);
-            if let Ok(Err(_)) = tokio::time::timeout(heartbeat, changes.changed()).await {
-                return;
+            // Progress is written at most every RECORD_EVERY, a new state
+            // at once (a process that dies right after publishing must
+            // leave that on record), and the status at least every
+            // HEARTBEAT.
+            let now = tokio::time::Instant::now();
+            let (next_write, heartbeat) = (now + job_log::RECORD_EVERY, now + job_log::HEARTBEAT);
+            match tokio::time::timeout_at(heartbeat, changes.changed()).await {
+                Err(_) => {}
+                Ok(Err(_)) => return,
+                Ok(Ok(())) if changes.borrow().state != state => {}
+                Ok(Ok(())) => {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(next_write) => {}
+                        moved = changes.wait_for(|s| s.state != state) => {
+                            if moved.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
             }
         }
     }

@@ -56,17 +56,16 @@ impl Backend for DashboardBackend {
         self.engine.search(params).await.map_err(|e| e.body())
     }
 
-    /// A session id over its limits names no session: it has no sticky
-    /// library, and the store is not asked.
-    async fn sticky(&self, session_id: &str) -> Option<Sticky> {
-        let id = validate::session_id(session_id).ok()?;
-        self.engine.sticky(id).await
+    /// A session id over its limits is refused before the store is asked.
+    async fn sticky(&self, session_id: &str) -> Result<Option<Sticky>, ErrorBody> {
+        let id = validate::session_id(session_id).map_err(bad_input)?;
+        Ok(self.engine.sticky(id).await)
     }
 
-    async fn clear_sticky(&self, session_id: &str) {
-        if let Ok(id) = validate::session_id(session_id) {
-            self.engine.clear_sticky(id).await;
-        }
+    async fn clear_sticky(&self, session_id: &str) -> Result<(), ErrorBody> {
+        let id = validate::session_id(session_id).map_err(bad_input)?;
+        self.engine.clear_sticky(id).await;
+        Ok(())
     }
 
     async fn libraries(&self) -> Result<Vec<LibraryInfo>, ErrorBody> {

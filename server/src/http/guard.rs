@@ -126,6 +126,11 @@ fn request_host(request: &Request) -> Option<String> {
 
 /// The middleware.
 pub async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    // RFC 9112 §3.2: more than one `Host` is a bad request. Which one a
+    // check reads and which one a proxy behind it reads could differ.
+    if request.headers().get_all(header::HOST).iter().count() > 1 {
+        return ApiError::bad_request("the request has more than one Host header").into_response();
+    }
     let host = request_host(&request);
     if let Some(h) = host.as_deref() {
         if !guard.host_allowed(h) {
@@ -182,6 +187,31 @@ mod tests {
             "localhost.evil.example",
         ] {
             assert!(!g.host_allowed(bad), "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn two_host_headers_are_a_bad_request_whatever_their_order() {
+        use tower::ServiceExt;
+        let app = axum::Router::new()
+            .route("/", axum::routing::get(|| async { "ok" }))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::new(Guard::new(&[], &[])),
+                check,
+            ));
+        for hosts in [["localhost", "evil.example"], ["evil.example", "localhost"]] {
+            let request = axum::http::Request::builder()
+                .uri("/")
+                .header("host", hosts[0])
+                .header("host", hosts[1])
+                .body(axum::body::Body::empty())
+                .expect("request");
+            let answer = app.clone().oneshot(request).await.expect("answer");
+            assert_eq!(
+                answer.status(),
+                axum::http::StatusCode::BAD_REQUEST,
+                "{hosts:?}"
+            );
         }
     }
 

@@ -51,7 +51,7 @@ impl Modify for BearerAuth {
 /// Applied by [`super::api_routes`] once the routes are in the document.
 pub struct CommonErrors;
 
-const COMMON_ERRORS: [(&str, &str); 3] = [
+const COMMON_ERRORS: [(&str, &str); 4] = [
     (
         "401",
         "A token is required (writes when a token is set; reads too under --auth-reads)",
@@ -60,6 +60,7 @@ const COMMON_ERRORS: [(&str, &str); 3] = [
         "403",
         "Another site's page, or a host this server does not answer to",
     ),
+    ("405", "The path exists, but not for this method"),
     ("414", "The request target is longer than 16 KiB"),
 ];
 

@@ -73,11 +73,17 @@ impl JobHandle {
         self.cancel.send_replace(true);
     }
 
-    /// Resolves once the job is asked to stop.
+    /// Resolves once the job is asked to stop while it is still running.
+    /// A job that has begun to publish is not stopped: it runs to its end,
+    /// so that what it says it did is what happened (a delete waiting on it
+    /// then deletes what it published).
     pub async fn cancelled(&self) {
         let mut rx = self.cancel.subscribe();
         // The sender lives as long as `self`.
         let _ = rx.wait_for(|stop| *stop).await;
+        if self.status.borrow().state != JobState::Running {
+            std::future::pending::<()>().await;
+        }
     }
 
     /// Resolves once the job has ended (done, interrupted or cancelled).
@@ -445,6 +451,22 @@ mod tests {
             .map(|f| f.file_path.as_str())
             .collect();
         assert_eq!(extracting, ["a/2.md", "b/3.md", "c.md"]);
+    }
+
+    #[test]
+    fn a_job_is_cancelled_while_it_runs_and_never_once_it_publishes() {
+        use futures::FutureExt;
+        let job = JobHandle::detached("run", "lib", "1.0");
+        assert!(job.cancelled().now_or_never().is_none(), "not asked yet");
+        job.cancel();
+        assert!(job.cancelled().now_or_never().is_some());
+        job.set_state(JobState::Publishing, None);
+        assert!(
+            job.cancelled().now_or_never().is_none(),
+            "a publishing job runs to its end"
+        );
+        job.set_state(JobState::Indexing, None);
+        assert!(job.cancelled().now_or_never().is_none());
     }
 
     #[test]

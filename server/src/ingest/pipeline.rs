@@ -296,7 +296,7 @@ impl Staging {
     /// Publishes everything staged in one commit, brings the indexes up to
     /// date, and ends the job saying truly what happened.
     async fn publish(self, pipeline: &Pipeline<'_>, job: &JobHandle) {
-        job.set_state(JobState::Indexing, None);
+        job.set_state(JobState::Publishing, None);
         let store = pipeline.store;
         let published = store
             .publish(&self.job, job.library(), job.version(), self.rows)
@@ -345,6 +345,10 @@ impl Staging {
                 FileState::Stored { chunks, new_chunks },
             );
         }
+        // Published, and said so before anything else can go wrong: a
+        // process that stops from here on stopped after publishing.
+        job.set_state(JobState::Indexing, None);
+        store.drop_staged_after_publish(&self.job).await;
         let error = match store.refresh_indexes().await {
             Ok(()) => None,
             Err(err) => Some(reported(

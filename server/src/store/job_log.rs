@@ -88,7 +88,7 @@ impl Store {
     pub async fn unfinished_jobs(&self) -> Result<Vec<StoredJob>, StoreError> {
         // The JSON's own spelling of the job's state: file states never
         // take these names, so only the job's matches.
-        let filter = [JobState::Running, JobState::Indexing]
+        let filter = [JobState::Running, JobState::Publishing, JobState::Indexing]
             .iter()
             .map(|state| {
                 let tag = serde_json::to_string(state).unwrap_or_default();

@@ -135,20 +135,58 @@ impl Store {
             .when_not_matched_insert_all()
             .when_not_matched_by_source_delete(Some(replaced));
         let result = merge.execute(Box::new(reader)).await?;
-        if let Err(err) = self.staged.delete(&job_sql(job)).await {
-            // Harmless but for the space: the next start drops it.
-            tracing::warn!(%err, job, "cannot drop a published job's staged rows");
-        }
-        // Each staged document was a small commit of its own: fold them
-        // (and the versions they made) away while the table is small.
-        if let Err(err) = self.staged.optimize(OptimizeAction::All).await {
-            tracing::warn!(%err, "cannot compact the staging table");
-        }
         Ok(Published {
             documents,
             inserted: result.num_inserted_rows,
             deleted: result.num_deleted_rows,
         })
+    }
+
+    /// Drops a published job's staged rows and compacts the staging table
+    /// (each staged document was a small commit of its own). Best effort:
+    /// rows left behind cost only space, and the next start drops them.
+    pub async fn drop_staged_after_publish(&self, job: &str) {
+        if let Err(err) = self.discard_staged(job).await {
+            tracing::warn!(%err, job, "cannot drop a published job's staged rows");
+        }
+        let _writer = self.write.acquire().await;
+        if let Err(err) = self.staged.optimize(OptimizeAction::All).await {
+            tracing::warn!(%err, "cannot compact the staging table");
+        }
+    }
+
+    /// Whether what `job` staged for `library` `version` is in the chunk
+    /// table: asked of a job whose process died while it was publishing.
+    /// Its staged rows are dropped only after the publish, so if none are
+    /// left it published; if some are, it published exactly when their
+    /// chunks are all in the version.
+    pub async fn staged_rows_published(
+        &self,
+        job: &str,
+        library: &str,
+        version: &str,
+    ) -> Result<bool, StoreError> {
+        self.staged.checkout_latest().await?;
+        let batches = self.staged_rows(job).await?;
+        if batches.is_empty() {
+            return Ok(true);
+        }
+        let mut paths = std::collections::BTreeSet::new();
+        let mut ids = HashSet::new();
+        for batch in &batches {
+            let (p, c) = (
+                string_column(batch, "file_path")?,
+                string_column(batch, "chunk_id")?,
+            );
+            for row in 0..batch.num_rows() {
+                paths.insert(p.value(row).to_owned());
+                ids.insert(c.value(row).to_owned());
+            }
+        }
+        let stored = self
+            .chunk_ids_where(&documents_sql(library, version, paths.iter()))
+            .await?;
+        Ok(ids.is_subset(&stored))
     }
 
     /// Drops what `job` staged for `path` (a later file of the same job

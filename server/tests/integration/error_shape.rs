@@ -10,22 +10,21 @@
 use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 
-/// `docshelf serve` in its own process on a free loopback port, with a
-/// fresh store; killed when dropped.
+/// `docshelf serve` in its own process ([`common::ServerProcess`]) with a
+/// fresh store and no dashboard bundle; killed when dropped.
 struct Served {
-    child: Child,
+    _server: common::ServerProcess,
     base: String,
     _dir: tempfile::TempDir,
 }
 
 impl Served {
-    /// Starts it with request bodies up to `max_body_mib`, and waits until
-    /// `/healthz` answers.
+    /// Starts it with request bodies up to `max_body_mib`.
     async fn start(max_body_mib: usize) -> Self {
         Self::start_with(max_body_mib, &[]).await
     }
@@ -33,51 +32,19 @@ impl Served {
     /// As [`Self::start`], with more flags.
     async fn start_with(max_body_mib: usize, flags: &[&str]) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        let port = common::free_port();
-        let child = Command::new(env!("CARGO_BIN_EXE_docshelf"))
-            .args(["serve", "--device", "cpu", "--addr"])
-            .arg(format!("127.0.0.1:{port}"))
-            .arg("--max-body-mib")
-            .arg(max_body_mib.to_string())
-            .arg("--data")
-            .arg(dir.path().join("data"))
-            .arg("--site-dir")
-            .arg(dir.path().join("site"))
-            .arg("--model-dir")
-            .arg(common::model_dir())
-            .args(flags)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("docshelf serve runs");
-        let mut served = Self {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
+        let (max_body, site) = (
+            max_body_mib.to_string(),
+            dir.path().join("site").display().to_string(),
+        );
+        let mut args = vec!["--max-body-mib", &max_body, "--site-dir", &site];
+        args.extend_from_slice(flags);
+        let server = common::ServerProcess::start(&dir.path().join("data"), &args).await;
+        let base = server.base.clone();
+        Self {
+            _server: server,
+            base,
             _dir: dir,
-        };
-        served.wait_until_up().await;
-        served
-    }
-
-    async fn wait_until_up(&mut self) {
-        let client = Client::new();
-        loop {
-            if let Ok(res) = client.get(format!("{}/healthz", self.base)).send().await {
-                if res.status().is_success() {
-                    return;
-                }
-            }
-            let exited = self.child.try_wait().expect("child status");
-            assert!(exited.is_none(), "docshelf serve exited: {exited:?}");
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -299,6 +266,42 @@ async fn identifiers_over_their_limits_are_refused_not_echoed_or_fixed() {
     let (status, body) = json_of(res).await;
     assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_input");
 
+    // Ids the server made, sent back over their limits: a job id, a chunk
+    // id (REST and the dashboard's server function alike).
+    let res = client
+        .get(format!("{base}/api/jobs/{}", "j".repeat(10_000)))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(res).await;
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_input");
+    let res = client
+        .post(format!("{base}/api/feedback"))
+        .json(&json!({"chunk_id": "c".repeat(5 << 20), "vote": "like"}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(res).await;
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_input");
+    let res = client
+        .post(format!("{base}/rpc/feedback"))
+        .form(&[("chunk_id", "c".repeat(66_000)), ("vote", "like".into())])
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(res).await;
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_input");
+    for endpoint in ["sticky", "clear_sticky"] {
+        let res = client
+            .post(format!("{base}/rpc/{endpoint}"))
+            .form(&[("session_id", "s".repeat(1 << 20))])
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = json_of(res).await;
+        assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_input");
+    }
+
     // A multipart field given twice: which one was meant is the client's
     // to say.
     for twice in ["library", "version"] {
@@ -420,12 +423,17 @@ async fn mcp_errors_are_json_rpc_errors_with_our_code() {
     let client = Client::new();
     // Over HTTP: a client that does not accept event streams, and a body
     // that is not JSON-RPC; rmcp answers both as plain text underneath.
-    for (accept, body) in [
+    for (accept, body, code) in [
         (
             "application/json",
             r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            "not_acceptable",
         ),
-        ("application/json, text/event-stream", "this is not json"),
+        (
+            "application/json, text/event-stream",
+            "this is not json",
+            "bad_input",
+        ),
     ] {
         let res = client
             .post(format!("{}/mcp", served.base))
@@ -439,7 +447,7 @@ async fn mcp_errors_are_json_rpc_errors_with_our_code() {
         let (_, body) = json_of(res).await;
         assert_eq!(body["jsonrpc"], "2.0", "{body}");
         assert!(body["error"]["code"].as_i64().is_some(), "{body}");
-        assert_eq!(body["error"]["data"]["code"], "bad_input", "{body}");
+        assert_eq!(body["error"]["data"]["code"], code, "{body}");
     }
 
     // Over stdio: a malformed line gets a parse error, then the session

@@ -504,7 +504,12 @@ async fn a_query_vector_from_the_client_searches_like_its_words() {
     assert_eq!(paths(&by_vector), paths(&by_words));
     assert_eq!(paths(&by_vector)[0], "roses.md");
     for (a, b) in by_vector.results.iter().zip(&by_words.results) {
-        assert!((a.score - b.score).abs() < 1e-4, "{} vs {}", a.score, b.score);
+        assert!(
+            (a.score - b.score).abs() < 1e-4,
+            "{} vs {}",
+            a.score,
+            b.score
+        );
     }
 
     // Over HTTP, from a server whose model is missing: the vector search
@@ -512,12 +517,10 @@ async fn a_query_vector_from_the_client_searches_like_its_words() {
     let mut config = common::engine_config(dir.path());
     config.model.model_dir = dir.path().join("no-model-here");
     drop(engine);
-    let modelless = Engine::open(&config).await.expect("opens without its model");
-    let base = common::serve_engine(
-        modelless,
-        &common::router_config(dir.path(), 1 << 20),
-    )
-    .await;
+    let modelless = Engine::open(&config)
+        .await
+        .expect("opens without its model");
+    let base = common::serve_engine(modelless, &common::router_config(dir.path(), 1 << 20)).await;
     let (status, body) = common::post_json(
         &base,
         "/api/search",

@@ -101,13 +101,18 @@ async fn last_status(client: &Client, base: &str, id: &str) -> Value {
     status
 }
 
+/// Uploads the manual's version 1 (five pages) and waits for it.
+async fn first_version(client: &Client, base: &str) {
+    let first = post_upload(client, base, form("manual", "1", &pages("first", 5)), None).await;
+    assert_eq!(last_status(client, base, &first).await["state"], "done");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upload_is_seen_whole_when_it_ends_and_not_before() {
     let dir = tempfile::tempdir().expect("dir");
     let server = ServerProcess::start(dir.path(), &[]).await;
     let (client, base) = (Client::new(), server.base.as_str());
-    let first = post_upload(&client, base, form("manual", "1", &pages("first", 5)), None).await;
-    assert_eq!(last_status(&client, base, &first).await["state"], "done");
+    first_version(&client, base).await;
 
     let id = post_upload(
         &client,
@@ -220,8 +225,7 @@ async fn deleting_a_version_cancels_its_upload_and_nothing_of_it_comes_back() {
     let dir = tempfile::tempdir().expect("dir");
     let server = ServerProcess::start(dir.path(), &[]).await;
     let (client, base) = (Client::new(), server.base.as_str());
-    let first = post_upload(&client, base, form("manual", "1", &pages("first", 5)), None).await;
-    assert_eq!(last_status(&client, base, &first).await["state"], "done");
+    first_version(&client, base).await;
 
     let id = post_upload(
         &client,
@@ -389,6 +393,13 @@ async fn staged_rows_are_invisible_until_published_and_a_delete_withdraws_them()
     assert_eq!(published.inserted, 6);
     assert_eq!(published.documents.len(), 2);
     assert_eq!(store.counts().await.expect("counts").chunks, 6);
+    // A process that died here, before dropping what it staged, is known
+    // to have published.
+    assert!(store
+        .staged_rows_published("job-a-1", "lib", "1")
+        .await
+        .expect("asked"));
+    store.drop_staged_after_publish("job-a-1").await;
     assert!(store.staging_jobs().await.expect("staged").is_empty());
 
     // A second job replaces b.md only; a.md stays.
@@ -396,6 +407,10 @@ async fn staged_rows_are_invisible_until_published_and_a_delete_withdraws_them()
         .stage_document("job-b-1", &doc("b.md", "b2-", &mut rng))
         .await
         .expect("stage");
+    assert!(!store
+        .staged_rows_published("job-b-1", "lib", "1")
+        .await
+        .expect("asked"));
     let published = store
         .publish("job-b-1", "lib", "1", 3)
         .await
