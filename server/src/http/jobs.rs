@@ -133,7 +133,11 @@ fn multipart_error(err: MultipartError) -> ApiError {
     path = "/jobs/{id}",
     tag = "uploads",
     params(("id" = String, Path, description = "The job id from the upload")),
-    responses((status = 200, body = JobStatus), (status = 404, body = ErrorBody))
+    responses(
+        (status = 200, body = JobStatus),
+        (status = 400, description = "Not a job id (over 128 bytes, or other than ASCII letters, digits and . _ -)", body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
 )]
 pub async fn job(
     State(state): State<AppState>,
