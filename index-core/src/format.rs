@@ -12,12 +12,21 @@ pub enum Format {
     Text,
     Html,
     Pdf,
+    /// Jupyter notebooks: their Markdown cells and code, not their outputs.
+    Notebook,
     Zip,
 }
 
 impl Format {
     /// Every format docshelf reads.
-    pub const ALL: [Self; 5] = [Self::Markdown, Self::Text, Self::Html, Self::Pdf, Self::Zip];
+    pub const ALL: [Self; 6] = [
+        Self::Markdown,
+        Self::Text,
+        Self::Html,
+        Self::Pdf,
+        Self::Notebook,
+        Self::Zip,
+    ];
 
     /// The file-name extensions that mean this format, lowercase, the usual
     /// one first.
@@ -27,6 +36,7 @@ impl Format {
             Self::Text => &["txt", "text", "rst", "adoc"],
             Self::Html => &["html", "htm", "xhtml"],
             Self::Pdf => &["pdf"],
+            Self::Notebook => &["ipynb"],
             Self::Zip => &["zip"],
         }
     }
@@ -39,7 +49,7 @@ impl Format {
             .find(|f| f.extensions().contains(&ext.as_str()))
     }
 
-    /// The formats for a message: ".md, .txt, .html, .pdf or .zip".
+    /// The formats for a message: ".md, .txt, .html, .pdf, .ipynb or .zip".
     pub fn summary() -> String {
         let usual: Vec<String> = Self::ALL
             .iter()
@@ -78,9 +88,9 @@ mod tests {
 
     #[test]
     fn lists_name_every_format() {
-        assert_eq!(Format::summary(), ".md, .txt, .html, .pdf or .zip");
+        assert_eq!(Format::summary(), ".md, .txt, .html, .pdf, .ipynb or .zip");
         let accept = Format::accept();
         assert!(accept.starts_with(".md,.markdown,.mdx,.txt"), "{accept}");
-        assert!(accept.ends_with(".pdf,.zip"), "{accept}");
+        assert!(accept.ends_with(".pdf,.ipynb,.zip"), "{accept}");
     }
 }

@@ -8,6 +8,7 @@
 
 mod html;
 mod memory;
+mod notebook;
 mod pdf;
 mod text;
 mod zip;
@@ -94,6 +95,8 @@ pub enum ExtractError {
     NoTextInPdf,
     #[error("the HTML could not be converted: {0}")]
     Html(String),
+    #[error("the notebook is not a Jupyter notebook docshelf can read: {0}")]
+    Notebook(String),
     #[error("the ZIP archive is damaged: {0}")]
     CorruptZip(String),
     #[error("the ZIP archive is refused: {0}")]
@@ -164,6 +167,7 @@ fn extract_one(
         Format::Text => text::plain(bytes)?,
         Format::Html => html::to_markdown(bytes)?,
         Format::Pdf => pdf::extract(bytes, limits.max_pdf_inflated_bytes, memory)?,
+        Format::Notebook => text::markdown(notebook::to_markdown(bytes)?.as_bytes(), false)?,
         Format::Zip => unreachable!("archives are expanded by the caller"),
     };
     doc.file_path = path.to_owned();

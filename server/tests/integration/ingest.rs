@@ -459,3 +459,99 @@ async fn unchanged_pages_reuse_their_vectors_across_versions_and_uploads() {
     run(&engine, "tool", "2.0", pages("Version two adds colours.")).await;
     assert_eq!(engine.metrics().vectors().0, embedded_now);
 }
+
+/// nbformat 5.10.4's own test notebook (`tests/test4.ipynb`, from its sdist
+/// on PyPI; the file address is immutable), fetched once into
+/// `~/.cache/docshelf/fixtures` and checked by its SHA-256.
+async fn pinned_notebook() -> Vec<u8> {
+    const URL: &str = "https://files.pythonhosted.org/packages/6d/fd/91545e604bc3dad7dca9ed03284086039b294c6b3d75c0d2fa45f9e9caf3/nbformat-5.10.4.tar.gz";
+    const SHA256: &str = "322168b14f937a5d11362988ecac2a4952d3d8e3a2cbeb2319584631226d5b3a";
+    let home = std::env::var_os("HOME").expect("HOME");
+    let dir = std::path::Path::new(&home).join(".cache/docshelf/fixtures");
+    let sdist = dir.join("nbformat-5.10.4.tar.gz");
+    let sum = |path: &std::path::Path| {
+        let out = std::process::Command::new("sha256sum")
+            .arg(path)
+            .output()
+            .expect("sha256sum runs");
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    if !sdist.is_file() || sum(&sdist) != SHA256 {
+        std::fs::create_dir_all(&dir).expect("cache dir");
+        let bytes = reqwest::get(URL)
+            .await
+            .and_then(|r| r.error_for_status())
+            .expect("nbformat's sdist from PyPI")
+            .bytes()
+            .await
+            .expect("nbformat's sdist from PyPI");
+        let partial = dir.join("nbformat-5.10.4.tar.gz.part");
+        std::fs::write(&partial, &bytes).expect("write");
+        assert_eq!(sum(&partial), SHA256, "the sdist is not the pinned one");
+        std::fs::rename(&partial, &sdist).expect("rename");
+    }
+    let out = std::process::Command::new("tar")
+        .arg("-xzOf")
+        .arg(&sdist)
+        .arg("nbformat-5.10.4/tests/test4.ipynb")
+        .output()
+        .expect("tar runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// A real notebook: its Markdown headings make the title and heading
+/// paths, its code cells are stored as code blocks, and its outputs (HTML,
+/// images as base64, streams) are not stored at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_notebook_is_stored_as_its_prose_and_code_without_outputs() {
+    let notebook = pinned_notebook().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = common::engine(dir.path()).await;
+    let status = run(
+        &engine,
+        "nb",
+        "1",
+        vec![upload("latex-test.ipynb", notebook)],
+    )
+    .await;
+    assert_eq!(status.tally(), (1, 0), "{status:#?}");
+    let document = engine
+        .document("nb", "1", "latex-test.ipynb")
+        .await
+        .expect("stored");
+    assert_eq!(document.title.as_deref(), Some("nbconvert latex test"));
+    assert!(
+        document.text.contains("## Printed Using Python"),
+        "{}",
+        document.text
+    );
+    assert!(
+        document.text.contains("print(\"hello\")"),
+        "{}",
+        document.text
+    );
+    for output in ["iVBORw0KGgo", "execution_count", "output_type", "image/png"] {
+        assert!(!document.text.contains(output), "{output} was stored");
+    }
+    let chunks = engine
+        .store()
+        .document("nb", "1", "latex-test.ipynb")
+        .await
+        .expect("chunks");
+    assert!(
+        chunks
+            .iter()
+            .any(|c| c.heading_path == "nbconvert latex test > Pyout"),
+        "no chunk sits under its heading: {:?}",
+        chunks.iter().map(|c| &c.heading_path).collect::<Vec<_>>()
+    );
+}
