@@ -18,7 +18,7 @@
 # model: $DOCSHELF_MODEL_DIR (default models/all-MiniLM-L6-v2).
 # $DOCSHELF_FUZZ_EXAMPLES sets the generated requests per operation and
 # phase (default 300: with the coverage phase's cases, each operation gets
-# a few hundred requests, and the whole run takes about 90 s on 2 cores).
+# a few hundred requests; the run's time is in docs/benchmarks.md).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -7,8 +7,8 @@
 //! - **Identifiers that look something up** (a library or version named in
 //!   a search, a document's path, a session id, a query): [`lookup`],
 //!   [`session_id`], [`query`], each bounded in bytes and free of control
-//!   characters. Why: a probe sent a 5 MiB library name, which took 16 s to
-//!   resolve loosely and was echoed whole in the 404; a NUL inside a name was
+//!   characters. Why: a probe's multi-megabyte library name was resolved
+//!   loosely for seconds and echoed whole in the 404; a NUL inside a name was
 //!   normalised away and matched a real library; a 1 MiB session id was
 //!   silently replaced by a new one. A limit refuses such a request at once
 //!   with a 400, and the message names the limit, never the value whole.
@@ -264,11 +264,18 @@ pub fn upload_names(
 
 /// The first `chars` characters of `text`, with `…` where it was cut: what
 /// a message may show of a value a client sent.
+/// Line breaks and tabs become spaces, so the cut is one line; other control
+/// and bidi characters are dropped. Every face's messages about what a
+/// client or an upstream service sent go through here.
 pub fn cut(text: &str, chars: usize) -> String {
     let mut shown: String = text
         .chars()
         .take(chars)
-        .filter(|&c| !is_control_or_bidi(c))
+        .filter_map(|c| match c {
+            '\n' | '\r' | '\t' => Some(' '),
+            c if is_control_or_bidi(c) => None,
+            c => Some(c),
+        })
         .collect();
     if text.chars().nth(chars).is_some() {
         shown.push('…');
@@ -385,5 +392,13 @@ mod tests {
         ));
         let shown = file_path(&"../".repeat(10_000)).unwrap_err().to_string();
         assert!(shown.len() < 200, "{shown}");
+    }
+
+    #[test]
+    fn a_cut_is_one_line_and_says_it_was_cut() {
+        assert_eq!(cut("bad\nkey", 300), "bad key");
+        assert_eq!(cut("abcdef", 6), "abcdef");
+        assert_eq!(cut("abcdéf", 4), "abcd…");
+        assert_eq!(cut("a\u{202E}b\0c", 10), "abc");
     }
 }

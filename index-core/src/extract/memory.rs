@@ -1,9 +1,9 @@
 //! The memory an extraction holds, asked for before it is held.
 //!
-//! A refused archive used to cost its whole expansion first: one 23 MB
-//! nested ZIP raised the server's memory by about 950 MiB while it was
-//! examined, and eight at once took it from 1.9 to 5.4 GiB (issue #35).
-//! Extraction therefore asks a [`MemoryGauge`] for every large buffer it
+//! A refused archive used to cost its whole expansion first: a nested ZIP
+//! that was refused in the end held all of its text while it was examined,
+//! and a few at once held gigabytes (docs/benchmarks.md, 2026-11-26,
+//! "Memory under hostile uploads"). Extraction therefore asks a [`MemoryGauge`] for every large buffer it
 //! fills (an entry as it inflates, a nested archive, a document's text, a
 //! PDF's inflated streams) and stops when the gauge refuses. The server's
 //! gauge draws on one budget shared by every running extraction; this

@@ -1,9 +1,9 @@
 //! The memory budget for extraction, shared by every running job.
 //!
-//! Archive limits bound one upload, not many at once: one 23 MB nested ZIP
-//! that was refused in the end still raised the server's memory by about
-//! 950 MiB while it was examined, and eight at once took the server from
-//! 1.9 to 5.4 GiB (issue #35; `make bench-hostile`). So every byte an
+//! Archive limits bound one upload, not many at once: a nested ZIP that was
+//! refused in the end still held its text while it was examined, and a few
+//! at once took the server up by gigabytes (docs/benchmarks.md, 2026-11-26,
+//! "Memory under hostile uploads"; `make bench-hostile`). So every byte an
 //! extraction holds (uploads waiting to be read, entries as they inflate,
 //! nested archives, the documents' text until the job is done with them) is
 //! reserved from one [`MemoryBudget`] first:

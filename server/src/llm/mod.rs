@@ -232,7 +232,7 @@ fn upstream_message(body: &str) -> String {
     if text.is_empty() {
         "no message".into()
     } else {
-        crate::error_chain::cut(&text, 300)
+        index_core::validate::cut(&text, 300)
     }
 }
 
@@ -283,8 +283,9 @@ impl ChatStream {
             if data == "[DONE]" {
                 return Ok(Some(self.end()));
             }
-            let chunk: Chunk = serde_json::from_str(data)
-                .map_err(|e| self.garbled(format!("{e} in {:?}", cut(data))))?;
+            let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
+                self.garbled(format!("{e} in {:?}", index_core::validate::cut(data, 120)))
+            })?;
             if let Some(error) = chunk.error {
                 return Err(LlmError::Refused {
                     url: self.url.clone(),
@@ -351,10 +352,6 @@ impl ChatStream {
             reason,
         }
     }
-}
-
-fn cut(text: &str) -> String {
-    text.chars().take(120).collect()
 }
 
 #[cfg(test)]

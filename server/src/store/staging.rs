@@ -208,20 +208,7 @@ impl Store {
 
     /// The jobs that have rows staged, whatever process runs them.
     pub async fn staging_jobs(&self) -> Result<HashSet<String>, StoreError> {
-        let batches: Vec<RecordBatch> = self
-            .staged
-            .query()
-            .select(Select::columns(&[JOB_ID]))
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
-        let mut jobs = HashSet::new();
-        for batch in &batches {
-            let column = string_column(batch, JOB_ID)?;
-            jobs.extend((0..batch.num_rows()).map(|row| column.value(row).to_owned()));
-        }
-        Ok(jobs)
+        strings_where(&self.staged, None, JOB_ID).await
     }
 
     /// Drops what is staged for a deleted version or library (called by
@@ -265,22 +252,28 @@ impl Store {
 
     /// The chunk ids of the chunk table's rows matching `sql`.
     async fn chunk_ids_where(&self, sql: &str) -> Result<HashSet<String>, StoreError> {
-        let batches: Vec<RecordBatch> = self
-            .chunks
-            .query()
-            .only_if(sql)
-            .select(Select::columns(&["chunk_id"]))
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
-        let mut ids = HashSet::new();
-        for batch in &batches {
-            let column = string_column(batch, "chunk_id")?;
-            ids.extend((0..batch.num_rows()).map(|row| column.value(row).to_owned()));
-        }
-        Ok(ids)
+        strings_where(&self.chunks, Some(sql), "chunk_id").await
     }
+}
+
+/// The distinct values of the string `column` over `table`'s rows matching
+/// `sql` (every row when `None`).
+async fn strings_where(
+    table: &lancedb::Table,
+    sql: Option<&str>,
+    column: &str,
+) -> Result<HashSet<String>, StoreError> {
+    let mut query = table.query().select(Select::columns(&[column]));
+    if let Some(sql) = sql {
+        query = query.only_if(sql);
+    }
+    let batches: Vec<RecordBatch> = query.execute().await?.try_collect().await?;
+    let mut values = HashSet::new();
+    for batch in &batches {
+        let strings = string_column(batch, column)?;
+        values.extend((0..batch.num_rows()).map(|row| strings.value(row).to_owned()));
+    }
+    Ok(values)
 }
 
 fn job_sql(job: &str) -> String {

@@ -67,6 +67,15 @@ async fn json_of(res: reqwest::Response) -> (StatusCode, Value) {
     (status, body)
 }
 
+/// Sends `request`, asserts the answer is an error body with `want` and
+/// `code` that does not echo what was sent ([`assert_error`]), and returns
+/// the body.
+async fn refused(request: reqwest::RequestBuilder, want: StatusCode, code: &str) -> Value {
+    let (status, body) = json_of(request.send().await.expect("an answer")).await;
+    assert_error(status, &body, want, code);
+    body
+}
+
 /// Asserts an error body `{code, error}` with this code, whose message is
 /// short (the value sent was not echoed whole).
 fn assert_error(status: StatusCode, body: &Value, want: StatusCode, code: &str) {
@@ -120,13 +129,12 @@ async fn every_http_error_is_json_with_a_code() {
     );
     // 414: a target longer than the server reads.
     let long = "a".repeat(20 * 1024);
-    let res = client
-        .get(format!("{base}/api/libraries/resolve?name={long}"))
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = json_of(res).await;
-    assert_error(status, &body, StatusCode::URI_TOO_LONG, "uri_too_long");
+    refused(
+        client.get(format!("{base}/api/libraries/resolve?name={long}")),
+        StatusCode::URI_TOO_LONG,
+        "uri_too_long",
+    )
+    .await;
     // Past hyper's own limits (a 64 KiB target, a head it cannot parse),
     // hyper answers before the router: JSON all the same. (A head over
     // hyper's 400 KiB buffer gets 431 the same way; it is not sent here,
@@ -171,33 +179,33 @@ async fn every_http_error_is_json_with_a_code() {
     }
 
     // A server function's argument of 100 KB: a JSON 400, not an empty 500.
-    let res = client
-        .post(format!("{base}/rpc/documents"))
-        .form(&[("library", "l".repeat(100_000)), ("version", "1".into())])
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = json_of(res).await;
-    assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_input");
+    refused(
+        client
+            .post(format!("{base}/rpc/documents"))
+            .form(&[("library", "l".repeat(100_000)), ("version", "1".into())]),
+        StatusCode::BAD_REQUEST,
+        "bad_input",
+    )
+    .await;
     // …and one that does not decode at all.
-    let res = client
-        .post(format!("{base}/rpc/documents"))
-        .form(&[("nonsense", "n".repeat(100_000))])
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = json_of(res).await;
-    assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_input");
+    refused(
+        client
+            .post(format!("{base}/rpc/documents"))
+            .form(&[("nonsense", "n".repeat(100_000))]),
+        StatusCode::BAD_REQUEST,
+        "bad_input",
+    )
+    .await;
 
     // A stream that cannot start answers its status, not 200 then an error.
-    let res = client
-        .post(format!("{base}/api/search/stream"))
-        .json(&json!({"query": "anything", "library": "no-such-library"}))
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = json_of(res).await;
-    assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+    refused(
+        client
+            .post(format!("{base}/api/search/stream"))
+            .json(&json!({"query": "anything", "library": "no-such-library"})),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -206,14 +214,14 @@ async fn a_question_that_cannot_start_is_refused_before_the_stream() {
     // fails first, so the answer is the search's status, not a 200 stream.
     let llm = format!("http://127.0.0.1:{}", common::free_port());
     let served = Served::start_with(16, &["--llm-url", &llm]).await;
-    let res = Client::new()
-        .post(format!("{}/api/ask", served.base))
-        .json(&json!({"question": "how?", "library": "no-such-library"}))
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = json_of(res).await;
-    assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+    refused(
+        Client::new()
+            .post(format!("{}/api/ask", served.base))
+            .json(&json!({"question": "how?", "library": "no-such-library"})),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -253,44 +261,41 @@ async fn identifiers_over_their_limits_are_refused_not_echoed_or_fixed() {
     }
     // A document path over its limit.
     let long_path = "p".repeat(2000);
-    let res = client
-        .get(format!("{base}/api/documents"))
-        .query(&[
+    refused(
+        client.get(format!("{base}/api/documents")).query(&[
             ("library", "a"),
             ("version", "1"),
             ("file_path", &long_path),
-        ])
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = json_of(res).await;
-    assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_input");
+        ]),
+        StatusCode::BAD_REQUEST,
+        "bad_input",
+    )
+    .await;
 
     // Ids the server made, sent back over their limits: a job id, a chunk
     // id (REST and the dashboard's server function alike).
-    let res = client
-        .get(format!("{base}/api/jobs/{}", "j".repeat(10_000)))
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = json_of(res).await;
-    assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_input");
-    let res = client
-        .post(format!("{base}/api/feedback"))
-        .json(&json!({"chunk_id": "c".repeat(5 << 20), "vote": "like"}))
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = json_of(res).await;
-    assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_input");
-    let res = client
-        .post(format!("{base}/rpc/feedback"))
-        .form(&[("chunk_id", "c".repeat(66_000)), ("vote", "like".into())])
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = json_of(res).await;
-    assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_input");
+    refused(
+        client.get(format!("{base}/api/jobs/{}", "j".repeat(10_000))),
+        StatusCode::BAD_REQUEST,
+        "bad_input",
+    )
+    .await;
+    refused(
+        client
+            .post(format!("{base}/api/feedback"))
+            .json(&json!({"chunk_id": "c".repeat(5 << 20), "vote": "like"})),
+        StatusCode::BAD_REQUEST,
+        "bad_input",
+    )
+    .await;
+    refused(
+        client
+            .post(format!("{base}/rpc/feedback"))
+            .form(&[("chunk_id", "c".repeat(66_000)), ("vote", "like".into())]),
+        StatusCode::BAD_REQUEST,
+        "bad_input",
+    )
+    .await;
     for endpoint in ["sticky", "clear_sticky"] {
         let res = client
             .post(format!("{base}/rpc/{endpoint}"))
@@ -377,14 +382,12 @@ async fn uploaded_file_names_are_stored_as_safe_relative_paths() {
 
     // A name with nothing safe left is refused.
     let form = common::upload_form("names", "2", &[("../..", page)]);
-    let res = client
-        .post(format!("{base}/api/upload"))
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = json_of(res).await;
-    assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_input");
+    refused(
+        client.post(format!("{base}/api/upload")).multipart(form),
+        StatusCode::BAD_REQUEST,
+        "bad_input",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -223,7 +223,7 @@ fn deepest_cause(err: &object_store::Error) -> String {
     let innermost = crate::error_chain::causes(err)
         .last()
         .map(ToString::to_string);
-    crate::error_chain::cut(&innermost.unwrap_or_default(), 300)
+    index_core::validate::cut(&innermost.unwrap_or_default(), 300)
 }
 
 #[cfg(test)]
