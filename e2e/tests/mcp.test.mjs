@@ -74,10 +74,10 @@ for (const [name, makeTransport] of Object.entries(transports)) {
       await client?.close();
     });
 
-    test('lists the four tools with schemas and descriptions', async () => {
+    test('lists the five tools with schemas and descriptions', async () => {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name).sort();
-      assert.deepEqual(names, ['get_document', 'list_libraries', 'resolve_library', 'search_docs']);
+      assert.deepEqual(names, ['add_docs', 'get_document', 'list_libraries', 'resolve_library', 'search_docs']);
       for (const t of tools) {
         assert.ok(t.description.length > 40, `${t.name} needs a description`);
         assert.equal(t.inputSchema.type, 'object');
@@ -160,6 +160,15 @@ for (const [name, makeTransport] of Object.entries(transports)) {
       assert.equal(doc.text, rest.text);
     });
 
+    test('add_docs takes the REST request and refuses the server\'s own network', async () => {
+      const refused = await client.callTool({
+        name: 'add_docs',
+        arguments: { url: 'http://127.0.0.1:9/docs/', library: 'local', version: '1' },
+      });
+      assert.equal(refused.structuredContent.code, 'bad_input');
+      assert.match(errorText(refused), /127\.0\.0\.1 is a loopback address/);
+    });
+
     test('bad input comes back as tool errors with the REST messages', async () => {
       assert.equal(
         errorText(await client.callTool({ name: 'search_docs', arguments: { query: '   ' } })),
@@ -202,3 +211,38 @@ for (const [name, makeTransport] of Object.entries(transports)) {
     });
   });
 }
+
+describe('MCP writes over HTTP with a token', () => {
+  let guarded;
+
+  before(async () => {
+    guarded = await startServer({ args: ['--token', 'mcp-secret'] });
+  });
+
+  after(async () => {
+    await guarded?.stop();
+  });
+
+  async function connect(headers) {
+    const client = new Client({ name: 'docshelf-e2e', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${guarded.url}/mcp`), { requestInit: { headers } }),
+    );
+    return client;
+  }
+
+  test('add_docs needs the write token, as POST /api/sources does', async () => {
+    const anonymous = await connect({});
+    const arguments_ = { url: 'http://127.0.0.1:9/docs/', library: 'local', version: '1' };
+    const refused = await anonymous.callTool({ name: 'add_docs', arguments: arguments_ });
+    assert.equal(refused.isError, true);
+    assert.equal(refused.structuredContent.code, 'unauthorized');
+    await anonymous.close();
+
+    const admitted = await connect({ Authorization: 'Bearer mcp-secret' });
+    const past = await admitted.callTool({ name: 'add_docs', arguments: arguments_ });
+    // Past the guard: the request itself is judged (a loopback URL).
+    assert.equal(past.structuredContent.code, 'bad_input');
+    await admitted.close();
+  });
+});

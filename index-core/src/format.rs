@@ -15,17 +15,20 @@ pub enum Format {
     /// Jupyter notebooks: their Markdown cells and code, not their outputs.
     Notebook,
     Zip,
+    /// A gzip'd tar: `.tar.gz`, `.tgz`, and Rust's `.crate`, which is one.
+    TarGz,
 }
 
 impl Format {
     /// Every format docshelf reads.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::Markdown,
         Self::Text,
         Self::Html,
         Self::Pdf,
         Self::Notebook,
         Self::Zip,
+        Self::TarGz,
     ];
 
     /// The file-name extensions that mean this format, lowercase, the usual
@@ -38,18 +41,33 @@ impl Format {
             Self::Pdf => &["pdf"],
             Self::Notebook => &["ipynb"],
             Self::Zip => &["zip"],
+            Self::TarGz => &["tar.gz", "tgz", "crate"],
         }
     }
 
-    /// The format a file name implies, or `None` for a type docshelf does not read.
-    pub fn from_path(path: &str) -> Option<Self> {
-        let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
-        Self::ALL
-            .into_iter()
-            .find(|f| f.extensions().contains(&ext.as_str()))
+    /// Whether this format is an archive of other files, expanded rather
+    /// than read.
+    pub const fn is_archive(self) -> bool {
+        matches!(self, Self::Zip | Self::TarGz)
     }
 
-    /// The formats for a message: ".md, .txt, .html, .pdf, .ipynb or .zip".
+    /// The format a file name implies, or `None` for a type docshelf does not read.
+    ///
+    /// Matched on the name's end rather than its last extension, so that
+    /// two-part extensions (`.tar.gz`) count.
+    pub fn from_path(path: &str) -> Option<Self> {
+        let name = path.as_bytes();
+        Self::ALL.into_iter().find(|f| {
+            f.extensions().iter().any(|ext| {
+                let ext = ext.as_bytes();
+                name.len() > ext.len()
+                    && name[name.len() - ext.len() - 1] == b'.'
+                    && name[name.len() - ext.len()..].eq_ignore_ascii_case(ext)
+            })
+        })
+    }
+
+    /// The formats for a message: ".md, .txt, .html, .pdf, .ipynb, .zip or .tar.gz".
     pub fn summary() -> String {
         let usual: Vec<String> = Self::ALL
             .iter()
@@ -87,10 +105,32 @@ mod tests {
     }
 
     #[test]
+    fn two_part_extensions_count_and_only_in_the_file_name() {
+        assert_eq!(
+            Format::from_path("attrs-24.2.0.tar.gz"),
+            Some(Format::TarGz)
+        );
+        assert_eq!(Format::from_path("X.TAR.GZ"), Some(Format::TarGz));
+        assert_eq!(Format::from_path("itoa-1.0.11.crate"), Some(Format::TarGz));
+        assert_eq!(Format::from_path("backup.gz"), None);
+        assert_eq!(Format::from_path("a.tar/gz"), None);
+        assert_eq!(Format::from_path("a.md/README"), None);
+        assert_eq!(Format::from_path("tar.gz"), None);
+        assert_eq!(Format::from_path("v1.2/notes.md"), Some(Format::Markdown));
+        assert!(Format::TarGz.is_archive() && !Format::Html.is_archive());
+    }
+
+    #[test]
     fn lists_name_every_format() {
-        assert_eq!(Format::summary(), ".md, .txt, .html, .pdf, .ipynb or .zip");
+        assert_eq!(
+            Format::summary(),
+            ".md, .txt, .html, .pdf, .ipynb, .zip or .tar.gz"
+        );
         let accept = Format::accept();
         assert!(accept.starts_with(".md,.markdown,.mdx,.txt"), "{accept}");
-        assert!(accept.ends_with(".pdf,.ipynb,.zip"), "{accept}");
+        assert!(
+            accept.ends_with(".pdf,.ipynb,.zip,.tar.gz,.tgz,.crate"),
+            "{accept}"
+        );
     }
 }

@@ -1,4 +1,4 @@
-//! Deterministic chunk ids.
+//! Deterministic ids: chunks, sources, content hashes.
 //!
 //! A chunk's id is a hash of where it lives and what it says, so uploading
 //! the same file twice produces the same ids (and stores nothing new), while
@@ -27,8 +27,30 @@ pub fn chunk_id(library: &str, version: &str, file_path: &str, index: usize, tex
         hasher.update(field);
     }
     hasher.update((index as u64).to_le_bytes());
-    let digest = hasher.finalize();
-    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+    hex(&hasher.finalize()[..16])
+}
+
+/// The id of the source that fills `library` `version` (one source per
+/// version): `src-` and 16 hex digits, stable, so adding the same place
+/// again finds the source it made before, and fit for a URL path whatever
+/// characters the names hold.
+pub fn source_id(library: &str, version: &str) -> String {
+    let mut hasher = Sha256::new();
+    for field in [library.as_bytes(), version.as_bytes()] {
+        hasher.update((field.len() as u64).to_le_bytes());
+        hasher.update(field);
+    }
+    format!("src-{}", hex(&hasher.finalize()[..8]))
+}
+
+/// The SHA-256 of a fetched page or file, in hex: how a refresh tells an
+/// unchanged page from a changed one without extracting it.
+pub fn content_hash(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -29,6 +29,15 @@ pub enum FileState {
     Skipped {
         reason: String,
     },
+    /// A crawled page or package file whose content is what the version
+    /// already holds (the same bytes, or the server answered `304 Not
+    /// Modified`): kept as it is, nothing embedded.
+    Unchanged,
+    /// A page the version held that its source no longer has (gone from
+    /// the site, or answered 404/410): removed when the job publishes.
+    Removed {
+        reason: String,
+    },
 }
 
 impl FileState {
@@ -42,6 +51,8 @@ impl FileState {
             Self::Stored { .. } => "stored",
             Self::Failed { .. } => "failed",
             Self::Skipped { .. } => "skipped",
+            Self::Unchanged => "unchanged",
+            Self::Removed { .. } => "removed",
         }
     }
 
@@ -49,7 +60,11 @@ impl FileState {
     pub fn is_final(&self) -> bool {
         matches!(
             self,
-            Self::Stored { .. } | Self::Failed { .. } | Self::Skipped { .. }
+            Self::Stored { .. }
+                | Self::Failed { .. }
+                | Self::Skipped { .. }
+                | Self::Unchanged
+                | Self::Removed { .. }
         )
     }
 }
@@ -69,6 +84,8 @@ impl std::fmt::Display for FileState {
             }
             Self::Failed { reason } => write!(f, "failed: {reason}"),
             Self::Skipped { reason } => write!(f, "skipped: {reason}"),
+            Self::Unchanged => f.write_str("unchanged (kept as stored)"),
+            Self::Removed { reason } => write!(f, "removed: {reason}"),
         }
     }
 }
@@ -105,13 +122,33 @@ pub enum JobState {
     /// Stopped on purpose before it ended, because its version or library
     /// was deleted: nothing it staged was published.
     Cancelled,
+    /// Ended without publishing because most of what it fetched failed (a
+    /// crawl whose pages mostly failed, a package that could not be
+    /// downloaded): `error` says why, and the version is as it was.
+    Failed,
 }
 
 impl JobState {
-    /// Whether the job has ended (done, interrupted or cancelled): nothing
+    /// The state's name, as its JSON spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Publishing => "publishing",
+            Self::Indexing => "indexing",
+            Self::Done => "done",
+            Self::Interrupted => "interrupted",
+            Self::Cancelled => "cancelled",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// Whether the job has ended (done, interrupted, cancelled or failed): nothing
     /// more will change, and its event stream ends.
     pub const fn is_finished(self) -> bool {
-        matches!(self, Self::Done | Self::Interrupted | Self::Cancelled)
+        matches!(
+            self,
+            Self::Done | Self::Interrupted | Self::Cancelled | Self::Failed
+        )
     }
 }
 

@@ -51,9 +51,12 @@ pub mod ids;
 pub mod job;
 pub mod library;
 pub mod markdown;
+#[cfg(feature = "ingest")]
+pub mod package;
 pub mod phrase;
 pub mod scoring;
 pub mod search;
+pub mod source;
 pub mod status;
 pub mod stream;
 pub mod validate;

@@ -203,7 +203,13 @@ fn storage_alone(uploads: &[Upload]) {
         }
         let staged = start.elapsed().as_secs_f64();
         store
-            .publish("bench", "git", "2.39", chunks)
+            .publish(
+                "bench",
+                "git",
+                "2.39",
+                chunks,
+                &docshelf_server::store::Replace::Documents,
+            )
             .await
             .expect("published");
         store.drop_staged_after_publish("bench").await;

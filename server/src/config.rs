@@ -148,6 +148,142 @@ pub struct EngineConfig {
         default_value_t = crate::store::resident::DEFAULT_MAX_ROWS
     )]
     pub resident_chunks: usize,
+
+    #[command(flatten)]
+    pub sources: SourceConfig,
+}
+
+/// How documentation sources (crawled sites, registry packages) are
+/// fetched.
+#[derive(Debug, Clone, Args)]
+pub struct SourceConfig {
+    /// Lets crawls and fetches reach loopback, private, link-local and
+    /// metadata addresses. Off by default: a URL from a client could
+    /// otherwise turn the crawler on the server's own network. Turn it on
+    /// for intranet documentation (and trusted clients only).
+    #[arg(long = "allow-private-urls", env = "DOCSHELF_ALLOW_PRIVATE_URLS")]
+    pub allow_private_urls: bool,
+
+    /// Private addresses crawls may reach, one by one (an intranet docs
+    /// server), without opening the rest as --allow-private-urls does.
+    #[arg(
+        long = "allow-address",
+        env = "DOCSHELF_ALLOW_ADDRESSES",
+        value_delimiter = ','
+    )]
+    pub allow_addresses: Vec<std::net::IpAddr>,
+
+    /// Requests per second a crawl sends to one host, at most (a site's
+    /// robots.txt `Crawl-delay` slows it further).
+    #[arg(
+        long = "crawl-rate",
+        env = "DOCSHELF_CRAWL_RATE",
+        default_value_t = 5.0
+    )]
+    pub crawl_rate: f64,
+
+    /// Requests one crawl has in flight at once.
+    #[arg(
+        long = "crawl-concurrency",
+        env = "DOCSHELF_CRAWL_CONCURRENCY",
+        default_value_t = 4
+    )]
+    pub crawl_concurrency: usize,
+
+    /// The longest one crawl may take, in seconds; what it fetched by
+    /// then is published.
+    #[arg(
+        long = "crawl-max-secs",
+        env = "DOCSHELF_CRAWL_MAX_SECS",
+        default_value_t = 3600.0
+    )]
+    pub crawl_max_secs: f64,
+
+    /// The largest page a crawl reads, in MiB; larger pages fail with
+    /// that reason.
+    #[arg(
+        long = "crawl-page-mib",
+        env = "DOCSHELF_CRAWL_PAGE_MIB",
+        default_value_t = 10
+    )]
+    pub crawl_page_mib: u64,
+
+    /// Seconds one request may take, its body included.
+    #[arg(
+        long = "fetch-timeout-secs",
+        env = "DOCSHELF_FETCH_TIMEOUT_SECS",
+        default_value_t = 30.0
+    )]
+    pub fetch_timeout_secs: f64,
+
+    /// Refreshes every source this often (`30m`, `6h`, `1d`; seconds
+    /// without a unit). Off by default; `POST /api/sources/{id}/refresh`
+    /// refreshes one at any time.
+    #[arg(long = "refresh-every", env = "DOCSHELF_REFRESH_EVERY", value_parser = parse_every)]
+    pub refresh_every: Option<std::time::Duration>,
+}
+
+impl Default for SourceConfig {
+    fn default() -> Self {
+        Self {
+            allow_private_urls: false,
+            allow_addresses: Vec::new(),
+            crawl_rate: 5.0,
+            crawl_concurrency: 4,
+            crawl_max_secs: 3600.0,
+            crawl_page_mib: 10,
+            fetch_timeout_secs: 30.0,
+            refresh_every: None,
+        }
+    }
+}
+
+impl SourceConfig {
+    pub fn settings(&self) -> crate::source::SourceSettings {
+        let rate = if self.crawl_rate.is_finite() && self.crawl_rate > 0.0 {
+            self.crawl_rate.min(10_000.0)
+        } else {
+            5.0
+        };
+        crate::source::SourceSettings {
+            policy: crate::source::AddressPolicy {
+                allow_private: self.allow_private_urls,
+                allowed: self.allow_addresses.clone(),
+            },
+            fetch: crate::source::FetchLimits {
+                max_bytes: self.crawl_page_mib.clamp(1, 1024) * 1024 * 1024,
+                timeout: seconds(self.fetch_timeout_secs, 0.1, 3600.0),
+                ..crate::source::FetchLimits::default()
+            },
+            interval: std::time::Duration::from_secs_f64(1.0 / rate),
+            concurrency: self.crawl_concurrency.clamp(1, 64),
+            max_time: seconds(self.crawl_max_secs, 1.0, 7.0 * 86_400.0),
+        }
+    }
+}
+
+/// `30m`, `6h`, `1d`, `90s` or a number of seconds.
+fn parse_every(raw: &str) -> Result<std::time::Duration, String> {
+    let raw = raw.trim();
+    let (number, unit) = match raw.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&raw[..i], c),
+        _ => (raw, 's'),
+    };
+    let scale = match unit {
+        's' => 1.0,
+        'm' => 60.0,
+        'h' => 3600.0,
+        'd' => 86_400.0,
+        _ => return Err(format!("{raw:?}: use s, m, h or d (30m, 6h, 1d)")),
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("{raw:?} is not a duration (30m, 6h, 1d)"))?;
+    if !(value.is_finite() && value * scale >= 60.0) {
+        return Err(format!("{raw:?}: refresh at most once a minute"));
+    }
+    Ok(std::time::Duration::from_secs_f64(value * scale))
 }
 
 impl EngineConfig {
@@ -167,6 +303,7 @@ impl EngineConfig {
             read_consistency_secs: 2.0,
             index_refresh_secs: crate::ingest::pipeline::REFRESH_EVERY.as_secs_f64(),
             resident_chunks: crate::store::resident::DEFAULT_MAX_ROWS,
+            sources: SourceConfig::default(),
         }
     }
 
@@ -253,5 +390,18 @@ mod tests {
         let model = parsed.engine.model.clone();
         let coded = EngineConfig::new(parsed.engine.data.clone(), model);
         assert_eq!(format!("{:?}", parsed.engine), format!("{coded:?}"));
+    }
+
+    #[test]
+    fn refresh_intervals_read_with_units_and_not_below_a_minute() {
+        let every = |s| parse_every(s);
+        assert_eq!(every("6h"), Ok(std::time::Duration::from_secs(6 * 3600)));
+        assert_eq!(every("30m"), Ok(std::time::Duration::from_secs(1800)));
+        assert_eq!(every("1d"), Ok(std::time::Duration::from_secs(86_400)));
+        assert_eq!(every("90"), Ok(std::time::Duration::from_secs(90)));
+        assert!(every("10s").unwrap_err().contains("once a minute"));
+        assert!(every("6w").unwrap_err().contains("use s, m, h or d"));
+        assert!(every("soon").is_err());
+        assert!(every("NaNh").is_err());
     }
 }

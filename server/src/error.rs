@@ -15,6 +15,8 @@ use index_core::{ErrorBody, ErrorKind};
 use crate::ingest::MemoryError;
 use crate::llm::LlmError;
 use crate::search::RunError;
+use crate::source::registry::RegistryError;
+use crate::source::SourceError;
 use crate::store::StoreError;
 
 /// Why the engine refused a request.
@@ -54,6 +56,10 @@ pub enum EngineError {
     UnknownChunk(String),
     #[error("no job {0:?}")]
     UnknownJob(String),
+    #[error("no source {0:?} (GET /api/sources lists them)")]
+    UnknownSource(String),
+    #[error(transparent)]
+    Source(#[from] crate::source::SourceError),
     #[error("{library} {version} is being written by job {job}; wait for it to end (GET /api/jobs/{job}), then upload again")]
     VersionBusy {
         library: String,
@@ -99,7 +105,13 @@ impl EngineError {
             | Self::UnknownVersion { .. }
             | Self::UnknownDocument { .. }
             | Self::UnknownChunk(_)
-            | Self::UnknownJob(_) => ErrorKind::NotFound,
+            | Self::UnknownJob(_)
+            | Self::UnknownSource(_)
+            | Self::Source(SourceError::Registry(
+                RegistryError::NoPackage { .. } | RegistryError::NoRelease { .. },
+            )) => ErrorKind::NotFound,
+            Self::Source(SourceError::Registry(_)) => ErrorKind::Unavailable,
+            Self::Source(_) => ErrorKind::BadInput,
             // The model server is another service docshelf depends on:
             // whatever went wrong there, this request cannot be answered
             // now, and the message says why.

@@ -6,6 +6,7 @@
 //! - [`error`]: the engine's errors and the kind each one is.
 //! - [`error_chain`]: an error's causes and an upstream's message, for people.
 //! - [`ingest`]: upload jobs: extract, chunk, embed, store.
+//! - [`source`]: documentation from where it lives: sites crawled, registry packages.
 //! - [`store`]: the LanceDB chunk store.
 //! - [`upgrade`]: re-embedding a store written by an older docshelf, on open.
 //! - [`search`]: hybrid search over the store: legs, fusion, second stage, pages.
@@ -33,6 +34,7 @@ pub mod llm;
 pub mod mcp;
 pub mod metrics;
 pub mod search;
+pub mod source;
 pub mod store;
 pub mod telemetry;
 pub mod upgrade;

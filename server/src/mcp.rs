@@ -1,9 +1,11 @@
 //! The MCP server: docshelf's search for coding agents, over stdio
 //! (`docshelf mcp`) and streamable HTTP (`/mcp` on a running server).
 //!
-//! Four tools, thin over the [`Engine`] so that agents, the REST API and the
+//! Five tools, thin over the [`Engine`] so that agents, the REST API and the
 //! dashboard get the same answers and the same error messages:
-//! `search_docs`, `get_document`, `list_libraries`, `resolve_library`.
+//! `search_docs`, `get_document`, `list_libraries`, `resolve_library`, and
+//! `add_docs` (a site or a package fetched into a library), a write: over
+//! HTTP it needs the write token, as `POST /api/sources` does.
 //! `search_docs` takes the REST API's [`SearchParams`] as they are, its
 //! schema derived from that type, so a parameter added to search reaches
 //! agents without a copy kept here.
@@ -25,6 +27,10 @@ use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabiliti
 use rmcp::{tool, tool_handler, tool_router, ServerHandler};
 use schemars::JsonSchema;
 use serde::Deserialize;
+
+use index_core::source::SourceRequest;
+use rmcp::service::RequestContext;
+use rmcp::service::RoleServer;
 
 use crate::engine::{Engine, EngineError};
 
@@ -56,10 +62,26 @@ pub struct ResolveLibrary {
     pub name: String,
 }
 
+/// Decides whether an HTTP request's headers grant a write: the HTTP face
+/// hands in its own rule (the bearer token of `POST /api/sources`), so
+/// that MCP answers as the REST API does without knowing how tokens work.
+pub type WriteGuard = Arc<dyn Fn(&http::HeaderMap) -> Result<(), ErrorBody> + Send + Sync>;
+
+/// Who may call the tools that write.
+#[derive(Clone)]
+enum Writes {
+    /// A process the user started on their store (`docshelf mcp`), as the
+    /// CLI is.
+    Local,
+    /// A client over HTTP: the guard decides from the request's headers.
+    Guarded(WriteGuard),
+}
+
 /// One MCP connection's server.
 #[derive(Clone)]
 pub struct DocshelfMcp {
     engine: Arc<Engine>,
+    writes: Writes,
     /// This connection's search session (sticky library).
     session_id: String,
     tool_router: ToolRouter<Self>,
@@ -67,9 +89,20 @@ pub struct DocshelfMcp {
 
 #[tool_router]
 impl DocshelfMcp {
+    /// The server of a local process (stdio): its tools may write.
     pub fn new(engine: Arc<Engine>) -> Self {
+        Self::with_writes(engine, Writes::Local)
+    }
+
+    /// The server of an HTTP connection: `guard` admits its writes.
+    pub fn over_http(engine: Arc<Engine>, guard: WriteGuard) -> Self {
+        Self::with_writes(engine, Writes::Guarded(guard))
+    }
+
+    fn with_writes(engine: Arc<Engine>, writes: Writes) -> Self {
         Self {
             engine,
+            writes,
             session_id: uuid::Uuid::new_v4().to_string(),
             tool_router: Self::tool_router(),
         }
@@ -146,6 +179,38 @@ impl DocshelfMcp {
                 result.is_error = Some(failed);
                 result
             }
+            Err(err) => tool_error(&err),
+        }
+    }
+
+    #[tool(
+        description = "Add documentation from where it lives: a site to crawl (url \
+        \"https://…\", stored as `version`) or a package from its registry (\"pypi:NAME[==VER]\", \
+        \"npm:NAME[@VER]\", \"crates:NAME[@VER]\", its version by default). Starts a job and \
+        returns its id at once; the pages become searchable together when it ends (a few \
+        seconds to minutes). Adding the same library and version again refreshes it: only \
+        changed pages are embedded again."
+    )]
+    async fn add_docs(
+        &self,
+        Parameters(request): Parameters<SourceRequest>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        if let Writes::Guarded(guard) = &self.writes {
+            let parts = context.extensions.get::<http::request::Parts>();
+            let verdict = match parts {
+                Some(parts) => guard(&parts.headers),
+                None => Err(ErrorBody::new(
+                    index_core::ErrorKind::Unauthorized,
+                    "this request needs a token",
+                )),
+            };
+            if let Err(body) = verdict {
+                return error_result(&body);
+            }
+        }
+        match self.engine.add_source(request).await {
+            Ok(accepted) => structured(&accepted),
             Err(err) => tool_error(&err),
         }
     }
@@ -233,9 +298,13 @@ fn structured<T: serde::Serialize>(value: &T) -> CallToolResult {
 /// the error body, whose `code` tells a typo (`bad_input`, `not_found`)
 /// from a reason to retry (`busy`).
 fn tool_error(err: &EngineError) -> CallToolResult {
-    let body = err.body();
+    error_result(&err.body())
+}
+
+/// An error body as a tool error.
+fn error_result(body: &ErrorBody) -> CallToolResult {
     let mut result = CallToolResult::error(vec![ContentBlock::text(body.error.clone())]);
-    result.structured_content = serde_json::to_value(&body).ok();
+    result.structured_content = serde_json::to_value(body).ok();
     result
 }
 

@@ -1,6 +1,6 @@
 //! The page's requests to docshelf, built and read one way: server
-//! functions go through [`BearerClient`], the upload and Ask's stream through
-//! [`post`] and [`send`]. Every one carries the token the user entered as
+//! functions go through [`BearerClient`], the REST calls (the upload, sources,
+//! Ask's stream, a job's events) through [`get`], [`post`] and [`send`]. Every one carries the token the user entered as
 //! the same bearer header, a failed one is read into the same [`AppError`]
 //! (the engine's error body), and a streamed body is read into events by
 //! [`read_events`].
@@ -81,7 +81,17 @@ where
 /// A `POST` to the REST API, with the bearer header.
 #[cfg(feature = "hydrate")]
 pub fn post(url: &str) -> gloo_net::http::RequestBuilder {
-    let request = gloo_net::http::Request::post(url);
+    with_bearer(gloo_net::http::Request::post(url))
+}
+
+/// A `GET` from the REST API, with the bearer header.
+#[cfg(feature = "hydrate")]
+pub fn get(url: &str) -> gloo_net::http::RequestBuilder {
+    with_bearer(gloo_net::http::Request::get(url))
+}
+
+#[cfg(feature = "hydrate")]
+fn with_bearer(request: gloo_net::http::RequestBuilder) -> gloo_net::http::RequestBuilder {
     match bearer() {
         Some(value) => request.header(AUTHORIZATION, &value),
         None => request,

@@ -1,10 +1,15 @@
-//! One module per page of the dashboard.
+//! One module per page of the dashboard, and one per part a page shares or
+//! grows by: a job's progress (`job`), and the upload page's sources
+//! (`add_source`, `sources`).
 
+mod add_source;
 mod ask;
 mod document;
+mod job;
 pub(crate) mod libraries;
 mod not_found;
 pub(crate) mod search;
+mod sources;
 mod status;
 mod upload;
 

@@ -3,25 +3,20 @@
 //!
 //! The files go straight to `POST /api/upload` (a multipart stream a server
 //! function cannot carry), and progress comes back over the job's
-//! server-sent events.
+//! server-sent events. Below: documentation added from a URL or a package
+//! ([`super::add_source`]), and the sources added so ([`super::sources`]).
 
 use index_core::format::Format;
-use index_core::job::{JobState, JobStatus};
 use leptos::prelude::*;
 
+use super::add_source::AddSource;
+#[cfg(feature = "hydrate")]
+use super::job::follow;
+use super::job::{JobProgress, Progress};
+use super::sources::{load_sources, Sources};
 #[cfg(feature = "hydrate")]
 use crate::client;
-use crate::components::{ErrorNotice, LibraryNames};
-
-/// Where an upload stands, as the page shows it.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
-enum Progress {
-    Idle,
-    Sending,
-    Job(JobStatus),
-    Failed(String),
-}
+use crate::components::LibraryNames;
 
 #[component]
 pub fn UploadPage() -> impl IntoView {
@@ -79,10 +74,10 @@ pub fn UploadPage() -> impl IntoView {
         let _ = input;
     };
 
-    let busy = move || {
-        matches!(progress.get(), Progress::Sending)
-            || matches!(progress.get(), Progress::Job(ref j) if !j.state.is_finished())
-    };
+    let busy = move || progress.with(Progress::busy);
+    // The sources a URL adds, listed below the forms; adding one reloads them.
+    let sources = LocalResource::new(load_sources);
+    let added = Callback::new(move |()| sources.refetch());
 
     view! {
         <section class="panel" aria-labelledby="upload-heading">
@@ -142,56 +137,10 @@ pub fn UploadPage() -> impl IntoView {
                     {move || if busy() { "Uploading…" } else { "Upload" }}
                 </button>
             </form>
-            <div class="job" aria-live="polite">
-                {move || match progress.get() {
-                    Progress::Idle => ().into_any(),
-                    Progress::Sending => view! { <p class="muted" role="status">"Sending files…"</p> }.into_any(),
-                    Progress::Failed(message) => view! { <ErrorNotice message=message/> }.into_any(),
-                    Progress::Job(job) => view! { <JobView job/> }.into_any(),
-                }}
-            </div>
+            <JobProgress progress sending="Sending files…"/>
         </section>
-    }
-}
-
-#[component]
-fn JobView(job: JobStatus) -> impl IntoView {
-    let (stored, failed) = job.tally();
-    let summary = match job.state {
-        JobState::Running => "Working…".to_owned(),
-        JobState::Publishing => "Publishing the version…".to_owned(),
-        JobState::Indexing => "Published; updating the search index…".to_owned(),
-        JobState::Done => format!("Done: {stored} stored, {failed} failed."),
-        JobState::Interrupted => "Interrupted: nothing of this upload was published.".to_owned(),
-        JobState::Cancelled => {
-            "Cancelled: the version was deleted; nothing was published.".to_owned()
-        }
-    };
-    view! {
-        <p role="status" class=if job.state.is_finished() { "summary done" } else { "summary" }>
-            {summary}
-        </p>
-        {job.error.map(|e| view! { <ErrorNotice message=e/> })}
-        <table class="files" aria-label="Files">
-            <thead>
-                <tr><th scope="col">"File"</th><th scope="col">"State"</th></tr>
-            </thead>
-            <tbody>
-                {job
-                    .files
-                    .into_iter()
-                    .map(|f| {
-                        let (class, text) = (f.state.name(), f.state.to_string());
-                        view! {
-                            <tr data-state=class>
-                                <td>{f.file_path}</td>
-                                <td class=class>{text}</td>
-                            </tr>
-                        }
-                    })
-                    .collect_view()}
-            </tbody>
-        </table>
+        <AddSource added/>
+        <Sources sources/>
     }
 }
 
@@ -208,10 +157,7 @@ async fn send(
     files: &[web_sys::File],
     progress: RwSignal<Progress>,
 ) -> Result<(), String> {
-    use futures::StreamExt;
-    use gloo_net::eventsource::futures::EventSource;
     use index_core::job::UploadAccepted;
-    use index_core::stream::JobEvent;
 
     let form =
         web_sys::FormData::new().map_err(|_| "the browser cannot build a form".to_owned())?;
@@ -229,35 +175,5 @@ async fn send(
         .await
         .map_err(|e| format!("the server's answer names no job: {e}"))?;
 
-    // The job's watch token rather than the access token: an EventSource
-    // cannot send headers, and the access token does not belong in a URL.
-    let mut events = EventSource::new(&format!(
-        "/api/jobs/{}/events?token={}",
-        accepted.job_id, accepted.watch_token
-    ))
-    .map_err(|e| format!("cannot follow the job: {e}"))?;
-    let mut stream = events
-        .subscribe(JobEvent::Progress.name())
-        .map_err(|e| e.to_string())?;
-    let mut done = events
-        .subscribe(JobEvent::Done.name())
-        .map_err(|e| e.to_string())?;
-    loop {
-        let next = futures::future::select(stream.next(), done.next()).await;
-        let (message, finished) = match next {
-            futures::future::Either::Left((Some(Ok((_, m))), _)) => (m, false),
-            futures::future::Either::Right((Some(Ok((_, m))), _)) => (m, true),
-            _ => break,
-        };
-        if let Some(text) = message.data().as_string() {
-            if let Ok(job) = serde_json::from_str::<JobStatus>(&text) {
-                progress.set(Progress::Job(job));
-            }
-        }
-        if finished {
-            break;
-        }
-    }
-    events.close();
-    Ok(())
+    follow(&accepted.job_id, Some(&accepted.watch_token), progress).await
 }

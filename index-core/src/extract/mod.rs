@@ -7,14 +7,20 @@
 //! code the server does.
 
 mod html;
+pub mod links;
 mod memory;
 mod notebook;
 mod pdf;
+mod tar;
 mod text;
 mod zip;
 
+pub use self::html::whole_page_markdown;
+pub use self::links::{page_links, PageLinks};
 pub use self::memory::{memory_estimate, MemoryGauge, Unmetered};
 pub use self::zip::ArchiveLimits;
+// For `crate::package`, which takes only a package's documentation.
+pub(crate) use self::tar::{archive_files, extract_chosen, Pick};
 
 pub use crate::format::Format;
 
@@ -101,6 +107,10 @@ pub enum ExtractError {
     CorruptZip(String),
     #[error("the ZIP archive is refused: {0}")]
     HostileZip(String),
+    #[error("the tar.gz archive is damaged (is the download complete?): {0}")]
+    CorruptTar(String),
+    #[error("the tar.gz archive is refused: {0}")]
+    HostileTar(String),
     /// The archive's documents hold more text than one upload may: it is
     /// refused as soon as that is known, not once all of it is in memory.
     #[error(
@@ -140,6 +150,7 @@ pub fn extract_metered(
 ) -> Result<Extraction, ExtractError> {
     match Format::from_path(path) {
         Some(Format::Zip) => zip::extract_archive(path, bytes, limits, memory),
+        Some(Format::TarGz) => tar::extract_archive(path, bytes, limits, memory),
         Some(format) => Ok(Extraction {
             documents: vec![extract_one(path, format, bytes, limits, memory)?],
             skipped: Vec::new(),
@@ -147,6 +158,30 @@ pub fn extract_metered(
         }),
         None => Err(ExtractError::Unsupported(path.to_owned())),
     }
+}
+
+/// As [`extract_metered`], read as `format` whatever `path` says: a page
+/// fetched from a site is named by its URL, which often has no extension,
+/// and its `Content-Type` tells what it is.
+pub fn extract_as(
+    path: &str,
+    format: Format,
+    bytes: &[u8],
+    limits: &ArchiveLimits,
+    memory: &mut dyn MemoryGauge,
+) -> Result<Extraction, ExtractError> {
+    if Format::from_path(path) == Some(format) {
+        return extract_metered(path, bytes, limits, memory);
+    }
+    if format.is_archive() {
+        // Archives are read by their names' extensions only.
+        return Err(ExtractError::Unsupported(path.to_owned()));
+    }
+    Ok(Extraction {
+        documents: vec![extract_one(path, format, bytes, limits, memory)?],
+        skipped: Vec::new(),
+        archive: false,
+    })
 }
 
 /// Extracts a single non-archive document.
@@ -168,7 +203,9 @@ fn extract_one(
         Format::Html => html::to_markdown(bytes)?,
         Format::Pdf => pdf::extract(bytes, limits.max_pdf_inflated_bytes, memory)?,
         Format::Notebook => text::markdown(notebook::to_markdown(bytes)?.as_bytes(), false)?,
-        Format::Zip => unreachable!("archives are expanded by the caller"),
+        // Archives are expanded by their callers; one that gets here (a
+        // caller that forced the format) is refused rather than a panic.
+        Format::Zip | Format::TarGz => return Err(ExtractError::Unsupported(path.to_owned())),
     };
     doc.file_path = path.to_owned();
     if doc.title.is_none() {

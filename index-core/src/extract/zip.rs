@@ -9,7 +9,7 @@ use std::io::{Cursor, Read};
 
 use ::zip::ZipArchive;
 
-use super::{extract_one, ExtractError, Extraction, Format, MemoryGauge, Skipped};
+use super::{ExtractError, Extraction, Format, MemoryGauge, Skipped};
 
 /// Limits on what an upload may expand to: an archive's entries, and the
 /// compressed streams of a PDF.
@@ -52,14 +52,14 @@ impl Default for ArchiveLimits {
 }
 
 /// What an upload has used of its limits so far, across nested archives.
-struct Budget<'a> {
-    limits: &'a ArchiveLimits,
-    entries: usize,
-    bytes: u64,
+pub(super) struct Budget<'a> {
+    pub(super) limits: &'a ArchiveLimits,
+    pub(super) entries: usize,
+    pub(super) bytes: u64,
     /// The documents' text kept so far.
-    text: u64,
+    pub(super) text: u64,
     /// Where every buffer is asked for before it is filled.
-    memory: &'a mut dyn MemoryGauge,
+    pub(super) memory: &'a mut dyn MemoryGauge,
 }
 
 /// How much of an entry is inflated at a time, beyond what its header
@@ -68,7 +68,7 @@ const READ_STEP: u64 = 1024 * 1024;
 
 /// Entries smaller than this are never called bombs: tiny files of repeated
 /// bytes compress extremely well and are harmless.
-const RATIO_FLOOR_BYTES: u64 = 1024 * 1024;
+pub(super) const RATIO_FLOOR_BYTES: u64 = 1024 * 1024;
 
 pub fn extract_archive(
     path: &str,
@@ -88,7 +88,7 @@ pub fn extract_archive(
 
 /// Inflates the entry `path`, at most `allowed + 1` bytes, asking `memory`
 /// for each buffer before it is filled. Returns the data and what was asked.
-fn read_entry(
+pub(super) fn read_entry(
     path: &str,
     entry: &mut impl Read,
     declared: u64,
@@ -124,7 +124,7 @@ fn read_entry(
     }
 }
 
-fn expand(
+pub(super) fn expand(
     archive_path: &str,
     bytes: &[u8],
     depth: usize,
@@ -221,44 +221,7 @@ fn expand(
         }
         drop(entry);
 
-        if format == Format::Zip {
-            // The nested archive is held while it is expanded, then freed.
-            let nested = expand(&path, &data, depth + 1, &format!("{path}/"), budget)?;
-            drop(data);
-            budget.memory.shrink(held);
-            out.documents.extend(nested.documents);
-            out.skipped.extend(nested.skipped);
-            continue;
-        }
-        // Converting takes about as much again as the entry while it runs.
-        let converting = data.len() as u64;
-        budget
-            .memory
-            .grow(converting)
-            .map_err(ExtractError::OutOfMemory)?;
-        let extracted = extract_one(&path, format, &data, limits, budget.memory);
-        drop(data);
-        budget.memory.shrink(held + converting);
-        match extracted {
-            Ok(doc) => {
-                // What is kept is the text, until the job is done with it.
-                let text = doc.text.len() as u64;
-                budget.text += text;
-                if budget.text > limits.max_text_bytes {
-                    return Err(ExtractError::TooMuchText(limits.max_text_bytes));
-                }
-                budget
-                    .memory
-                    .grow(text)
-                    .map_err(ExtractError::OutOfMemory)?;
-                out.documents.push(doc);
-            }
-            Err(err @ ExtractError::OutOfMemory(_)) => return Err(err),
-            Err(err) => out.skipped.push(Skipped {
-                file_path: path,
-                reason: err.to_string(),
-            }),
-        }
+        super::tar::keep(&path, format, data, held, depth, budget, &mut out)?;
     }
     Ok(out)
 }
@@ -266,7 +229,7 @@ fn expand(
 /// Whether an entry name stays inside the archive: relative, no `..`
 /// component, no drive letter, no NUL. (The zip crate's own check accepts
 /// `/etc/x` by stripping the slash; a name like that is hostile, not sloppy.)
-fn is_contained(name: &str) -> bool {
+pub(super) fn is_contained(name: &str) -> bool {
     let first = name.split(['/', '\\']).next().unwrap_or("");
     !name.starts_with(['/', '\\'])
         && !first.contains(':')
@@ -274,7 +237,7 @@ fn is_contained(name: &str) -> bool {
         && name.split(['/', '\\']).all(|part| part != "..")
 }
 
-fn too_large(limits: &ArchiveLimits) -> ExtractError {
+pub(super) fn too_large(limits: &ArchiveLimits) -> ExtractError {
     ExtractError::HostileZip(format!(
         "it expands to more than {} bytes (limit max_total_bytes)",
         limits.max_total_bytes

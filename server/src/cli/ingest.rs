@@ -1,5 +1,6 @@
 //! `docshelf ingest`: files, folders and archives into a library version,
-//! with the job's progress on the terminal.
+//! or a site or package fetched from where it lives, with the job's
+//! progress on the terminal.
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
@@ -20,13 +21,40 @@ pub struct IngestArgs {
     #[arg(long)]
     pub library: String,
 
-    /// Version of the library (e.g. `18.2`).
+    /// Version of the library (e.g. `18.2`); a package's own version by
+    /// default.
     #[arg(long)]
-    pub version: String,
+    pub version: Option<String>,
 
-    /// Files, folders (read recursively) and ZIP archives.
+    /// Files, folders (read recursively) and archives; or one site to
+    /// crawl (`https://…`) or package (`pypi:NAME[==VER]`,
+    /// `npm:NAME[@VER]`, `crates:NAME[@VER]`).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+
+    /// A crawl takes at most this many pages (default 1,000).
+    #[arg(long)]
+    pub max_pages: Option<usize>,
+
+    /// A crawl follows links at most this deep (default 10).
+    #[arg(long)]
+    pub max_depth: Option<usize>,
+
+    /// A crawl takes only URLs whose path matches one of these globs.
+    #[arg(long)]
+    pub include: Vec<String>,
+
+    /// A crawl leaves out URLs whose path matches one of these globs.
+    #[arg(long)]
+    pub exclude: Vec<String>,
+
+    /// Which links a crawl follows: prefix (default), origin or domain.
+    #[arg(long, value_parser = ["prefix", "origin", "domain"])]
+    pub scope: Option<String>,
+
+    /// Read the site's llms-full.txt / llms.txt where it offers one.
+    #[arg(long)]
+    pub llms_txt: bool,
 
     #[command(flatten)]
     pub engine: EngineConfig,
@@ -34,8 +62,18 @@ pub struct IngestArgs {
 
 /// `docshelf ingest`: runs one upload job, printing each file as it finishes.
 pub(super) async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
+    if let [one] = args.paths.as_slice() {
+        let raw = one.to_string_lossy();
+        if crate::source::Origin::parse(&raw).is_ok() {
+            return ingest_source(&args, &raw).await;
+        }
+    }
     let library = validate::library(&args.library)?;
-    let version = validate::version(&args.version)?;
+    let version = validate::version(
+        args.version
+            .as_deref()
+            .context("--version is needed for files")?,
+    )?;
     let uploads = collect_uploads(&args.paths)?;
     if uploads.is_empty() {
         anyhow::bail!("no {} files found in the given paths", Format::summary());
@@ -58,15 +96,62 @@ pub(super) async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
         printer.await.context("the progress printer failed")?;
     }
 
+    ended(&status)
+}
+
+/// Says how a job ended; an error if anything failed.
+fn ended(status: &index_core::job::JobStatus) -> anyhow::Result<()> {
     let (stored, failed) = status.tally();
-    eprintln!("done: {stored} stored, {failed} failed");
-    if let Some(error) = status.error {
-        anyhow::bail!(error);
+    let unchanged = status
+        .files
+        .iter()
+        .filter(|f| f.state == FileState::Unchanged)
+        .count();
+    eprintln!(
+        "{}: {stored} stored, {unchanged} unchanged, {failed} failed",
+        status.state.name()
+    );
+    if let Some(error) = &status.error {
+        anyhow::bail!(error.clone());
     }
     if failed > 0 {
         anyhow::bail!("{failed} file(s) failed");
     }
     Ok(())
+}
+
+/// `docshelf ingest URL` / `docshelf ingest pypi:NAME`: one source's
+/// fetch, run here.
+async fn ingest_source(args: &IngestArgs, url: &str) -> anyhow::Result<()> {
+    let scope = match args.scope.as_deref() {
+        Some("origin") => Some(index_core::source::CrawlScope::Origin),
+        Some("domain") => Some(index_core::source::CrawlScope::Domain),
+        Some(_) => Some(index_core::source::CrawlScope::Prefix),
+        None => None,
+    };
+    let request = index_core::source::SourceRequest {
+        url: url.to_owned(),
+        library: args.library.clone(),
+        version: args.version.clone(),
+        max_pages: args.max_pages,
+        max_depth: args.max_depth,
+        include: args.include.clone(),
+        exclude: args.exclude.clone(),
+        scope,
+        llms_txt: args.llms_txt,
+    };
+    let engine = Engine::open(&args.engine).await?;
+    eprintln!("fetching {url} into {}", args.library);
+    let mut printer = None;
+    let status = engine
+        .ingest_source(request, |rx| {
+            printer = Some(tokio::spawn(print_progress(rx)));
+        })
+        .await?;
+    if let Some(printer) = printer {
+        printer.await.context("the progress printer failed")?;
+    }
+    ended(&status)
 }
 
 /// Shows the job's progress: on a terminal, a live line per file with a

@@ -109,6 +109,9 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         None => tracing::info!("Ask is off (no --llm-url)"),
     }
     let engine = Arc::new(Engine::open(&config.engine).await?.with_llm(llm));
+    if let Some(every) = config.engine.sources.refresh_every {
+        engine.schedule_refreshes(every);
+    }
     // Load the model before listening: the first search is not slow, and
     // the status says at once whether the model works.
     engine.warm().await;

@@ -6,6 +6,7 @@
 //! concern it serves is an `impl Engine` block of its own:
 //!
 //! - [`upload`]: upload jobs, started in the background or run in place.
+//! - [`sources`]: sites and packages as sources, fetched and refreshed as jobs.
 //! - [`jobs`]: a job's status and its events, whichever process runs it.
 //! - [`search`]: admission, scope and the search itself.
 //! - [`scope`]: which libraries and versions a request covers (pure).
@@ -21,6 +22,7 @@ mod jobs;
 mod scope;
 mod search;
 mod sessions;
+mod sources;
 mod status;
 mod upload;
 
@@ -80,6 +82,9 @@ pub struct Engine {
     memory: MemoryBudget,
     /// Where upload jobs run: below searches' priority.
     background: Background,
+    /// How sources are fetched, and the client they are fetched with.
+    source_settings: crate::source::SourceSettings,
+    fetcher: crate::source::Fetcher,
     started: Instant,
 }
 
@@ -135,6 +140,12 @@ impl Engine {
                 crate::ingest::pipeline::MAX_EXTRACTIONS,
             )),
             background: Background::start().context("cannot start the upload runtime")?,
+            source_settings: config.sources.settings(),
+            fetcher: crate::source::Fetcher::new(
+                config.sources.settings().policy,
+                config.sources.settings().fetch,
+            )
+            .context("cannot build the HTTP client sources are fetched with")?,
             started: Instant::now(),
         };
         // Jobs whose process died are ended now, and what they staged is

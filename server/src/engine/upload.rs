@@ -30,14 +30,7 @@ impl Engine {
         // if the extraction budget holds them now, else 503 busy at once.
         let bytes = uploads.iter().map(|u| u.bytes.len() as u64).sum();
         let admitted = self.memory.try_reserve(bytes)?;
-        let job =
-            self.jobs
-                .create(&library, &version)
-                .map_err(|busy| EngineError::VersionBusy {
-                    library: library.clone(),
-                    version: version.clone(),
-                    job: busy.running,
-                })?;
+        let job = self.create_job(&library, &version)?;
         let (engine, handle) = (self.clone(), job.clone());
         self.background.spawn(async move {
             let _admitted = admitted;
@@ -46,13 +39,29 @@ impl Engine {
         Ok(job.accepted())
     }
 
+    /// Registers a job writing `library` `version`; refused while another
+    /// job of this server writes it.
+    pub(super) fn create_job(
+        &self,
+        library: &str,
+        version: &str,
+    ) -> Result<std::sync::Arc<JobHandle>, EngineError> {
+        self.jobs
+            .create(library, version)
+            .map_err(|busy| EngineError::VersionBusy {
+                library: library.to_owned(),
+                version: version.to_owned(),
+                job: busy.running,
+            })
+    }
+
     /// Writes `job`'s status to the store as it changes (at most every
     /// [`job_log::RECORD_EVERY`]), and at least every
     /// [`job_log::HEARTBEAT`], until it ends, so that other processes on
     /// the store can report it and tell it is alive (see [`job_log`]). A
     /// failed write costs only staleness elsewhere: it is logged and the
     /// job goes on.
-    async fn record(&self, job: &JobHandle) {
+    pub(super) async fn record(&self, job: &JobHandle) {
         let mut changes = job.subscribe();
         loop {
             let status = changes.borrow_and_update().clone();
@@ -141,23 +150,27 @@ impl Engine {
     }
 
     async fn run_to_end(&self, job: &JobHandle, uploads: Vec<Upload>) {
-        let embedder = match self.embedder().await {
-            Ok(e) => e,
+        let pipeline = match self.pipeline().await {
+            Ok(p) => p,
             Err(err) => {
                 job.set_state(JobState::Done, Some(err.to_string()));
                 return;
             }
         };
-        let pipeline = Pipeline {
+        run_job(&pipeline, job, uploads).await;
+    }
+
+    /// What a job needs of the engine, the model loaded.
+    pub(super) async fn pipeline(&self) -> Result<Pipeline<'_>, EngineError> {
+        Ok(Pipeline {
             store: &self.store,
-            embedder,
+            embedder: self.embedder().await?,
             metrics: &self.metrics,
             chunking: self.chunking,
             archive_limits: self.archive_limits,
             job_limits: self.job_limits,
             extractions: &self.extractions,
             memory: &self.memory,
-        };
-        run_job(&pipeline, job, uploads).await;
+        })
     }
 }

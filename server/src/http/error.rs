@@ -24,6 +24,11 @@ use crate::engine::EngineError;
 pub struct ApiError(ErrorBody);
 
 impl ApiError {
+    /// The body this error answers with.
+    pub fn body(&self) -> ErrorBody {
+        self.0.clone()
+    }
+
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self(ErrorBody::new(kind, message))
     }

@@ -2,7 +2,7 @@
 //! (server rendering + `#[server]` functions) and the static files of the
 //! browser bundle.
 //!
-//! - [`search`], [`ask`], [`catalog`], [`feedback`], [`jobs`], [`status`]: the REST API.
+//! - [`search`], [`ask`], [`catalog`], [`feedback`], [`jobs`], [`sources`], [`status`]: the REST API.
 //! - [`openapi`]: the API's OpenAPI document.
 //! - [`auth`]: bearer-token guards on the read and write routes; [`guard`]: cross-site writes and foreign
 //!   hosts refused; [`metrics`]: Prometheus metrics.
@@ -24,6 +24,7 @@ pub mod openapi;
 mod parse_errors;
 mod search;
 pub mod serve;
+mod sources;
 mod status;
 
 use std::path::PathBuf;
@@ -97,6 +98,8 @@ pub fn api_routes(access: Arc<Access>) -> (Router<AppState>, utoipa::openapi::Op
         .routes(routes!(catalog::documents))
         .routes(routes!(catalog::document))
         .routes(routes!(jobs::job))
+        .routes(routes!(sources::list))
+        .routes(routes!(sources::one))
         .route_layer(axum::middleware::from_fn_with_state(
             access.clone(),
             auth::require_read,
@@ -109,6 +112,8 @@ pub fn api_routes(access: Arc<Access>) -> (Router<AppState>, utoipa::openapi::Op
         .routes(routes!(catalog::delete_library))
         .routes(routes!(catalog::delete_version))
         .routes(routes!(jobs::upload))
+        .routes(routes!(sources::add))
+        .routes(routes!(sources::refresh))
         .route_layer(axum::middleware::from_fn_with_state(
             access,
             auth::require_write,
@@ -135,7 +140,13 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
     // configured names; rmcp's own loopback-only check would refuse them.
     let mcp_config = StreamableHttpServerConfig::default().disable_allowed_hosts();
     let mcp = StreamableHttpService::new(
-        move || Ok(DocshelfMcp::new(engine.clone())),
+        {
+            // MCP's writes (add_docs) are admitted as the REST API's are.
+            let access = access.clone();
+            let guard: crate::mcp::WriteGuard =
+                Arc::new(move |headers| auth::check(&access, headers, true).map_err(|e| e.body()));
+            move || Ok(DocshelfMcp::over_http(engine.clone(), guard.clone()))
+        },
         Arc::new(LocalSessionManager::default()),
         mcp_config,
     );

@@ -25,6 +25,7 @@ pub use index_core::ErrorBody;
         (name = "libraries", description = "Libraries, versions and their documents"),
         (name = "documents", description = "Whole documents"),
         (name = "uploads", description = "Uploads and their jobs"),
+        (name = "sources", description = "Documentation from sites and package registries, kept fresh"),
         (name = "status", description = "Server status"),
     )
 )]

@@ -17,6 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use index_core::chunk::{chunk_document, ChunkConfig};
 use index_core::context::{chunk_contexts, embedding_inputs};
+use index_core::extract::Format;
 use index_core::extract::{self, ArchiveLimits, Extracted};
 use index_core::ids::chunk_id;
 use index_core::job::{FileProgress, FileState, JobState, Upload};
@@ -27,7 +28,7 @@ use super::memory::{MemoryBudget, RESERVE_WAIT};
 use super::JobHandle;
 use crate::embed::EmbedQueue;
 use crate::metrics::Metrics;
-use crate::store::{ChunkRow, DocumentChunks, StorageFailure, Store, StoreError};
+use crate::store::{ChunkRow, DocumentChunks, Replace, StorageFailure, Store, StoreError};
 
 /// Extractions running at once, across every job. Each is a blocking
 /// thread; one that runs past its deadline cannot be stopped (a thread
@@ -57,59 +58,126 @@ pub struct Pipeline<'a> {
 /// The flag is accepted so that existing command lines keep working.
 pub const REFRESH_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Runs a whole job. Never fails as a whole for one file's sake; the
-/// returned status says what happened to each.
+/// One thing for a job to read: a file's bytes and the address it is
+/// stored under.
+#[derive(Debug)]
+pub struct Input {
+    pub name: String,
+    pub bytes: Vec<u8>,
+    pub read: Read,
+}
+
+/// How an input is read.
+#[derive(Debug, Clone, Copy)]
+pub enum Read {
+    /// By its name's extension: uploads.
+    ByName,
+    /// As this format, whatever its name: a fetched page, whose
+    /// `Content-Type` said what it is (a URL often has no extension).
+    As(Format),
+    /// A package archive from a registry, of which only the documentation
+    /// is read (README, docs folder).
+    PackageDocs,
+}
+
+impl From<Upload> for Input {
+    fn from(upload: Upload) -> Self {
+        Self {
+            name: upload.name,
+            bytes: upload.bytes,
+            read: Read::ByName,
+        }
+    }
+}
+
+/// Runs a whole upload job. Never fails as a whole for one file's sake;
+/// the returned status says what happened to each.
 #[tracing::instrument(skip_all, fields(library = job.library(), version = job.version(), uploads = uploads.len()))]
 pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Upload>) {
-    let (library, version) = (job.library(), job.version());
     // Every file is listed, queued, before any work: the client sees the
     // whole job at once.
     let slots: Vec<FileSlot> = uploads
         .iter()
         .map(|u| job.add_file(&u.name, FileState::Queued))
         .collect();
-    let mut budget = Budget::new(pipeline.job_limits);
-    let mut staging = Staging::new(job.id());
-    // The last embedded document, staged while the next one is embedded.
-    let mut committing: Option<Embedded> = None;
+    let mut run = JobRun::new(pipeline, job);
     for (upload, slot) in uploads.into_iter().zip(slots) {
+        run.take(upload.into(), slot).await;
+    }
+    if run.finish_staging().await {
+        run.publish(&Replace::Documents).await;
+        finish_indexing(pipeline, job).await;
+    }
+}
+
+/// A job in progress: its budget, what it staged, and the document being
+/// staged while the next is embedded. Inputs are taken one at a time as
+/// they come (an upload's files, or a crawl's pages as they are fetched),
+/// then [`Self::publish`] puts everything into the version at once.
+pub struct JobRun<'p, 'a> {
+    pipeline: &'p Pipeline<'a>,
+    job: &'p JobHandle,
+    budget: Budget,
+    staging: Staging,
+    /// The last embedded document, staged while the next one is embedded.
+    committing: Option<Embedded>,
+}
+
+impl<'p, 'a> JobRun<'p, 'a> {
+    pub fn new(pipeline: &'p Pipeline<'a>, job: &'p JobHandle) -> Self {
+        Self {
+            pipeline,
+            job,
+            budget: Budget::new(pipeline.job_limits),
+            staging: Staging::new(job.id()),
+            committing: None,
+        }
+    }
+
+    /// Extracts, chunks and embeds one input (listed as `slot`), staging
+    /// the one before it meanwhile.
+    pub async fn take(&mut self, input: Input, slot: FileSlot) {
+        let (pipeline, job) = (self.pipeline, self.job);
+        let (library, version) = (job.library(), job.version());
         job.set_file(slot, FileState::Extracting);
         // An archive stops at the text its job may still take, and the
         // memory its headers declare is reserved before it is opened: a
         // file waits here (bounded) rather than midway, holding some.
         let limits = ArchiveLimits {
-            max_text_bytes: budget
+            max_text_bytes: self
+                .budget
                 .text_left()
                 .min(pipeline.archive_limits.max_text_bytes),
             ..pipeline.archive_limits
         };
-        let needed = extract::memory_estimate(&upload.name, &upload.bytes, &limits);
+        let needed = extract::memory_estimate(&input.name, &input.bytes, &limits);
         let mut memory = match pipeline.memory.reserve(needed, RESERVE_WAIT).await {
             Ok(memory) => memory,
             Err(err) => {
                 let reason = format!("not extracted: {err}");
-                finish(pipeline, job, slot, FileState::Failed { reason });
-                continue;
+                return finish(pipeline, job, slot, FileState::Failed { reason });
             }
         };
         let Ok(permit) = pipeline.extractions.clone().acquire_owned().await else {
             // The semaphore is never closed; if it were, nothing could run.
-            finish(
-                pipeline,
-                job,
-                slot,
-                FileState::Failed {
-                    reason: "the server is shutting down".into(),
-                },
-            );
-            continue;
+            let reason = "the server is shutting down".into();
+            return finish(pipeline, job, slot, FileState::Failed { reason });
         };
         // The reservation goes with the thread: one abandoned past its
         // deadline still holds what it uses until it ends.
         let extracting = tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            let extracted =
-                extract::extract_metered(&upload.name, &upload.bytes, &limits, &mut memory);
+            let Input { name, bytes, read } = input;
+            let extracted = match read {
+                Read::ByName => extract::extract_metered(&name, &bytes, &limits, &mut memory),
+                Read::As(format) => {
+                    extract::extract_as(&name, format, &bytes, &limits, &mut memory)
+                }
+                Read::PackageDocs => {
+                    index_core::package::extract_package_docs(&name, &bytes, &limits, &mut memory)
+                        .map(|docs| docs.extraction)
+                }
+            };
             (extracted, memory)
         });
         let deadline = pipeline.job_limits.extract_deadline;
@@ -118,43 +186,22 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
                 ?deadline,
                 "an extraction ran past its deadline and was abandoned"
             );
-            finish(
-                pipeline,
-                job,
-                slot,
-                FileState::Failed {
-                    reason: format!(
-                    "extracting took longer than {} s and was abandoned (a malformed file, or one \
-                     too large to read in time: see --extract-timeout-secs)",
-                    deadline.as_secs_f64()
-                ),
-                },
+            let reason = format!(
+                "extracting took longer than {} s and was abandoned (a malformed file, or one \
+                 too large to read in time: see --extract-timeout-secs)",
+                deadline.as_secs_f64()
             );
-            continue;
+            return finish(pipeline, job, slot, FileState::Failed { reason });
         };
         let (extraction, mut memory) = match extracted {
             Ok((Ok(x), memory)) => (x, memory),
             Ok((Err(err), _)) => {
-                finish(
-                    pipeline,
-                    job,
-                    slot,
-                    FileState::Failed {
-                        reason: err.to_string(),
-                    },
-                );
-                continue;
+                let reason = err.to_string();
+                return finish(pipeline, job, slot, FileState::Failed { reason });
             }
             Err(join) => {
-                finish(
-                    pipeline,
-                    job,
-                    slot,
-                    FileState::Failed {
-                        reason: format!("extraction crashed: {join}"),
-                    },
-                );
-                continue;
+                let reason = format!("extraction crashed: {join}");
+                return finish(pipeline, job, slot, FileState::Failed { reason });
             }
         };
         // The job's budget is spent before anything is chunked or embedded:
@@ -165,11 +212,10 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
             .map(|d| d.text.len() as u64)
             .sum();
         // The text stays reserved until this upload's documents are
-        // embedded (the end of this iteration); the rest goes back now.
+        // embedded (the end of this call); the rest goes back now.
         memory.shrink_to(text_bytes);
-        if let Err(reason) = budget.take_text(text_bytes) {
-            finish(pipeline, job, slot, FileState::Failed { reason });
-            continue;
+        if let Err(reason) = self.budget.take_text(text_bytes) {
+            return finish(pipeline, job, slot, FileState::Failed { reason });
         }
 
         // One upload may hold many documents (a ZIP): list them all first.
@@ -191,15 +237,8 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
                 warnings: Vec::new(),
             }));
             if entries.is_empty() {
-                finish(
-                    pipeline,
-                    job,
-                    slot,
-                    FileState::Failed {
-                        reason: "the archive holds no files".into(),
-                    },
-                );
-                continue;
+                let reason = "the archive holds no files".into();
+                return finish(pipeline, job, slot, FileState::Failed { reason });
             }
             // Entries skipped (types docshelf does not read) end here.
             for _ in &extraction.skipped {
@@ -215,22 +254,61 @@ pub async fn run_job(pipeline: &Pipeline<'_>, job: &JobHandle, uploads: Vec<Uplo
         for (doc, slot) in extraction.documents.iter().zip(doc_slots) {
             job.warn_file(slot, doc.warnings.clone());
             let (staged, embedded) = tokio::join!(
-                staging.stage(pipeline, job, committing.take()),
-                embed_document(pipeline, job, slot, library, version, doc, &mut budget),
+                self.staging.stage(pipeline, job, self.committing.take()),
+                embed_document(pipeline, job, slot, library, version, doc, &mut self.budget),
             );
             if let Some((slot, state)) = staged {
                 finish(pipeline, job, slot, state);
             }
             match embedded {
-                Ok(next) => committing = Some(next),
+                Ok(next) => self.committing = Some(next),
                 Err(reason) => finish(pipeline, job, slot, FileState::Failed { reason }),
             }
         }
     }
-    if let Some((slot, state)) = staging.stage(pipeline, job, committing.take()).await {
-        finish(pipeline, job, slot, state);
+
+    /// Stages the last embedded document. Returns whether the job may go
+    /// on to publish: `false` when it was stopped meanwhile.
+    pub async fn finish_staging(&mut self) -> bool {
+        if let Some((slot, state)) = self
+            .staging
+            .stage(self.pipeline, self.job, self.committing.take())
+            .await
+        {
+            finish(self.pipeline, self.job, slot, state);
+        }
+        !self.job.status().state.is_finished()
     }
-    staging.publish(pipeline, job).await;
+
+    /// Drops everything staged: the job ends without publishing.
+    pub async fn discard(self) {
+        if let Err(err) = self.pipeline.store.discard_staged(&self.staging.job).await {
+            tracing::warn!(%err, job = self.staging.job, "cannot drop the staged rows of a job that publishes nothing (the next start does)");
+        }
+    }
+
+    /// Publishes everything staged in one commit, replacing `replace` of
+    /// the version besides. Returns whether it published; if so the job is
+    /// `indexing`, and [`finish_indexing`] ends it.
+    pub async fn publish(self, replace: &Replace<'_>) -> bool {
+        self.staging.publish(self.pipeline, self.job, replace).await
+    }
+}
+
+/// Brings the search indexes up to date after a publish and ends the job
+/// `done`, saying so truly.
+pub async fn finish_indexing(pipeline: &Pipeline<'_>, job: &JobHandle) {
+    let store = pipeline.store;
+    store.drop_staged_after_publish(&job.id()).await;
+    let error = match store.refresh_indexes().await {
+        Ok(()) => None,
+        Err(err) => Some(reported(
+            &err,
+            "the search index could not be updated; the published documents are stored, \
+             and keyword search sees them after the next upload or restart",
+        )),
+    };
+    job.set_state(JobState::Done, error);
 }
 
 /// What a job has staged, and its publishing.
@@ -293,13 +371,19 @@ impl Staging {
         Some((slot, state))
     }
 
-    /// Publishes everything staged in one commit, brings the indexes up to
-    /// date, and ends the job saying truly what happened.
-    async fn publish(self, pipeline: &Pipeline<'_>, job: &JobHandle) {
+    /// Publishes everything staged in one commit and says truly what
+    /// happened to each file. Returns whether it published (the job is
+    /// then `indexing`); if not, the job has ended.
+    async fn publish(
+        self,
+        pipeline: &Pipeline<'_>,
+        job: &JobHandle,
+        replace: &Replace<'_>,
+    ) -> bool {
         job.set_state(JobState::Publishing, None);
         let store = pipeline.store;
         let published = store
-            .publish(&self.job, job.library(), job.version(), self.rows)
+            .publish(&self.job, job.library(), job.version(), self.rows, replace)
             .await;
         let published = match published {
             Ok(published) => published,
@@ -311,7 +395,7 @@ impl Staging {
                     "the version was deleted while the job ran; nothing was published",
                     "not stored: the job was cancelled",
                 );
-                return;
+                return false;
             }
             Err(err) => {
                 let what = reported(&err, "the documents could not be published");
@@ -332,10 +416,9 @@ impl Staging {
                     JobState::Done,
                     Some(format!("nothing was published: {what}")),
                 );
-                return;
+                return false;
             }
         };
-        let stored = published.documents.len();
         for (path, (slot, chunks)) in self.documents {
             let new_chunks = published.documents.get(&path).map_or(0, |d| d.1);
             finish(
@@ -348,23 +431,12 @@ impl Staging {
         // Published, and said so before anything else can go wrong: a
         // process that stops from here on stopped after publishing.
         job.set_state(JobState::Indexing, None);
-        store.drop_staged_after_publish(&self.job).await;
-        let error = match store.refresh_indexes().await {
-            Ok(()) => None,
-            Err(err) => Some(reported(
-                &err,
-                &format!(
-                    "the search index could not be updated; the {stored} published document(s) \
-                     are stored, and keyword search sees them after the next upload or restart"
-                ),
-            )),
-        };
-        job.set_state(JobState::Done, error);
+        true
     }
 }
 
 /// Moves a file to its final state and counts the outcome.
-fn finish(pipeline: &Pipeline<'_>, job: &JobHandle, slot: FileSlot, state: FileState) {
+pub fn finish(pipeline: &Pipeline<'_>, job: &JobHandle, slot: FileSlot, state: FileState) {
     match &state {
         FileState::Stored { new_chunks, .. } => {
             pipeline.metrics.file("stored");

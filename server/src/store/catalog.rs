@@ -41,6 +41,16 @@ fn target_sql(target: &Target<'_>) -> String {
     }
 }
 
+/// The rows of a library or a version, as a filter; `None` for a
+/// document, which deleting a version's side tables (what jobs staged,
+/// sources) leaves alone.
+pub(super) fn versions_sql(target: &Target<'_>) -> Option<String> {
+    match target {
+        Target::Document(..) => None,
+        whole => Some(target_sql(whole)),
+    }
+}
+
 impl Store {
     /// Every stored document, sorted by library, version and path.
     pub async fn documents(&self) -> Result<Arc<Vec<DocumentInfo>>, StoreError> {
@@ -139,6 +149,7 @@ impl Store {
     pub async fn delete(&self, target: Target<'_>) -> Result<Deleted, StoreError> {
         let _writer = self.begin_write().await?;
         self.withdraw_staged(&target).await?;
+        self.forget_sources(&target).await?;
         let documents = self.documents().await?;
         let doomed: Vec<&DocumentInfo> = documents.iter().filter(|d| target.matches(d)).collect();
         let counted = Deleted {

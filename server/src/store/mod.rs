@@ -25,6 +25,7 @@
 //!   [`runs`]: which processes on the store are alive, so a dead one's
 //!   jobs are known to be interrupted.
 //! - [`session_log`]: sessions' sticky libraries, so any process can follow one.
+//! - [`sources`]: crawled sites and registry packages, so any process can refresh one.
 //! - [`legacy`]: reading a store written by an older docshelf, to upgrade it.
 //! - [`location`]: a local directory or an object store's URI.
 //! - [`remote`]: stores on S3-compatible object storage.
@@ -50,6 +51,7 @@ pub mod retrieve;
 pub mod runs;
 pub mod schema;
 pub mod session_log;
+pub mod sources;
 pub mod staging;
 pub mod vector_index;
 mod write;
@@ -67,7 +69,7 @@ pub use location::local_dir;
 pub use remote::S3Config;
 pub use retrieve::Retrieved;
 pub use schema::{ChunkRow, DocumentChunks, StoredChunk};
-pub use staging::Published;
+pub use staging::{Published, Replace};
 pub use vector_index::{VectorSearchTuning, VECTOR_INDEX_MIN_ROWS};
 pub use write::ReplaceStats;
 
@@ -117,6 +119,8 @@ pub struct Store {
     sessions: Table,
     /// Documents jobs have embedded but not published (see [`staging`]).
     staged: Table,
+    /// Documentation sources (see [`sources`]).
+    sources: Table,
     /// This process's run, and which others are alive (see [`runs`]).
     runs: runs::Runs,
     /// One writer at a time, across processes too (see [`writers`]).

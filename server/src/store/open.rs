@@ -9,8 +9,9 @@ use tokio::sync::RwLock;
 
 use super::indexes::add_search_text;
 use super::{
-    feedback, job_log, legacy, local_dir, remote, resident, runs, schema, session_log, staging,
-    writers, S3Config, Store, StoreError, VectorSearchTuning, CHUNKS, VECTOR_INDEX_MIN_ROWS,
+    feedback, job_log, legacy, local_dir, remote, resident, runs, schema, session_log, sources,
+    staging, writers, S3Config, Store, StoreError, VectorSearchTuning, CHUNKS,
+    VECTOR_INDEX_MIN_ROWS,
 };
 
 impl Store {
@@ -90,6 +91,7 @@ impl Store {
                 feedback::FEEDBACK,
                 job_log::JOBS,
                 session_log::SESSIONS,
+                sources::SOURCES,
                 staging::STAGED,
             ]
             .iter()
@@ -127,6 +129,9 @@ impl Store {
         let staged = open_or_create(staging::STAGED, staging::staged_schema())
             .await
             .map_err(open_err)?;
+        let sources = open_or_create(sources::SOURCES, sources::sources_schema())
+            .await
+            .map_err(open_err)?;
         let legacy = match names.iter().any(|n| n == legacy::CHUNKS_V1) {
             true => Some(
                 db.open_table(legacy::CHUNKS_V1)
@@ -152,6 +157,7 @@ impl Store {
             jobs,
             sessions,
             staged,
+            sources,
             runs,
             write,
             catalog: RwLock::new(None),

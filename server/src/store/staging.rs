@@ -79,13 +79,19 @@ impl Store {
     /// `staged_rows` is how many rows the job staged: if fewer are found,
     /// the version was deleted meanwhile and nothing is published
     /// ([`StoreError::Withdrawn`]).
-    #[tracing::instrument(skip(self))]
+    ///
+    /// With [`Replace::Version`], documents of the version that were
+    /// neither staged nor kept are removed in the same commit (a source's
+    /// refresh: pages gone from the site go, and searches never see the
+    /// version half refreshed).
+    #[tracing::instrument(skip(self, replace))]
     pub async fn publish(
         &self,
         job: &str,
         library: &str,
         version: &str,
         staged_rows: usize,
+        replace: &Replace<'_>,
     ) -> Result<Published, StoreError> {
         let _writer = self.begin_write().await?;
         // Another process may have withdrawn the rows (a delete).
@@ -99,7 +105,20 @@ impl Store {
             });
         }
         if found == 0 {
-            return Ok(Published::default());
+            return match replace {
+                Replace::Documents => Ok(Published::default()),
+                Replace::Version { .. } => {
+                    let deleted = self
+                        .chunks
+                        .delete(&replace.sql(library, version, std::iter::empty()))
+                        .await?
+                        .num_deleted_rows;
+                    Ok(Published {
+                        deleted,
+                        ..Published::default()
+                    })
+                }
+            };
         }
         let mut documents: BTreeMap<String, (usize, u64)> = BTreeMap::new();
         let mut ids: Vec<(String, String)> = Vec::with_capacity(found);
@@ -114,8 +133,10 @@ impl Store {
                 ids.push((path, chunk_ids.value(row).to_owned()));
             }
         }
-        let replaced = documents_sql(library, version, documents.keys());
-        let existing = self.chunk_ids_where(&replaced).await?;
+        let existing = self
+            .chunk_ids_where(&documents_sql(library, version, documents.keys()))
+            .await?;
+        let replaced = replace.sql(library, version, documents.keys());
         for (path, id) in &ids {
             if !existing.contains(id) {
                 if let Some(doc) = documents.get_mut(path) {
@@ -214,20 +235,11 @@ impl Store {
     /// Drops what is staged for a deleted version or library (called by
     /// [`Store::delete`] under the write lock).
     pub(super) async fn withdraw_staged(&self, target: &Target<'_>) -> Result<(), StoreError> {
-        let sql = match *target {
-            Target::Library(l) => format!("library = {}", sql_string(l)),
-            Target::Version(l, v) => {
-                format!(
-                    "library = {} AND version = {}",
-                    sql_string(l),
-                    sql_string(v)
-                )
-            }
-            // A document deleted while a job re-uploads it: the job's
-            // upload is newer, and stands.
-            Target::Document(..) => return Ok(()),
-        };
-        self.staged.delete(&sql).await?;
+        // A document deleted while a job re-uploads it: the job's upload
+        // is newer, and stands.
+        if let Some(sql) = super::catalog::versions_sql(target) {
+            self.staged.delete(&sql).await?;
+        }
         Ok(())
     }
 
@@ -278,6 +290,49 @@ async fn strings_where(
 
 fn job_sql(job: &str) -> String {
     format!("{JOB_ID} = {}", sql_string(job))
+}
+
+/// What a publish replaces in its version besides the staged documents'
+/// old rows.
+#[derive(Debug, Clone, Copy)]
+pub enum Replace<'a> {
+    /// Nothing else: every other document stays (an upload adds to its
+    /// version).
+    Documents,
+    /// Every document of the version that is not in `keep` (a source's
+    /// refresh: the version becomes what the source holds now, the pages
+    /// kept unchanged plus those staged).
+    Version {
+        keep: &'a std::collections::BTreeSet<String>,
+    },
+}
+
+impl Replace<'_> {
+    /// The rows of the version that go unless a staged row has their id.
+    fn sql<'p>(
+        &self,
+        library: &str,
+        version: &str,
+        staged: impl Iterator<Item = &'p String>,
+    ) -> String {
+        match self {
+            Self::Documents => documents_sql(library, version, staged),
+            Self::Version { keep } if keep.is_empty() => format!(
+                "library = {} AND version = {}",
+                sql_string(library),
+                sql_string(version)
+            ),
+            Self::Version { keep } => {
+                let kept: Vec<String> = keep.iter().map(|p| sql_string(p)).collect();
+                format!(
+                    "library = {} AND version = {} AND file_path NOT IN ({})",
+                    sql_string(library),
+                    sql_string(version),
+                    kept.join(", ")
+                )
+            }
+        }
+    }
 }
 
 /// The rows of these documents of `library` `version`.

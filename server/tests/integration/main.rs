@@ -28,6 +28,7 @@ mod rest_api;
 mod s3_replicas;
 mod search;
 mod shared_store;
+mod sources;
 mod upload_api;
 mod vector_index;
 mod versions;

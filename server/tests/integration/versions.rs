@@ -364,7 +364,7 @@ async fn on_a_full_disk_the_job_says_so_and_claims_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn staged_rows_are_invisible_until_published_and_a_delete_withdraws_them() {
     use crate::synthetic::{document, Rng};
-    use docshelf_server::store::{Store, StoreError, Target};
+    use docshelf_server::store::{Replace, Store, StoreError, Target};
 
     let dir = tempfile::tempdir().expect("dir");
     let store = Store::open(&dir.path().display().to_string())
@@ -387,7 +387,7 @@ async fn staged_rows_are_invisible_until_published_and_a_delete_withdraws_them()
         "staged rows are listed"
     );
     let published = store
-        .publish("job-a-1", "lib", "1", 6)
+        .publish("job-a-1", "lib", "1", 6, &Replace::Documents)
         .await
         .expect("publish");
     assert_eq!(published.inserted, 6);
@@ -412,7 +412,7 @@ async fn staged_rows_are_invisible_until_published_and_a_delete_withdraws_them()
         .await
         .expect("asked"));
     let published = store
-        .publish("job-b-1", "lib", "1", 3)
+        .publish("job-b-1", "lib", "1", 3, &Replace::Documents)
         .await
         .expect("publish");
     assert_eq!((published.inserted, published.deleted), (3, 3));
@@ -428,7 +428,7 @@ async fn staged_rows_are_invisible_until_published_and_a_delete_withdraws_them()
         .await
         .expect("delete");
     let err = store
-        .publish("job-c-1", "lib", "1", 3)
+        .publish("job-c-1", "lib", "1", 3, &Replace::Documents)
         .await
         .expect_err("nothing left to publish");
     assert!(

@@ -1,0 +1,294 @@
+//! The sources: every site or package fetched into a library version
+//! (`GET /api/sources`), how its last refresh went, and a button that
+//! fetches it again (`POST /api/sources/{id}/refresh`) and follows the job.
+
+use index_core::job::JobState;
+use index_core::source::{RefreshSummary, SourceInfo, SourceList};
+use leptos::prelude::*;
+
+#[cfg(feature = "hydrate")]
+use super::job::follow;
+use super::job::{JobProgress, Progress};
+use crate::components::ErrorNotice;
+use crate::error::AppError;
+
+/// How many of a refresh's failed pages the list shows.
+const FAILURES_SHOWN: usize = 10;
+
+/// The sources, as the server lists them (in the browser; the server
+/// renders the list empty, and the page loads it).
+pub(super) async fn load_sources() -> Result<SourceList, AppError> {
+    #[cfg(feature = "hydrate")]
+    {
+        use index_core::ErrorKind;
+
+        let request = crate::client::get("/api/sources")
+            .build()
+            .map_err(|e| AppError::new(ErrorKind::Internal, e.to_string()))?;
+        let response = crate::client::send(request).await?;
+        response.json().await.map_err(|e| {
+            AppError::new(
+                ErrorKind::Internal,
+                format!("docshelf's list of sources does not read: {e}"),
+            )
+        })
+    }
+    #[cfg(not(feature = "hydrate"))]
+    Ok(SourceList::default())
+}
+
+/// A refresh to start, or a running one to follow.
+#[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+struct Refresh {
+    source_id: String,
+    /// The library and version, as the page names the job.
+    title: String,
+    /// The job refreshing it now, started elsewhere: followed, not started.
+    running_job: Option<String>,
+}
+
+/// The "Sources" panel. One refresh at a time is followed here, below the
+/// list, so reloading the list does not lose its progress.
+#[component]
+pub(super) fn Sources(sources: LocalResource<Result<SourceList, AppError>>) -> impl IntoView {
+    let progress = RwSignal::new(Progress::Idle);
+    // The library and version the followed job refreshes.
+    let following = RwSignal::new(String::new());
+    let start = Callback::new(move |asked: Refresh| {
+        following.set(asked.title.clone());
+        progress.set(Progress::Sending);
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            if let Err(message) = refresh(asked, progress).await {
+                progress.set(Progress::Failed(message));
+            }
+            sources.refetch();
+        });
+        #[cfg(not(feature = "hydrate"))]
+        let _ = asked;
+    });
+    let busy = Signal::derive(move || progress.with(Progress::busy));
+    view! {
+        <section class="panel" aria-labelledby="sources-heading">
+            <div class="library-head">
+                <h2 class="panel-title" id="sources-heading">"Sources"</h2>
+                <button type="button" class="small" on:click=move |_| sources.refetch()>"Reload"</button>
+            </div>
+            <Suspense fallback=|| view! { <p class="muted" role="status">"Loading…"</p> }>
+                {move || match sources.get() {
+                    None => view! { <p class="muted" role="status">"Loading…"</p> }.into_any(),
+                    Some(Err(err)) => view! { <ErrorNotice message=err.to_string()/> }.into_any(),
+                    Some(Ok(list)) if list.sources.is_empty() => view! {
+                        <p class="muted">"No sources yet: add a site or a package above."</p>
+                    }
+                    .into_any(),
+                    Some(Ok(list)) => view! {
+                        <ul class="source-list">
+                            {list
+                                .sources
+                                .into_iter()
+                                .map(|info| view! { <SourceItem info start busy/> })
+                                .collect_view()}
+                        </ul>
+                    }
+                    .into_any(),
+                }}
+            </Suspense>
+            {move || {
+                let title = following.get();
+                (!title.is_empty()).then(|| view! { <h3 class="following">{format!("Refreshing {title}")}</h3> })
+            }}
+            <JobProgress progress sending="Asking docshelf to refresh it…"/>
+        </section>
+    }
+}
+
+/// One source: where it comes from, its version, its last refresh.
+#[component]
+fn SourceItem(
+    info: SourceInfo,
+    /// Starts a refresh, or follows the running one.
+    start: Callback<Refresh>,
+    busy: Signal<bool>,
+) -> impl IntoView {
+    let SourceInfo {
+        source_id,
+        request,
+        kind,
+        library,
+        version,
+        last_refresh,
+        running_job,
+    } = info;
+    let title = format!("{library} {version}");
+    let origin = if request.url.starts_with("http://") || request.url.starts_with("https://") {
+        view! { <a href=request.url.clone() rel="noopener noreferrer" target="_blank">{request.url.clone()}</a> }
+            .into_any()
+    } else {
+        view! { <code>{request.url.clone()}</code> }.into_any()
+    };
+    let refresh_label = format!("Refresh {title} from its source");
+    let asked = Refresh {
+        source_id,
+        title: title.clone(),
+        running_job: None,
+    };
+    let running = running_job.clone().map(|job| {
+        let follow_label = format!("Follow the refresh of {title}");
+        let asked = Refresh {
+            running_job: Some(job.clone()),
+            ..asked.clone()
+        };
+        view! {
+            <p class="notice" role="status">
+                "Being refreshed now (job " <code>{job.clone()}</code> "). "
+                <button
+                    type="button"
+                    class="small"
+                    aria-label=follow_label
+                    disabled=move || busy.get()
+                    on:click=move |_| start.run(asked.clone())
+                >
+                    "Follow"
+                </button>
+            </p>
+        }
+    });
+    let is_running = running_job.is_some();
+    view! {
+        <li class="source-card">
+            <div class="library-head">
+                <h3>{origin}</h3>
+                <span class="muted">{kind}</span>
+                <span>{title}</span>
+                <button
+                    type="button"
+                    class="small"
+                    aria-label=refresh_label
+                    disabled=move || busy.get() || is_running
+                    on:click=move |_| start.run(asked.clone())
+                >
+                    "Refresh"
+                </button>
+            </div>
+            {running}
+            {match last_refresh {
+                Some(summary) => view! { <LastRefresh summary/> }.into_any(),
+                None => view! { <p class="muted">"Not fetched yet."</p> }.into_any(),
+            }}
+        </li>
+    }
+}
+
+/// How a source's last refresh went: when, how it ended, its counts, its
+/// notes and the first of its failed pages.
+#[component]
+fn LastRefresh(summary: RefreshSummary) -> impl IntoView {
+    let state = summary.state;
+    let failures_shown = summary.failures.len().min(FAILURES_SHOWN);
+    let more = summary.failed.saturating_sub(failures_shown);
+    let failures = (!summary.failures.is_empty()).then(|| {
+        view! {
+            <details class="failures">
+                <summary>{format!("{} failed page(s)", summary.failed)}</summary>
+                <ul>
+                    {summary
+                        .failures
+                        .into_iter()
+                        .take(FAILURES_SHOWN)
+                        .map(|f| view! { <li><code>{f.url}</code> ": " {f.reason}</li> })
+                        .collect_view()}
+                    {(more > 0).then(|| view! { <li class="muted">{format!("and {more} more")}</li> })}
+                </ul>
+            </details>
+        }
+    });
+    view! {
+        <p>
+            "Last refreshed "
+            <time datetime=summary.finished_at.clone()>{shown_time(&summary.finished_at)}</time>
+            ": "
+            <span class=format!("state {}", state.name())>{state_text(state)}</span>
+        </p>
+        <dl class="counts">
+            <div><dt>"Pages"</dt><dd>{summary.pages}</dd></div>
+            <div><dt>"Changed"</dt><dd>{summary.changed}</dd></div>
+            <div><dt>"Unchanged"</dt><dd>{summary.unchanged}</dd></div>
+            <div><dt>"Removed"</dt><dd>{summary.removed}</dd></div>
+            <div><dt>"Failed"</dt><dd>{summary.failed}</dd></div>
+        </dl>
+        {(!summary.notes.is_empty()).then(|| view! {
+            <ul class="notes muted">
+                {summary.notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}
+            </ul>
+        })}
+        {failures}
+    }
+}
+
+fn state_text(state: JobState) -> &'static str {
+    match state {
+        JobState::Done => "done",
+        JobState::Failed => "failed: nothing was published",
+        JobState::Interrupted => "interrupted: nothing was published",
+        JobState::Cancelled => "cancelled",
+        other => other.name(),
+    }
+}
+
+/// An RFC 3339 time as a date and minute (`2026-05-01 12:34 UTC`); any
+/// other text as it is.
+fn shown_time(rfc3339: &str) -> String {
+    let (Some(date), Some(clock)) = (rfc3339.get(..10), rfc3339.get(11..16)) else {
+        return rfc3339.to_owned();
+    };
+    if !matches!(rfc3339.as_bytes()[10], b'T' | b't' | b' ') {
+        return rfc3339.to_owned();
+    }
+    let utc = rfc3339.ends_with('Z') || rfc3339.ends_with('z') || rfc3339.ends_with("+00:00");
+    if utc {
+        format!("{date} {clock} UTC")
+    } else {
+        format!("{date} {clock}")
+    }
+}
+
+/// Starts a refresh (or, given a running job, only follows it) and follows
+/// the job until it ends.
+#[cfg(feature = "hydrate")]
+async fn refresh(asked: Refresh, progress: RwSignal<Progress>) -> Result<(), String> {
+    use index_core::source::SourceAccepted;
+
+    use crate::client;
+
+    if let Some(job) = asked.running_job {
+        // Started elsewhere: no watch token here, so the access token
+        // (the bearer header) is what admits this page.
+        return follow(&job, None, progress).await;
+    }
+    let url = format!("/api/sources/{}/refresh", client::encode(&asked.source_id));
+    let request = client::post(&url).build().map_err(|e| e.to_string())?;
+    let response = client::send(request).await.map_err(|e| e.to_string())?;
+    let accepted: SourceAccepted = response
+        .json()
+        .await
+        .map_err(|e| format!("the server's answer names no job: {e}"))?;
+    follow(&accepted.job_id, Some(&accepted.watch_token), progress).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_time;
+
+    #[test]
+    fn times_show_to_the_minute() {
+        assert_eq!(
+            shown_time("2026-05-01T12:34:56.789Z"),
+            "2026-05-01 12:34 UTC"
+        );
+        assert_eq!(shown_time("2026-05-01T12:34:56+02:00"), "2026-05-01 12:34");
+        assert_eq!(shown_time("yesterday"), "yesterday");
+        assert_eq!(shown_time(""), "");
+    }
+}

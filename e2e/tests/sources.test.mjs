@@ -1,0 +1,85 @@
+// "Add from URL" and the Sources list on the upload page: a site without a
+// version is refused with the server's words; a small site served on
+// loopback (the server runs with --allow-private-urls) is crawled with live
+// progress, listed with its counts, and refreshed with every page unchanged.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+
+import { artifactsDir, gotoHydrated, openBrowser } from '../lib/browser.mjs';
+import { startServer } from '../lib/server.mjs';
+
+const pages = {
+  '/docs/': '<html><head><title>Pond guide</title></head><body><nav>Home · Blog</nav><main><h1>Pond guide</h1><p>Oxygenating plants keep a garden pond clear.</p><a href="/docs/fish.html">Fish</a></main></body></html>',
+  '/docs/fish.html': '<html><head><title>Pond fish</title></head><body><main><h1>Pond fish</h1><p>Goldfish overwinter in a pond at least 80 cm deep.</p></main></body></html>',
+};
+
+let site;
+let siteUrl;
+let server;
+let browser;
+let page;
+
+before(async () => {
+  site = http.createServer((req, res) => {
+    const body = pages[req.url];
+    if (body === undefined) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+  });
+  await new Promise((resolve) => site.listen(0, '127.0.0.1', resolve));
+  siteUrl = `http://127.0.0.1:${site.address().port}/docs/`;
+  server = await startServer({ args: ['--allow-private-urls'] });
+  browser = await openBrowser();
+  page = await browser.context.newPage();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+  site?.close();
+});
+
+/** Fills the "Add from URL" form and submits it; the answer to the POST. */
+async function addSource({ url, library, version = '' }) {
+  await page.getByLabel('URL or package').fill(url);
+  await page.getByLabel('Into library').fill(library);
+  await page.getByLabel('As version').fill(version);
+  const answered = page.waitForResponse((r) => r.url().endsWith('/api/sources') && r.request().method() === 'POST');
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  return answered;
+}
+
+test('a site without a version is refused with the server\'s words', async () => {
+  await gotoHydrated(page, `${server.url}/upload`);
+  await page.getByText('No sources yet').waitFor();
+  const answer = await addSource({ url: siteUrl, library: 'pond' });
+  assert.equal(answer.status(), 400);
+  const form = page.getByRole('region', { name: 'Add from URL' });
+  await form.getByRole('alert').waitFor();
+});
+
+test('a crawled site shows its progress, is listed, and refreshes unchanged', async () => {
+  await gotoHydrated(page, `${server.url}/upload`);
+  const answer = await addSource({ url: siteUrl, library: 'pond', version: '1.0' });
+  assert.equal(answer.status(), 202);
+  const form = page.getByRole('region', { name: 'Add from URL' });
+  const done = form.getByText(/^Done: /);
+  await done.waitFor({ timeout: 180_000 });
+  assert.equal(await done.innerText(), 'Done: 2 stored, 0 failed.');
+
+  const sources = page.getByRole('region', { name: 'Sources' });
+  const card = sources.getByRole('listitem').filter({ hasText: siteUrl });
+  await card.getByText(/^Last refreshed /).waitFor();
+  assert.match(await card.innerText(), /pond 1\.0/);
+  assert.match(await card.locator('dl.counts').innerText(), /Pages\s+2/);
+
+  await card.getByRole('button', { name: 'Refresh pond 1.0 from its source' }).click();
+  const refreshed = sources.getByText(/^Done: /);
+  await refreshed.waitFor({ timeout: 180_000 });
+  assert.equal(await refreshed.innerText(), 'Done: 0 stored, 2 unchanged, 0 failed.');
+  await page.screenshot({ path: path.join(artifactsDir, 'sources.png'), fullPage: true });
+});

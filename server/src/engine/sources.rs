@@ -1,0 +1,360 @@
+//! Sources: a site or a package fetched into a library version as a job,
+//! listed with how their last fetch went, and refreshed on request or on
+//! a schedule.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use index_core::ids;
+use index_core::job::{JobState, JobStatus};
+use index_core::source::{RefreshSummary, SourceAccepted, SourceInfo, SourceList, SourceRequest};
+use index_core::validate;
+use url::Url;
+
+use super::{Engine, EngineError};
+use crate::ingest::pipeline::finish_indexing;
+use crate::ingest::JobHandle;
+use crate::source::crawl::Plan;
+use crate::source::fetch::FetchError;
+use crate::source::job::{self, Work};
+use crate::source::scope::Scope;
+use crate::source::{registry, Origin, Source, SourceError, SourceState};
+
+/// How long a start URL's host name may take to resolve when a source is
+/// added: the answer to the client waits on it.
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A source ready to fetch.
+struct Prepared {
+    source: Source,
+    work: Work,
+}
+
+impl Engine {
+    /// Adds a source (or fetches an existing one again, with this
+    /// request's settings) and starts its job in the background.
+    pub async fn add_source(
+        self: &Arc<Self>,
+        request: SourceRequest,
+    ) -> Result<SourceAccepted, EngineError> {
+        let prepared = self.prepare(request).await?;
+        self.start_source_job(prepared).await
+    }
+
+    /// Fetches a stored source again: what changed is embedded, what is
+    /// gone is removed, in one publish.
+    pub async fn refresh_source(self: &Arc<Self>, id: &str) -> Result<SourceAccepted, EngineError> {
+        let source = self.stored_source(id).await?;
+        let prepared = self.prepare(source.request).await?;
+        self.start_source_job(prepared).await
+    }
+
+    /// Every stored source, with its last fetch and any job running now.
+    pub async fn sources(&self) -> Result<SourceList, EngineError> {
+        let stored = self.store.sources().await?;
+        let sources = stored
+            .iter()
+            .filter_map(Source::from_stored)
+            .map(|s| self.source_info(s))
+            .collect();
+        Ok(SourceList { sources })
+    }
+
+    /// One stored source.
+    pub async fn source(&self, id: &str) -> Result<SourceInfo, EngineError> {
+        Ok(self.source_info(self.stored_source(id).await?))
+    }
+
+    /// Fetches a source here, to its end (the CLI): like
+    /// [`Self::ingest_watched`], `watch` sees the job as it goes.
+    pub async fn ingest_source(
+        &self,
+        request: SourceRequest,
+        watch: impl FnOnce(tokio::sync::watch::Receiver<JobStatus>),
+    ) -> Result<JobStatus, EngineError> {
+        self.embedder().await?;
+        let prepared = self.prepare(request).await?;
+        let job = JobHandle::detached(
+            self.store.runs().id(),
+            &prepared.source.library,
+            &prepared.source.version,
+        );
+        watch(job.subscribe());
+        self.store.save_source(&prepared.source.to_stored()).await?;
+        self.run_source(&job, prepared).await;
+        Ok(job.status())
+    }
+
+    /// Refreshes every source whose last fetch is older than `every`, now
+    /// and then for as long as the engine lives (`--refresh-every`). A
+    /// source whose version is being written is left for the next round.
+    pub fn schedule_refreshes(self: &Arc<Self>, every: Duration) {
+        let engine = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let tick = every.min(Duration::from_secs(60));
+            loop {
+                tokio::time::sleep(tick).await;
+                let Some(engine) = engine.upgrade() else {
+                    return;
+                };
+                engine.refresh_due(every).await;
+            }
+        });
+    }
+
+    async fn refresh_due(self: &Arc<Self>, every: Duration) {
+        let stored = match self.store.sources().await {
+            Ok(s) => s,
+            Err(err) => return tracing::warn!(%err, "cannot list sources to refresh"),
+        };
+        let now = job::now_secs();
+        for source in stored.iter().filter_map(Source::from_stored) {
+            if now.saturating_sub(source.state.refreshed_at) < every.as_secs()
+                || !self
+                    .jobs
+                    .writing_into(&source.library, Some(&source.version))
+                    .is_empty()
+            {
+                continue;
+            }
+            match self.refresh_source(&source.id).await {
+                Ok(job) => tracing::info!(
+                    source = source.id,
+                    job = job.job_id,
+                    "scheduled refresh started"
+                ),
+                Err(err) => {
+                    tracing::warn!(source = source.id, %err, "a scheduled refresh could not start")
+                }
+            }
+        }
+    }
+
+    async fn stored_source(&self, id: &str) -> Result<Source, EngineError> {
+        let id = validate::lookup("source id", id)?.to_owned();
+        self.store
+            .source(&id)
+            .await?
+            .as_ref()
+            .and_then(Source::from_stored)
+            .ok_or(EngineError::UnknownSource(id))
+    }
+
+    fn source_info(&self, source: Source) -> SourceInfo {
+        let running_job = self
+            .jobs
+            .writing_into(&source.library, Some(&source.version))
+            .first()
+            .map(|j| j.id());
+        let kind = Origin::parse(&source.request.url)
+            .map(|o| o.kind())
+            .unwrap_or("site");
+        SourceInfo {
+            source_id: source.id,
+            kind: kind.to_owned(),
+            library: source.library,
+            version: source.version,
+            last_refresh: source.state.last_refresh,
+            running_job,
+            request: source.request,
+        }
+    }
+
+    /// Checks a request and finds what to fetch: a site's start URL (its
+    /// address checked now, so a refused one is refused at once), or a
+    /// package's release (so the version is known).
+    async fn prepare(&self, mut request: SourceRequest) -> Result<Prepared, EngineError> {
+        let library = validate::library(&request.library)?;
+        let origin = Origin::parse(&request.url)?;
+        let settings = &self.source_settings;
+        let (version, work) = match origin {
+            Origin::Site(url) => {
+                let version = request.version.as_deref().ok_or(SourceError::NoVersion)?;
+                let version = validate::version(version)?;
+                self.reachable(&url).await?;
+                let scope = Scope::new(
+                    &url,
+                    request.scope.unwrap_or_default(),
+                    &request.include,
+                    &request.exclude,
+                )
+                .map_err(SourceError::from)?;
+                let plan = Plan {
+                    start: url,
+                    scope,
+                    limits: request.limits(),
+                    llms_txt: request.llms_txt,
+                    interval: settings.interval,
+                    concurrency: settings.concurrency,
+                    // Set again when the job starts.
+                    deadline: tokio::time::Instant::now() + settings.max_time,
+                };
+                (version, Work::Site(plan))
+            }
+            Origin::Package(spec) => {
+                let release = registry::resolve(&self.fetcher, &spec)
+                    .await
+                    .map_err(SourceError::from)?;
+                let version = request
+                    .version
+                    .clone()
+                    .unwrap_or_else(|| release.version.clone());
+                (validate::version(&version)?, Work::Package(release))
+            }
+        };
+        request.library = library.clone();
+        request.version = Some(version.clone());
+        let id = ids::source_id(&library, &version);
+        let state = match self.store.source(&id).await? {
+            Some(stored) => Source::from_stored(&stored)
+                .map(|s| s.state)
+                .unwrap_or_default(),
+            None => SourceState::default(),
+        };
+        Ok(Prepared {
+            source: Source {
+                id,
+                request,
+                library,
+                version,
+                state,
+            },
+            work,
+        })
+    }
+
+    /// Refuses at once a start URL whose host is refused or does not
+    /// resolve (the crawl checks every address again as it connects).
+    async fn reachable(&self, url: &Url) -> Result<(), EngineError> {
+        let unreachable = |err| SourceError::Unreachable {
+            url: url.to_string(),
+            err,
+        };
+        self.fetcher.check(url).map_err(unreachable)?;
+        let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
+            return Err(unreachable(FetchError::NoHost).into());
+        };
+        if url.domain().is_none() {
+            return Ok(());
+        }
+        let lookup = tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((host, port)));
+        let addresses: Vec<_> = match lookup.await {
+            Ok(Ok(found)) => found.collect(),
+            Ok(Err(e)) => {
+                let why = format!("the host name does not resolve: {e}");
+                return Err(unreachable(FetchError::Network(why)).into());
+            }
+            Err(_) => {
+                let why = format!(
+                    "the host name did not resolve within {} s",
+                    RESOLVE_TIMEOUT.as_secs()
+                );
+                return Err(unreachable(FetchError::Network(why)).into());
+            }
+        };
+        let policy = self.fetcher.policy();
+        if let Some(refused) = addresses.iter().find_map(|a| policy.check(a.ip()).err()) {
+            if addresses.iter().all(|a| policy.check(a.ip()).is_err()) {
+                return Err(unreachable(FetchError::Refused(refused)).into());
+            }
+        }
+        Ok(())
+    }
+
+    async fn start_source_job(
+        self: &Arc<Self>,
+        prepared: Prepared,
+    ) -> Result<SourceAccepted, EngineError> {
+        self.embedder().await?;
+        let Source {
+            id,
+            library,
+            version,
+            ..
+        } = prepared.source.clone();
+        let job =
+            self.jobs
+                .create(&library, &version)
+                .map_err(|busy| EngineError::VersionBusy {
+                    library: library.clone(),
+                    version: version.clone(),
+                    job: busy.running,
+                })?;
+        // Listed at once, with the request it was given.
+        if let Err(err) = self.store.save_source(&prepared.source.to_stored()).await {
+            job.set_state(
+                JobState::Failed,
+                Some("the source could not be stored".into()),
+            );
+            return Err(err.into());
+        }
+        let (engine, handle) = (self.clone(), job.clone());
+        self.background.spawn(async move {
+            tokio::join!(engine.run_source(&handle, prepared), engine.record(&handle));
+        });
+        let accepted = job.accepted();
+        Ok(SourceAccepted {
+            source_id: id,
+            job_id: accepted.job_id,
+            watch_token: accepted.watch_token,
+            library,
+            version,
+        })
+    }
+
+    /// Runs a source's job to its end, or until it is cancelled (its
+    /// version deleted), and keeps how it went with the source.
+    async fn run_source(&self, job: &JobHandle, prepared: Prepared) {
+        let Prepared { mut source, work } = prepared;
+        let work = match work {
+            Work::Site(mut plan) => {
+                plan.deadline = tokio::time::Instant::now() + self.source_settings.max_time;
+                Work::Site(plan)
+            }
+            package => package,
+        };
+        let pipeline = match self.pipeline().await {
+            Ok(p) => p,
+            Err(err) => {
+                job.stop(JobState::Failed, &err.to_string(), "not stored");
+                return;
+            }
+        };
+        let ran = tokio::select! {
+            ran = job::run(&pipeline, job, &self.fetcher, work, &source.state) => ran,
+            () = job.cancelled() => {
+                if let Err(err) = self.store.discard_staged(&job.id()).await {
+                    tracing::warn!(%err, job = job.id(), "cannot drop a cancelled job's staged rows (the next start does)");
+                }
+                job.stop(
+                    JobState::Cancelled,
+                    "the version was deleted while the job ran; nothing was published",
+                    "not stored: the job was cancelled",
+                );
+                return;
+            }
+        };
+        match ran {
+            Ok(state) => {
+                source.state = state;
+                self.keep_source(&source).await;
+                finish_indexing(&pipeline, job).await;
+            }
+            // Deleted meanwhile by another process: nothing to keep.
+            Err(_) if job.status().state == JobState::Cancelled => {}
+            Err(summary) => {
+                source.state.last_refresh = Some(RefreshSummary {
+                    state: job.status().state,
+                    ..summary
+                });
+                self.keep_source(&source).await;
+            }
+        }
+    }
+
+    async fn keep_source(&self, source: &Source) {
+        if let Err(err) = self.store.save_source(&source.to_stored()).await {
+            tracing::warn!(%err, source = source.id, "cannot store the source's state; its next refresh reads every page again");
+        }
+    }
+}

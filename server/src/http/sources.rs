@@ -1,0 +1,99 @@
+//! `/api/sources`: documentation taken from where it lives (a site to
+//! crawl, a package on a registry), listed, and refreshed.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use index_core::source::{SourceAccepted, SourceInfo, SourceList, SourceRequest};
+
+use super::error::{ApiError, ApiJson};
+use super::openapi::ErrorBody;
+use super::AppState;
+
+/// Adds a source and starts fetching it into `library` `version` as a
+/// job (follow it like an upload's). Adding the same library and version
+/// again fetches it again with the new settings.
+#[utoipa::path(
+    post,
+    path = "/sources",
+    tag = "sources",
+    request_body = SourceRequest,
+    responses(
+        (status = 202, description = "Fetching", body = SourceAccepted),
+        (status = 400, description = "Not a URL or package, a refused address, bad patterns or names", body = ErrorBody),
+        (status = 401, description = "A token is required", body = ErrorBody),
+        (status = 404, description = "The registry has no such package or release", body = ErrorBody),
+        (status = 409, description = "Another job is writing this version", body = ErrorBody),
+        (status = 503, description = "The model, or the registry, is not available", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn add(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<SourceRequest>,
+) -> Result<(StatusCode, Json<SourceAccepted>), ApiError> {
+    let accepted = state.engine.add_source(request).await?;
+    Ok((StatusCode::ACCEPTED, Json(accepted)))
+}
+
+/// Every source, with how its last fetch went.
+#[utoipa::path(
+    get,
+    path = "/sources",
+    tag = "sources",
+    responses(
+        (status = 200, body = SourceList),
+        (status = 401, description = "A token is required", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn list(State(state): State<AppState>) -> Result<Json<SourceList>, ApiError> {
+    Ok(Json(state.engine.sources().await?))
+}
+
+/// One source.
+#[utoipa::path(
+    get,
+    path = "/sources/{id}",
+    tag = "sources",
+    params(("id" = String, Path, description = "The source's id (`source_id`)")),
+    responses(
+        (status = 200, body = SourceInfo),
+        (status = 400, description = "An id over its limits", body = ErrorBody),
+        (status = 401, description = "A token is required", body = ErrorBody),
+        (status = 404, description = "No such source", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn one(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<SourceInfo>, ApiError> {
+    Ok(Json(state.engine.source(&id).await?))
+}
+
+/// Fetches a source again: pages that changed are embedded, pages that
+/// answer `304 Not Modified` or hash as before are kept, pages gone are
+/// removed, all published at once.
+#[utoipa::path(
+    post,
+    path = "/sources/{id}/refresh",
+    tag = "sources",
+    params(("id" = String, Path, description = "The source's id (`source_id`)")),
+    responses(
+        (status = 202, description = "Refreshing", body = SourceAccepted),
+        (status = 400, description = "An id over its limits, or the source's URL is now refused", body = ErrorBody),
+        (status = 401, description = "A token is required", body = ErrorBody),
+        (status = 404, description = "No such source", body = ErrorBody),
+        (status = 409, description = "Another job is writing this version", body = ErrorBody),
+        (status = 503, description = "The model, or the registry, is not available", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn refresh(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<SourceAccepted>), ApiError> {
+    let accepted = state.engine.refresh_source(&id).await?;
+    Ok((StatusCode::ACCEPTED, Json(accepted)))
+}

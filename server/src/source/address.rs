@@ -1,0 +1,207 @@
+//! Which addresses a fetch may reach.
+//!
+//! A URL from a client is untrusted: without this, "crawl
+//! `http://169.254.169.254/latest/meta-data/`" would read the cloud
+//! metadata service through docshelf, and `http://127.0.0.1:…` the
+//! server's own admin ports. So every address a fetch connects to is
+//! checked: host names after DNS resolution (by [`GuardedResolver`], the
+//! resolver the HTTP client connects through, so a name cannot resolve one
+//! way when checked and another when used), and literal IPs in the URL, on
+//! the first request and on every redirect.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+/// Whether fetches may reach private networks: all of them
+/// (`--allow-private-urls`), or only these addresses (`--allow-address`,
+/// for one intranet docs server without opening the rest).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AddressPolicy {
+    pub allow_private: bool,
+    pub allowed: Vec<IpAddr>,
+}
+
+/// Why an address is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{address} is {what}: docshelf does not fetch from the server's own network \
+     (start the server with --allow-address {address}, or --allow-private-urls, to allow it for intranet docs)"
+)]
+pub struct Refused {
+    pub address: IpAddr,
+    pub what: &'static str,
+}
+
+impl AddressPolicy {
+    /// `Ok` if a fetch may connect to `ip`.
+    pub fn check(&self, ip: IpAddr) -> Result<(), Refused> {
+        if self.allow_private || self.allowed.contains(&ip) {
+            return Ok(());
+        }
+        match special(ip) {
+            Some(what) => Err(Refused { address: ip, what }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What kind of non-public address `ip` is, if it is one.
+pub fn special(ip: IpAddr) -> Option<&'static str> {
+    match ip {
+        IpAddr::V4(v4) => special_v4(v4),
+        IpAddr::V6(v6) => special_v6(v6),
+    }
+}
+
+fn special_v4(ip: Ipv4Addr) -> Option<&'static str> {
+    let [a, b, c, _] = ip.octets();
+    Some(match (a, b) {
+        _ if ip.is_loopback() => "a loopback address",
+        _ if ip.is_unspecified() || a == 0 => "an unspecified address",
+        _ if ip.is_private() => "a private address",
+        (169, 254) => "a link-local address (where cloud metadata services answer)",
+        (100, 64..=127) => "a shared (carrier-grade NAT) address",
+        (192, 0) if c == 0 => "an IETF protocol address",
+        (198, 18..=19) => "a benchmarking address",
+        _ if ip.is_multicast() => "a multicast address",
+        _ if ip.is_broadcast() || a >= 240 => "a reserved address",
+        _ => return None,
+    })
+}
+
+fn special_v6(ip: Ipv6Addr) -> Option<&'static str> {
+    // An IPv4 address wrapped in IPv6 is that address.
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return special_v4(v4);
+    }
+    let segments = ip.segments();
+    // NAT64 (64:ff9b::/96) reaches the IPv4 address it embeds.
+    if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        let [.., hi, lo] = segments;
+        return special_v4(Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo)));
+    }
+    Some(match segments[0] {
+        _ if ip.is_loopback() => "a loopback address",
+        _ if ip.is_unspecified() => "an unspecified address",
+        s if s & 0xfe00 == 0xfc00 => "a private (unique local) address",
+        s if s & 0xffc0 == 0xfe80 => "a link-local address",
+        s if s & 0xff00 == 0xff00 => "a multicast address",
+        // The IPv4-compatible form (::a.b.c.d), deprecated but routable
+        // to the IPv4 address on some stacks.
+        0 if segments[1..6] == [0; 5] => "an IPv4-compatible address",
+        _ => return None,
+    })
+}
+
+/// The HTTP client's resolver: the system's, with every address the
+/// policy refuses taken out. A name that resolves only to refused
+/// addresses fails with [`Refused`] as its error.
+#[derive(Debug, Clone)]
+pub struct GuardedResolver {
+    pub policy: AddressPolicy,
+}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let policy = self.policy.clone();
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let mut refused = None;
+            let allowed: Vec<SocketAddr> = found
+                .into_iter()
+                .filter(|addr| match policy.check(addr.ip()) {
+                    Ok(()) => true,
+                    Err(why) => {
+                        refused.get_or_insert(why);
+                        false
+                    }
+                })
+                .collect();
+            match (allowed.is_empty(), refused) {
+                (true, Some(why)) => Err(Box::new(why) as Box<dyn std::error::Error + Send + Sync>),
+                _ => Ok(Box::new(allowed.into_iter()) as Addrs),
+            }
+        })
+    }
+}
+
+impl GuardedResolver {
+    pub fn shared(policy: AddressPolicy) -> Arc<Self> {
+        Arc::new(Self { policy })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(s: &str) -> bool {
+        AddressPolicy::default().check(s.parse().unwrap()).is_err()
+    }
+
+    #[test]
+    fn the_servers_own_networks_are_refused() {
+        for ip in [
+            "127.0.0.1",
+            "127.8.9.1",
+            "10.0.0.7",
+            "172.16.4.4",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.100.100.200",
+            "::1",
+            "::",
+            "fe80::1",
+            "fd00:ec2::254",
+            "::ffff:127.0.0.1",
+            "::ffff:169.254.169.254",
+            "64:ff9b::a9fe:a9fe",
+            "::7f00:1",
+            "224.0.0.1",
+            "255.255.255.255",
+        ] {
+            assert!(refused(ip), "{ip} should be refused");
+        }
+    }
+
+    #[test]
+    fn public_addresses_pass_and_the_flag_lifts_the_rule() {
+        for ip in [
+            "93.184.216.34",
+            "151.101.1.69",
+            "2606:4700::6810:85e5",
+            "8.8.8.8",
+        ] {
+            assert!(!refused(ip), "{ip} should pass");
+        }
+        let open = AddressPolicy {
+            allow_private: true,
+            ..AddressPolicy::default()
+        };
+        assert!(open.check("127.0.0.1".parse().unwrap()).is_ok());
+        let one = AddressPolicy {
+            allowed: vec!["10.0.0.5".parse().unwrap()],
+            ..AddressPolicy::default()
+        };
+        assert!(one.check("10.0.0.5".parse().unwrap()).is_ok());
+        assert!(one.check("10.0.0.6".parse().unwrap()).is_err());
+    }
+
+    #[test]
+    fn the_refusal_says_what_and_how_to_lift_it() {
+        let err = AddressPolicy::default()
+            .check("169.254.169.254".parse().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("169.254.169.254") && err.contains("link-local"),
+            "{err}"
+        );
+        assert!(err.contains("--allow-private-urls"), "{err}");
+    }
+}

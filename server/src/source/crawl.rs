@@ -1,0 +1,585 @@
+//! A crawl of one documentation site: from the start URL (and the site's
+//! sitemap), following links within scope, politely, within bounds.
+//!
+//! The crawl hands each page to the job as soon as it is fetched
+//! ([`Found`]), so fetching and embedding overlap. It never decides what a
+//! page says: extraction is the job's. It decides which pages are the
+//! same page (redirects, `<link rel=canonical>`, fragments), which were
+//! not changed since the last crawl (`304`, or the same bytes), and which
+//! are gone.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::time::Duration;
+
+use futures::stream::{FuturesUnordered, StreamExt};
+use index_core::extract::links::page_links;
+use index_core::format::Format;
+use index_core::ids::content_hash;
+use index_core::source::CrawlLimits;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use url::Url;
+
+use super::fetch::{Body, FetchError, Fetched, Fetcher, Validators};
+use super::robots::Robots;
+use super::scope::{normalized, Scope};
+use super::sitemap;
+
+/// What a crawl keeps of each page it stored, to ask "changed since?"
+/// next time and to follow the page's links when it has not changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PageRecord {
+    #[serde(default, flatten)]
+    pub validators: Validators,
+    /// SHA-256 of the page as fetched.
+    pub hash: String,
+    /// The in-scope links it had.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<String>,
+}
+
+/// Pages stored by the last crawl, by address.
+pub type Previous = BTreeMap<String, PageRecord>;
+
+/// What the crawl found at one address.
+#[derive(Debug)]
+pub enum Found {
+    /// A page to read: new, or changed since the last crawl.
+    Page {
+        address: String,
+        format: Format,
+        bytes: Vec<u8>,
+        record: PageRecord,
+    },
+    /// A page as the last crawl stored it.
+    Unchanged { address: String, record: PageRecord },
+    /// A page that could not be taken; `gone` when it no longer exists.
+    Failed {
+        address: String,
+        reason: String,
+        gone: bool,
+    },
+    /// Not a page to store: another's duplicate, not a document, or one
+    /// that asks not to be indexed.
+    Skipped { address: String, reason: String },
+}
+
+/// How a crawl ended.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Every page within scope was visited: a page of the last crawl
+    /// that was not found again is gone. When a bound stopped the crawl
+    /// early this is false, and unvisited pages are kept.
+    pub complete: bool,
+    /// What a user should know about the crawl as a whole.
+    pub notes: Vec<String>,
+}
+
+/// Everything a crawl needs besides the fetcher.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub start: Url,
+    pub scope: Scope,
+    pub limits: CrawlLimits,
+    /// Read `llms-full.txt`/`llms.txt` instead of crawling, where offered.
+    pub llms_txt: bool,
+    /// The least time between two requests to one host.
+    pub interval: Duration,
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// When the crawl stops, whatever is left.
+    pub deadline: Instant,
+}
+
+/// The most sitemap documents read (an index and the sitemaps it lists).
+const MAX_SITEMAPS: usize = 10;
+
+/// Crawls `plan`, sending what it finds to `out`. Stops early if `out` is
+/// closed (the job was cancelled).
+#[tracing::instrument(skip_all, fields(start = %plan.start))]
+pub async fn crawl(
+    fetcher: &Fetcher,
+    plan: Plan,
+    previous: &Previous,
+    out: mpsc::Sender<Found>,
+) -> Outcome {
+    let mut crawl = Crawl {
+        fetcher,
+        previous,
+        out,
+        robots: HashMap::new(),
+        next_slot: HashMap::new(),
+        seen: HashSet::new(),
+        addresses: HashSet::new(),
+        queue: VecDeque::new(),
+        taken: 0,
+        notes: Vec::new(),
+        plan,
+    };
+    let start = normalized(crawl.plan.start.clone());
+    if crawl.plan.llms_txt {
+        match crawl.llms_txt(&start).await {
+            Some(Llms::Full) => {
+                return Outcome {
+                    complete: true,
+                    notes: crawl.notes,
+                }
+            }
+            Some(Llms::Index) => {}
+            None => crawl.enqueue(start.clone(), 0),
+        }
+    } else {
+        crawl.enqueue(start.clone(), 0);
+    }
+    crawl.sitemaps(&start).await;
+    let complete = crawl.run().await;
+    Outcome {
+        complete,
+        notes: crawl.notes,
+    }
+}
+
+struct Crawl<'a> {
+    fetcher: &'a Fetcher,
+    plan: Plan,
+    previous: &'a Previous,
+    out: mpsc::Sender<Found>,
+    robots: HashMap<String, Robots>,
+    /// Per host: when the next request may start.
+    next_slot: HashMap<String, Instant>,
+    /// URLs queued or fetched.
+    seen: HashSet<String>,
+    /// Addresses a page was stored (or kept) under.
+    addresses: HashSet<String>,
+    queue: VecDeque<(Url, usize)>,
+    /// Pages stored or kept so far.
+    taken: usize,
+    notes: Vec<String>,
+}
+
+enum Llms {
+    /// `llms-full.txt` was read: the whole documentation in one file.
+    Full,
+    /// `llms.txt` was read: the pages it lists are queued.
+    Index,
+}
+
+impl Crawl<'_> {
+    /// Queues `url` at `depth` unless it was seen, is out of scope or
+    /// deeper than the crawl goes.
+    fn enqueue(&mut self, url: Url, depth: usize) {
+        let url = normalized(url);
+        if depth > self.plan.limits.max_depth
+            || !matches!(url.scheme(), "http" | "https")
+            || !self.plan.scope.admits(&url)
+        {
+            return;
+        }
+        if self.seen.insert(url.as_str().to_owned()) {
+            self.queue.push_back((url, depth));
+        }
+    }
+
+    /// Sends `found` to the job; false once the job stopped listening.
+    async fn send(&mut self, found: Found) -> bool {
+        if matches!(found, Found::Page { .. } | Found::Unchanged { .. }) {
+            self.taken += 1;
+        }
+        self.out.send(found).await.is_ok()
+    }
+
+    /// Runs the queue to its end or a bound. Returns whether everything
+    /// in scope was visited.
+    async fn run(&mut self) -> bool {
+        let mut flights: FuturesUnordered<_> = FuturesUnordered::new();
+        loop {
+            // Start requests while there is room, pages left to take and time.
+            while flights.len() < self.plan.concurrency
+                && self.taken + flights.len() < self.plan.limits.max_pages
+                && Instant::now() < self.plan.deadline
+            {
+                let Some((url, depth)) = self.queue.pop_front() else {
+                    break;
+                };
+                if let Err(reason) = self.robots_allow(&url).await {
+                    if !self
+                        .send(Found::Skipped {
+                            address: url.to_string(),
+                            reason,
+                        })
+                        .await
+                    {
+                        return false;
+                    }
+                    continue;
+                }
+                let at = self.slot(&url);
+                let fetcher = self.fetcher.clone();
+                let validators = self
+                    .previous
+                    .get(url.as_str())
+                    .map(|r| r.validators.clone());
+                flights.push(async move {
+                    tokio::time::sleep_until(at).await;
+                    let fetched = fetcher.get(&url, validators.as_ref()).await;
+                    (url, depth, fetched)
+                });
+            }
+            if flights.is_empty() {
+                break;
+            }
+            let Ok(Some((url, depth, fetched))) =
+                tokio::time::timeout_at(self.plan.deadline, flights.next()).await
+            else {
+                break;
+            };
+            if !self.landed(url, depth, fetched).await {
+                return false;
+            }
+        }
+        let left = self.queue.len() + flights.len();
+        if left == 0 {
+            return true;
+        }
+        if Instant::now() >= self.plan.deadline {
+            self.notes.push(format!(
+                "the crawl ran out of time with {left} page(s) not fetched; pages of the last crawl that were not reached are kept"
+            ));
+        } else {
+            self.notes.push(format!(
+                "the crawl stopped at its limit of {} pages with {left} more found; pages of the last crawl that were not reached are kept",
+                self.plan.limits.max_pages
+            ));
+        }
+        false
+    }
+
+    /// When the next request to `url`'s host may start, and books it.
+    fn slot(&mut self, url: &Url) -> Instant {
+        let host = url.host_str().unwrap_or_default().to_owned();
+        let delay = self
+            .robots
+            .get(&url.origin().ascii_serialization())
+            .and_then(|r| r.delay)
+            .unwrap_or_default();
+        let interval = self.plan.interval.max(delay);
+        let now = Instant::now();
+        let next = self.next_slot.entry(host).or_insert(now);
+        let at = (*next).max(now);
+        *next = at + interval;
+        at
+    }
+
+    async fn robots_allow(&mut self, url: &Url) -> Result<(), String> {
+        let origin = url.origin().ascii_serialization();
+        if !self.robots.contains_key(&origin) {
+            let robots = Robots::fetch(self.fetcher, url).await;
+            self.robots.insert(origin.clone(), robots);
+        }
+        self.robots.get(&origin).map_or(Ok(()), |r| r.allows(url))
+    }
+
+    /// Handles one finished request. Returns false once the job stopped
+    /// listening.
+    async fn landed(
+        &mut self,
+        url: Url,
+        depth: usize,
+        fetched: Result<Fetched, FetchError>,
+    ) -> bool {
+        let address = url.as_str().to_owned();
+        match fetched {
+            Err(err) => {
+                let gone = err.is_gone();
+                self.send(Found::Failed {
+                    address,
+                    reason: err.to_string(),
+                    gone,
+                })
+                .await
+            }
+            Ok(Fetched::NotModified { .. }) => {
+                let record = self.previous.get(&address).cloned().unwrap_or_default();
+                self.follow(&record.links, depth);
+                self.addresses.insert(address.clone());
+                self.send(Found::Unchanged { address, record }).await
+            }
+            Ok(Fetched::Body(body)) => self.page(url, depth, body).await,
+        }
+    }
+
+    async fn page(&mut self, asked: Url, depth: usize, body: Body) -> bool {
+        let fetched_at = normalized(body.url.clone());
+        if fetched_at != asked {
+            // Redirected: the page is where it landed.
+            if !self.plan.scope.within(&fetched_at) {
+                let reason = format!("redirected out of the crawl's scope, to {fetched_at}");
+                return self
+                    .send(Found::Skipped {
+                        address: asked.to_string(),
+                        reason,
+                    })
+                    .await;
+            }
+            self.seen.insert(fetched_at.as_str().to_owned());
+        }
+        let Some(format) = format_of(body.content_type.as_deref(), &fetched_at) else {
+            let reason = format!(
+                "not a document ({})",
+                body.content_type.as_deref().unwrap_or("no content type")
+            );
+            return self
+                .send(Found::Skipped {
+                    address: fetched_at.to_string(),
+                    reason,
+                })
+                .await;
+        };
+        let mut address = fetched_at.clone();
+        let mut links = Vec::new();
+        let mut noindex = false;
+        if format == Format::Html {
+            let found = page_links(&body.bytes);
+            let base = found
+                .base
+                .as_deref()
+                .and_then(|b| fetched_at.join(b).ok())
+                .unwrap_or_else(|| fetched_at.clone());
+            if let Some(canonical) = found.canonical.as_deref().and_then(|c| base.join(c).ok()) {
+                let canonical = normalized(canonical);
+                // A canonical address elsewhere is not trusted: a page
+                // cannot claim to be another site's.
+                if self.plan.scope.within(&canonical) {
+                    self.seen.insert(canonical.as_str().to_owned());
+                    address = canonical;
+                }
+            }
+            if !found.nofollow {
+                links = found
+                    .hrefs
+                    .iter()
+                    .filter_map(|h| base.join(h).ok())
+                    .map(normalized)
+                    .filter(|u| self.plan.scope.admits(u))
+                    .map(String::from)
+                    .collect();
+                links.dedup();
+            }
+            noindex = found.noindex;
+        }
+        self.follow(&links, depth);
+        let address = address.to_string();
+        if noindex {
+            let reason = "the page asks not to be indexed (robots noindex)".to_owned();
+            return self.send(Found::Skipped { address, reason }).await;
+        }
+        if !self.addresses.insert(address.clone()) {
+            // Taken already, under this address. Reported under the URL
+            // that led here, unless that is the address itself (the page
+            // was first reached by another URL naming it canonical).
+            if asked.as_str() == address {
+                return true;
+            }
+            let reason = format!("the same page as {address} (canonical address or redirect)");
+            return self
+                .send(Found::Skipped {
+                    address: asked.to_string(),
+                    reason,
+                })
+                .await;
+        }
+        let found = self.found(address, format, body, links);
+        self.send(found).await
+    }
+
+    /// A fetched page, new or changed, or as the last crawl stored it
+    /// (the same bytes: nothing to read again).
+    fn found(&self, address: String, format: Format, body: Body, links: Vec<String>) -> Found {
+        let record = PageRecord {
+            validators: body.validators,
+            hash: content_hash(&body.bytes),
+            links,
+        };
+        let unchanged = self
+            .previous
+            .get(&address)
+            .is_some_and(|last| last.hash == record.hash);
+        if unchanged {
+            Found::Unchanged { address, record }
+        } else {
+            Found::Page {
+                address,
+                format,
+                bytes: body.bytes,
+                record,
+            }
+        }
+    }
+
+    fn follow(&mut self, links: &[String], depth: usize) {
+        for link in links {
+            if let Ok(url) = Url::parse(link) {
+                self.enqueue(url, depth + 1);
+            }
+        }
+    }
+
+    /// Queues the pages the site's sitemaps list (robots.txt's `Sitemap:`
+    /// lines, else `/sitemap.xml`), as if linked from the start page.
+    async fn sitemaps(&mut self, start: &Url) {
+        if self.robots_allow(start).await.is_err() {
+            return;
+        }
+        let origin = start.origin().ascii_serialization();
+        let mut todo: VecDeque<String> = self
+            .robots
+            .get(&origin)
+            .map(|r| r.sitemaps.clone())
+            .unwrap_or_default()
+            .into();
+        if todo.is_empty() {
+            todo.push_back(format!("{origin}/sitemap.xml"));
+            if self.plan.scope.prefix() != "/" {
+                todo.push_back(format!("{origin}{}sitemap.xml", self.plan.scope.prefix()));
+            }
+        }
+        let mut read = 0;
+        let mut listed = 0;
+        while let Some(next) = todo.pop_front() {
+            if read == MAX_SITEMAPS || Instant::now() >= self.plan.deadline {
+                break;
+            }
+            let Ok(url) = Url::parse(&next) else { continue };
+            // Sitemaps elsewhere are not read: a crawl stays on its site.
+            if url.origin() != start.origin() {
+                continue;
+            }
+            read += 1;
+            let Ok(body) = self.fetcher.get_body(&url).await else {
+                continue;
+            };
+            let map = sitemap::parse(&body.bytes);
+            todo.extend(map.sitemaps);
+            for page in map.pages {
+                if let Ok(url) = Url::parse(&page) {
+                    listed += 1;
+                    self.enqueue(url, 1);
+                }
+            }
+        }
+        if listed > 0 {
+            tracing::info!(listed, "pages listed by the site's sitemap");
+        }
+    }
+
+    /// Reads the site's `llms-full.txt`, else queues what its `llms.txt`
+    /// lists; `None` when it offers neither.
+    async fn llms_txt(&mut self, start: &Url) -> Option<Llms> {
+        let prefix = self.plan.scope.prefix().to_owned();
+        let places = |name: &str| -> Vec<Url> {
+            let mut urls: Vec<Url> = [prefix.as_str(), "/"]
+                .iter()
+                .filter_map(|dir| start.join(&format!("{dir}{name}")).ok())
+                .collect();
+            urls.dedup();
+            urls
+        };
+        for url in places("llms-full.txt") {
+            if self.robots_allow(&url).await.is_err() {
+                continue;
+            }
+            if let Ok(body) = self.fetcher.get_body(&url).await {
+                let address = url.to_string();
+                self.addresses.insert(address.clone());
+                let found = self.found(address, Format::Markdown, body, Vec::new());
+                self.send(found).await;
+                return Some(Llms::Full);
+            }
+        }
+        for url in places("llms.txt") {
+            if self.robots_allow(&url).await.is_err() {
+                continue;
+            }
+            if let Ok(body) = self.fetcher.get_body(&url).await {
+                let text = String::from_utf8_lossy(&body.bytes);
+                // The pages llms.txt lists are taken, not what they link.
+                let depth = self.plan.limits.max_depth;
+                for link in markdown_links(&text) {
+                    if let Ok(page) = url.join(link) {
+                        self.enqueue(page, depth);
+                    }
+                }
+                return Some(Llms::Index);
+            }
+        }
+        self.notes.push(
+            "the site offers no llms.txt or llms-full.txt; its pages were crawled instead".into(),
+        );
+        None
+    }
+}
+
+/// The targets of Markdown links, `[text](target)`, in `text`.
+fn markdown_links(text: &str) -> impl Iterator<Item = &str> {
+    text.split("](").skip(1).filter_map(|rest| {
+        let end = rest.find([')', ' '])?;
+        let target = rest[..end].trim();
+        (!target.is_empty()).then_some(target)
+    })
+}
+
+/// How a fetched body is read: by its media type, else by its URL's
+/// extension. Archives are never taken from a crawl.
+fn format_of(content_type: Option<&str>, url: &Url) -> Option<Format> {
+    let by_path = Format::from_path(url.path()).filter(|f| *f != Format::Zip);
+    match content_type {
+        Some("text/html" | "application/xhtml+xml") => Some(Format::Html),
+        Some("text/markdown" | "text/x-markdown") => Some(Format::Markdown),
+        Some("application/pdf") => Some(Format::Pdf),
+        Some("application/x-ipynb+json") => Some(Format::Notebook),
+        // Many servers send Markdown and reST as plain text.
+        Some("text/plain") => Some(by_path.unwrap_or(Format::Text)),
+        None | Some("application/octet-stream" | "binary/octet-stream") => by_path,
+        Some(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_types_decide_before_extensions() {
+        let url = |s: &str| Url::parse(s).unwrap();
+        assert_eq!(
+            format_of(Some("text/html"), &url("https://x.io/a")),
+            Some(Format::Html)
+        );
+        assert_eq!(
+            format_of(Some("text/plain"), &url("https://x.io/a.md")),
+            Some(Format::Markdown)
+        );
+        assert_eq!(
+            format_of(Some("text/plain"), &url("https://x.io/a")),
+            Some(Format::Text)
+        );
+        assert_eq!(
+            format_of(None, &url("https://x.io/a.pdf")),
+            Some(Format::Pdf)
+        );
+        assert_eq!(
+            format_of(Some("image/png"), &url("https://x.io/a.md")),
+            None
+        );
+        assert_eq!(format_of(None, &url("https://x.io/a.zip")), None);
+    }
+
+    #[test]
+    fn llms_txt_links_are_read() {
+        let text = "# X\n\n- [Intro](https://x.io/intro.md): start here\n- [API](/api.md)\n";
+        assert_eq!(
+            markdown_links(text).collect::<Vec<_>>(),
+            ["https://x.io/intro.md", "/api.md"]
+        );
+    }
+}

@@ -1,0 +1,382 @@
+//! A source's fetch as a job: pages go through the same pipeline as
+//! uploads as they arrive, and the version is published whole at the end,
+//! pages gone from the source removed in the same commit. Searches see
+//! the version as it was before or as it is after, never between.
+//!
+//! Only what changed is read: a page the site answers `304 Not Modified`
+//! for, or whose bytes hash as before, is kept as stored without being
+//! extracted or embedded (and within a changed page, unchanged chunks
+//! keep their vectors, see [`crate::ingest::pipeline`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use index_core::ids::content_hash;
+use index_core::job::{FileState, JobState};
+use index_core::source::{PageFailure, RefreshSummary};
+use tokio::sync::mpsc;
+
+use super::crawl::{self, Found, PageRecord, Plan};
+use super::fetch::Fetcher;
+use super::registry::{self, Release};
+use super::SourceState;
+use crate::ingest::pipeline::{Input, JobRun, Pipeline, Read};
+use crate::ingest::JobHandle;
+use crate::store::Replace;
+
+/// Failures listed in a refresh's summary, at most.
+const LISTED_FAILURES: usize = 100;
+
+/// What a job fetches.
+pub enum Work {
+    Site(Plan),
+    Package(Release),
+}
+
+/// Runs the fetch of a source into `job`'s version. When the job
+/// published, returns the source's new state and leaves the job
+/// `indexing`: the caller stores the state, then ends the job with
+/// [`crate::ingest::pipeline::finish_indexing`], so that a client told "done" finds the source
+/// up to date. Otherwise the job has ended, and what is returned is how
+/// the fetch went.
+pub async fn run(
+    pipeline: &Pipeline<'_>,
+    job: &JobHandle,
+    fetcher: &Fetcher,
+    work: Work,
+    previous: &SourceState,
+) -> Result<SourceState, RefreshSummary> {
+    let mut tally = Tally::default();
+    let mut run = JobRun::new(pipeline, job);
+    let leftovers = match work {
+        Work::Site(plan) => {
+            let (tx, mut rx) = mpsc::channel(16);
+            let crawling = crawl::crawl(fetcher, plan, &previous.pages, tx);
+            let reading = async {
+                while let Some(found) = rx.recv().await {
+                    tally.found(&mut run, job, previous, found).await;
+                }
+            };
+            let (outcome, ()) = tokio::join!(crawling, reading);
+            tally.notes = outcome.notes;
+            if outcome.complete {
+                Leftovers::Removed
+            } else {
+                Leftovers::Kept
+            }
+        }
+        Work::Package(release) => {
+            package(&mut tally, &mut run, job, fetcher, &release, previous).await;
+            Leftovers::Replaced
+        }
+    };
+    // Pages of the last fetch that were not met again are gone, if the
+    // crawl saw everything; otherwise they were only not reached.
+    for (address, record) in &previous.pages {
+        if tally.pages.contains_key(address) || tally.removed.contains(address) {
+            continue;
+        }
+        if leftovers == Leftovers::Replaced {
+            break;
+        }
+        if leftovers == Leftovers::Removed {
+            tally.removed.insert(address.clone());
+            let reason = "no longer found at the source".to_owned();
+            job.add_file(address, FileState::Removed { reason });
+        } else {
+            tally.keep.insert(address.clone());
+            tally.pages.insert(address.clone(), record.clone());
+        }
+    }
+    for note in &tally.notes {
+        tracing::info!(job = job.id(), note);
+    }
+    if let Some(reason) = tally.verdict() {
+        run.discard().await;
+        job.stop(JobState::Failed, &reason, "not stored: the fetch failed");
+        return Err(tally.summary(job));
+    }
+    if !run.finish_staging().await {
+        return Err(tally.summary(job));
+    }
+    let published = run.publish(&Replace::Version { keep: &tally.keep }).await;
+    if !published {
+        return Err(tally.summary(job));
+    }
+    Ok(tally.state(job))
+}
+
+/// What becomes of the pages of the last fetch that this one did not meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leftovers {
+    /// The crawl saw everything: they are gone from the site.
+    Removed,
+    /// The crawl stopped at a bound: they were only not reached.
+    Kept,
+    /// A package's new archive replaces every document of the old one.
+    Replaced,
+}
+
+/// What a fetch met, page by page.
+#[derive(Default)]
+struct Tally {
+    /// The pages the version holds after this fetch (if it publishes),
+    /// with what to ask of each next time.
+    pages: BTreeMap<String, PageRecord>,
+    /// Pages kept as stored: unchanged, or failed this time but stored
+    /// before (a page that answers 500 today is not removed for it).
+    keep: BTreeSet<String>,
+    removed: BTreeSet<String>,
+    changed: usize,
+    unchanged: usize,
+    failures: Vec<PageFailure>,
+    failed: usize,
+    notes: Vec<String>,
+}
+
+impl Tally {
+    async fn found(
+        &mut self,
+        run: &mut JobRun<'_, '_>,
+        job: &JobHandle,
+        previous: &SourceState,
+        found: Found,
+    ) {
+        match found {
+            Found::Page {
+                address,
+                format,
+                bytes,
+                record,
+            } => {
+                let slot = job.add_file(&address, FileState::Queued);
+                self.changed += 1;
+                self.pages.insert(address.clone(), record);
+                let input = Input {
+                    name: address,
+                    bytes,
+                    read: Read::As(format),
+                };
+                run.take(input, slot).await;
+            }
+            Found::Unchanged { address, record } => {
+                job.add_file(&address, FileState::Unchanged);
+                self.unchanged += 1;
+                self.keep.insert(address.clone());
+                self.pages.insert(address, record);
+            }
+            Found::Failed {
+                address,
+                reason,
+                gone,
+            } => {
+                let stored = previous.pages.get(&address);
+                if gone && stored.is_some() {
+                    self.removed.insert(address.clone());
+                    job.add_file(&address, FileState::Removed { reason });
+                    return;
+                }
+                if let Some(record) = stored {
+                    // Kept as it was: one bad answer does not delete a page.
+                    self.keep.insert(address.clone());
+                    self.pages.insert(address.clone(), record.clone());
+                }
+                self.fail(job, address, reason);
+            }
+            Found::Skipped { address, reason } => {
+                job.add_file(&address, FileState::Skipped { reason });
+            }
+        }
+    }
+
+    fn fail(&mut self, job: &JobHandle, address: String, reason: String) {
+        job.add_file(
+            &address,
+            FileState::Failed {
+                reason: reason.clone(),
+            },
+        );
+        self.failed += 1;
+        if self.failures.len() < LISTED_FAILURES {
+            self.failures.push(PageFailure {
+                url: address,
+                reason,
+            });
+        }
+    }
+
+    /// Why the job fails instead of publishing, if it does: nothing was
+    /// found, or most of what was tried failed (a site down, a wrong
+    /// scope), which must not replace a good version.
+    fn verdict(&self) -> Option<String> {
+        let tried = self.changed + self.unchanged + self.failed;
+        if tried == 0 {
+            let mut why =
+                "nothing was found to index: no page within the crawl's scope could be fetched"
+                    .to_owned();
+            if let Some(first) = self.notes.first() {
+                why.push_str(&format!(" ({first})"));
+            }
+            return Some(why);
+        }
+        (self.failed * 2 > tried).then(|| {
+            let first = self
+                .failures
+                .first()
+                .map(|f| format!("; the first: {} ({})", f.url, f.reason))
+                .unwrap_or_default();
+            format!(
+                "{} of {tried} pages failed, so nothing was published and the version is as it was{first}",
+                self.failed
+            )
+        })
+    }
+
+    /// The source's state after a publish: pages whose document did not
+    /// make it into the version (a failed extraction) are left out, so the
+    /// next fetch reads them again.
+    fn state(mut self, job: &JobHandle) -> SourceState {
+        let status = job.status();
+        for file in &status.files {
+            match file.state {
+                FileState::Failed { .. } if !self.keep.contains(&file.file_path) => {
+                    self.pages.remove(&file.file_path);
+                }
+                // A package's documents, known by their paths in it: kept
+                // whole while its archive is unchanged.
+                FileState::Stored { .. } => {
+                    self.pages.entry(file.file_path.clone()).or_default();
+                }
+                _ => {}
+            }
+        }
+        let mut summary = self.summary(job);
+        summary.state = JobState::Done;
+        summary.pages = self.pages.len();
+        SourceState {
+            last_refresh: Some(summary),
+            refreshed_at: now_secs(),
+            pages: self.pages,
+        }
+    }
+
+    /// How the fetch went, as the job stands now.
+    fn summary(&self, job: &JobHandle) -> RefreshSummary {
+        let status = job.status();
+        RefreshSummary {
+            job_id: status.id,
+            finished_at: rfc3339(now_secs()),
+            state: status.state,
+            pages: self.pages.len(),
+            changed: self.changed,
+            unchanged: self.unchanged,
+            removed: self.removed.len(),
+            failures: self.failures.clone(),
+            failed: self.failed,
+            notes: self.notes.clone(),
+        }
+    }
+}
+
+/// Downloads a release and reads its documentation, unless the archive is
+/// the one read last time.
+async fn package(
+    tally: &mut Tally,
+    run: &mut JobRun<'_, '_>,
+    job: &JobHandle,
+    fetcher: &Fetcher,
+    release: &Release,
+    previous: &SourceState,
+) {
+    let address = release.url.to_string();
+    let bytes = match registry::download(fetcher, release).await {
+        Ok(bytes) => bytes,
+        Err(err) => return tally.fail(job, address, err.to_string()),
+    };
+    let record = PageRecord {
+        hash: content_hash(&bytes),
+        ..PageRecord::default()
+    };
+    let unchanged = previous
+        .pages
+        .get(&address)
+        .is_some_and(|r| r.hash == record.hash);
+    tally.pages.insert(address.clone(), record);
+    if unchanged {
+        // The very archive read last time: every document stays.
+        tally.unchanged += 1;
+        job.add_file(&address, FileState::Unchanged);
+        tally.keep.extend(previous.pages.keys().cloned());
+        for (path, record) in &previous.pages {
+            tally
+                .pages
+                .entry(path.clone())
+                .or_insert_with(|| record.clone());
+        }
+        return;
+    }
+    tally.changed += 1;
+    let slot = job.add_file(&release.file_name, FileState::Queued);
+    let input = Input {
+        name: release.file_name.clone(),
+        bytes,
+        read: Read::PackageDocs,
+    };
+    run.take(input, slot).await;
+}
+
+/// Seconds since the epoch, now.
+pub fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Seconds since the epoch as an RFC 3339 UTC time.
+fn rfc3339(secs: u64) -> String {
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_written_as_rfc3339() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_795_651_200), "2026-11-26T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400 + 3_661), "2000-02-29T01:01:01Z");
+    }
+
+    #[test]
+    fn most_pages_failing_fails_the_job() {
+        let mut tally = Tally {
+            changed: 1,
+            failed: 2,
+            ..Tally::default()
+        };
+        assert!(tally
+            .verdict()
+            .is_some_and(|v| v.contains("2 of 3 pages failed")));
+        tally.changed = 2;
+        assert_eq!(tally.verdict(), None);
+        assert!(Tally::default().verdict().is_some());
+    }
+}

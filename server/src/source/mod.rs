@@ -1,0 +1,155 @@
+//! Documentation from where it lives: a site crawled, or a package taken
+//! from its registry, into a library version, and refreshed from there.
+//!
+//! - [`address`]: which addresses a fetch may reach (no server-side
+//!   request forgery into the server's own network).
+//! - [`fetch`]: the one HTTP client every fetch goes through.
+//! - [`robots`], [`sitemap`], [`scope`]: what a crawl may take and finds.
+//! - [`crawl`]: the crawl itself.
+//! - [`registry`]: PyPI, npm and crates.io releases.
+//! - [`job`]: a source's fetch run as a job, published whole.
+
+pub mod address;
+pub mod crawl;
+pub mod fetch;
+pub mod job;
+pub mod registry;
+pub mod robots;
+pub mod scope;
+pub mod sitemap;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use index_core::package::{PackageSpec, PackageSpecError};
+use index_core::source::{RefreshSummary, SourceRequest};
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+pub use address::AddressPolicy;
+pub use fetch::{FetchLimits, Fetcher};
+
+use crawl::PageRecord;
+
+/// How the server fetches, from its configuration.
+#[derive(Debug, Clone)]
+pub struct SourceSettings {
+    pub policy: AddressPolicy,
+    pub fetch: FetchLimits,
+    /// The least time between two requests to one host.
+    pub interval: Duration,
+    /// Requests in flight at once, per crawl.
+    pub concurrency: usize,
+    /// The longest a crawl may take.
+    pub max_time: Duration,
+}
+
+impl Default for SourceSettings {
+    fn default() -> Self {
+        Self {
+            policy: AddressPolicy::default(),
+            fetch: FetchLimits::default(),
+            interval: Duration::from_millis(200),
+            concurrency: 4,
+            max_time: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// Where a source's documentation lives.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    Site(Url),
+    Package(PackageSpec),
+}
+
+/// Why a source cannot be added.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error("{0:?} is neither an http(s) URL nor a package (pypi:NAME[==VER], npm:NAME[@VER], crates:NAME[@VER])")]
+    NotASource(String),
+    #[error(transparent)]
+    Package(#[from] PackageSpecError),
+    #[error(transparent)]
+    Scope(#[from] scope::ScopeError),
+    #[error("{url} cannot be fetched: {err}")]
+    Unreachable { url: String, err: fetch::FetchError },
+    #[error("a site needs a version to be stored as (for example \"latest-crawl\" or the docs' own version)")]
+    NoVersion,
+    #[error(transparent)]
+    Registry(#[from] registry::RegistryError),
+}
+
+impl Origin {
+    /// Reads a request's `url`: a package spec, else an http(s) URL.
+    pub fn parse(raw: &str) -> Result<Self, SourceError> {
+        let raw = raw.trim();
+        if let Some(spec) = PackageSpec::parse(raw)? {
+            return Ok(Self::Package(spec));
+        }
+        match Url::parse(raw) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => {
+                Ok(Self::Site(scope::normalized(url)))
+            }
+            _ => Err(SourceError::NotASource(index_core::validate::cut(raw, 200))),
+        }
+    }
+
+    /// `site`, `pypi`, `npm` or `crates`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Site(_) => "site",
+            Self::Package(spec) => match spec.registry {
+                index_core::package::Registry::PyPi => "pypi",
+                index_core::package::Registry::Npm => "npm",
+                index_core::package::Registry::Crates => "crates",
+            },
+        }
+    }
+}
+
+/// What a source keeps between fetches.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SourceState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_refresh: Option<RefreshSummary>,
+    /// When the last fetch published, in seconds since the epoch (0:
+    /// never): what `--refresh-every` counts from.
+    #[serde(default)]
+    pub refreshed_at: u64,
+    /// The pages (or package files) the version holds, by address.
+    #[serde(default)]
+    pub pages: BTreeMap<String, PageRecord>,
+}
+
+/// A stored source, read.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub id: String,
+    pub request: SourceRequest,
+    pub library: String,
+    pub version: String,
+    pub state: SourceState,
+}
+
+impl Source {
+    pub fn from_stored(stored: &crate::store::sources::StoredSource) -> Option<Self> {
+        Some(Self {
+            id: stored.id.clone(),
+            request: serde_json::from_str(&stored.request).ok()?,
+            library: stored.library.clone(),
+            version: stored.version.clone(),
+            state: serde_json::from_str(&stored.state).unwrap_or_default(),
+        })
+    }
+
+    pub fn to_stored(&self) -> crate::store::sources::StoredSource {
+        crate::store::sources::StoredSource {
+            id: self.id.clone(),
+            library: self.library.clone(),
+            version: self.version.clone(),
+            request: serde_json::to_string(&self.request).unwrap_or_default(),
+            state: serde_json::to_string(&self.state).unwrap_or_default(),
+        }
+    }
+}
