@@ -79,18 +79,21 @@ pub async fn upload(
                     &mut version
                 };
                 if name.is_some() {
-                    return Err(ApiError::bad_request(format!(
+                    let err = ApiError::bad_request(format!(
                         "the form gives the {} field twice; give it once",
                         field.name().unwrap_or_default()
-                    )));
+                    ));
+                    drop(field);
+                    return Err(drained(form, err).await);
                 }
                 *name = Some(field.text().await.map_err(multipart_error)?);
             }
             "file" => {
-                let name = field
-                    .file_name()
-                    .map(str::to_owned)
-                    .ok_or_else(|| ApiError::bad_request("every file part needs a file name"))?;
+                let Some(name) = field.file_name().map(str::to_owned) else {
+                    drop(field);
+                    let err = ApiError::bad_request("every file part needs a file name");
+                    return Err(drained(form, err).await);
+                };
                 let bytes = field.bytes().await.map_err(multipart_error)?;
                 files.push(Upload {
                     name,
@@ -100,10 +103,12 @@ pub async fn upload(
                 });
             }
             other => {
-                return Err(ApiError::bad_request(format!(
+                let err = ApiError::bad_request(format!(
                     "unknown form field {:?}",
                     index_core::validate::cut(other, 60)
-                )))
+                ));
+                drop(field);
+                return Err(drained(form, err).await);
             }
         }
     }
@@ -111,6 +116,16 @@ pub async fn upload(
     let version = version.ok_or_else(|| ApiError::bad_request("the form needs a version field"))?;
     let accepted = state.engine.start_upload(&library, &version, files).await?;
     Ok((StatusCode::ACCEPTED, Json(accepted)))
+}
+
+/// Reads the rest of a refused form (bounded by the body limit) before
+/// answering `err`: answering mid-body and closing made clients that were
+/// still sending see a broken connection instead of the answer.
+async fn drained(mut form: Multipart, err: ApiError) -> ApiError {
+    while let Ok(Some(field)) = form.next_field().await {
+        drop(field);
+    }
+    err
 }
 
 fn multipart_error(err: MultipartError) -> ApiError {

@@ -24,6 +24,8 @@ use super::AppState;
         (status = 401, description = "A token is required", body = ErrorBody),
         (status = 404, description = "The registry has no such package or release", body = ErrorBody),
         (status = 409, description = "Another job is writing this version", body = ErrorBody),
+        (status = 413, description = "The body is larger than the server accepts", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
         (status = 503, description = "The model, or the registry, is not available", body = ErrorBody),
     ),
     security(("bearer" = []))

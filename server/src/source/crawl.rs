@@ -11,7 +11,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
-use futures::stream::{FuturesUnordered, StreamExt};
 use index_core::extract::links::page_links;
 use index_core::format::Format;
 use index_core::ids::content_hash;
@@ -191,7 +190,11 @@ impl Crawl<'_> {
     /// Runs the queue to its end or a bound. Returns whether everything
     /// in scope was visited.
     async fn run(&mut self) -> bool {
-        let mut flights: FuturesUnordered<_> = FuturesUnordered::new();
+        // Each request is a task of its own, so it goes on while the crawl
+        // waits for the job to take a page (embedding holds it up): polled
+        // only when the crawl came back to them, requests ran out their
+        // time limit unanswered. A `JoinSet` aborts them if the crawl ends.
+        let mut flights = tokio::task::JoinSet::new();
         loop {
             // Start requests while there is room, pages left to take and time.
             while flights.len() < self.plan.concurrency
@@ -219,7 +222,7 @@ impl Crawl<'_> {
                     .previous
                     .get(url.as_str())
                     .map(|r| r.validators.clone());
-                flights.push(async move {
+                flights.spawn(async move {
                     tokio::time::sleep_until(at).await;
                     let fetched = fetcher.get(&url, validators.as_ref()).await;
                     (url, depth, fetched)
@@ -228,10 +231,16 @@ impl Crawl<'_> {
             if flights.is_empty() {
                 break;
             }
-            let Ok(Some((url, depth, fetched))) =
-                tokio::time::timeout_at(self.plan.deadline, flights.next()).await
+            let Ok(Some(flight)) =
+                tokio::time::timeout_at(self.plan.deadline, flights.join_next()).await
             else {
                 break;
+            };
+            let Ok((url, depth, fetched)) = flight else {
+                // A request task that panicked: its page is not known, so
+                // nothing can be said of it; the crawl goes on.
+                tracing::error!("a page request failed unexpectedly");
+                continue;
             };
             if !self.landed(url, depth, fetched).await {
                 return false;

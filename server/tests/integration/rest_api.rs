@@ -448,11 +448,15 @@ async fn every_documented_route_is_served_and_oversized_bodies_get_json_413() {
         "GET /api/libraries",
         "GET /api/libraries/resolve",
         "GET /api/libraries/{library}/documents",
+        "GET /api/sources",
+        "GET /api/sources/{id}",
         "GET /api/status",
         "POST /api/ask",
         "POST /api/feedback",
         "POST /api/search",
         "POST /api/search/stream",
+        "POST /api/sources",
+        "POST /api/sources/{id}/refresh",
         "POST /api/upload",
     ];
     assert_eq!(documented, expected);

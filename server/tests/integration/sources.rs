@@ -607,7 +607,10 @@ async fn a_sites_llms_full_txt_is_read_when_asked_for() {
     assert_eq!(job["state"], "done", "{job:#}");
     let by_path = files(&job);
     assert_eq!(by_path.len(), 1, "{job:#}");
-    assert_eq!(by_path[&format!("{site_base}/docs/llms-full.txt")]["state"], "stored");
+    assert_eq!(
+        by_path[&format!("{site_base}/docs/llms-full.txt")]["state"],
+        "stored"
+    );
     // No page of the site was crawled.
     assert_eq!(site.requests("/docs/git-add.html"), 0);
     let (_, found) = post_json(
@@ -616,5 +619,10 @@ async fn a_sites_llms_full_txt_is_read_when_asked_for() {
         json!({"query": "pomegranate-shaped change", "library": "llms", "mode": "keyword"}),
     )
     .await;
-    assert!(found["results"][0]["snippet"].to_string().contains("pomegranate"), "{found:#}");
+    assert!(
+        found["results"][0]["snippet"]
+            .to_string()
+            .contains("pomegranate"),
+        "{found:#}"
+    );
 }
