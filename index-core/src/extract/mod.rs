@@ -6,11 +6,13 @@
 //! Everything here is pure Rust so the dashboard (wasm32) can run the same
 //! code the server does.
 
+mod asciidoc;
 mod html;
 pub mod links;
 mod memory;
 mod notebook;
 mod pdf;
+mod rst;
 mod tar;
 mod text;
 mod zip;
@@ -197,8 +199,23 @@ fn extract_one(
     memory: &mut dyn MemoryGauge,
 ) -> Result<Extracted, ExtractError> {
     let mdx = path.to_ascii_lowercase().ends_with(".mdx");
+    // reStructuredText and AsciiDoc are text to `Format`, but read as the
+    // Markdown they convert to, so they get titles, headings and code blocks.
+    let extension = path
+        .rsplit(['/', '\\'])
+        .next()
+        .and_then(|name| name.rsplit_once('.'))
+        .map(|(_, extension)| extension.to_ascii_lowercase());
     let mut doc = match format {
         Format::Markdown => text::markdown(bytes, mdx)?,
+        Format::Text if matches!(extension.as_deref(), Some("rst" | "rest")) => {
+            let markdown = rst::to_markdown(&text::decode(bytes)?);
+            text::markdown(markdown.as_bytes(), false)?
+        }
+        Format::Text if matches!(extension.as_deref(), Some("adoc" | "asciidoc" | "asc")) => {
+            let markdown = asciidoc::to_markdown(&text::decode(bytes)?);
+            text::markdown(markdown.as_bytes(), false)?
+        }
         Format::Text => text::plain(bytes)?,
         Format::Html => html::to_markdown(bytes)?,
         Format::Pdf => pdf::extract(bytes, limits.max_pdf_inflated_bytes, memory)?,
