@@ -99,6 +99,7 @@ pub async fn run(
     if !run.finish_staging().await {
         return Err(tally.summary(job));
     }
+    tally.keep_what_failed_to_read(job, previous);
     let published = run.publish(&Replace::Version { keep: &tally.keep }).await;
     if !published {
         return Err(tally.summary(job));
@@ -185,6 +186,21 @@ impl Tally {
             }
             Found::Skipped { address, reason } => {
                 job.add_file(&address, FileState::Skipped { reason });
+            }
+        }
+    }
+
+    /// A stored page that changed but could not be read this time (its
+    /// new bytes fail extraction) keeps its stored version rather than
+    /// vanishing for a bad answer; it is read again at the next refresh.
+    fn keep_what_failed_to_read(&mut self, job: &JobHandle, previous: &SourceState) {
+        for file in job.status().files {
+            if !matches!(file.state, FileState::Failed { .. }) {
+                continue;
+            }
+            if let Some(record) = previous.pages.get(&file.file_path) {
+                self.keep.insert(file.file_path.clone());
+                self.pages.insert(file.file_path, record.clone());
             }
         }
     }

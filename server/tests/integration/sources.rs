@@ -358,9 +358,13 @@ async fn a_site_is_crawled_politely_and_refreshed_by_what_changed() {
     assert_eq!(last["failed"], FAILING.len(), "{source:#}");
     let id = source["source_id"].as_str().expect("id").to_owned();
 
-    // The site changes: one page edited, one removed (and unlinked).
+    // The site changes: one page edited, one removed (and unlinked), one
+    // broken (nested too deep to read).
+    let bisect = site.pages.lock().unwrap()["/docs/git-bisect.html"].clone();
     {
         let mut pages = site.pages.lock().unwrap();
+        let nested = format!("<html><body>{}</body></html>", "<div>".repeat(5000));
+        pages.insert("/docs/git-bisect.html".into(), nested);
         let add = pages.get("/docs/git-add.html").cloned().unwrap_or_default();
         let edited = add.replacen(
             "<h2 id=\"_description\">DESCRIPTION</h2>",
@@ -384,13 +388,18 @@ async fn a_site_is_crawled_politely_and_refreshed_by_what_changed() {
     let by_path = files(&job);
     assert_eq!(by_path[&page("git-add.html")]["state"], "stored");
     assert_eq!(by_path[&page("git-am.html")]["state"], "removed", "{job:#}");
+    assert_eq!(
+        by_path[&page("git-bisect.html")]["state"],
+        "failed",
+        "{job:#}"
+    );
     let unchanged = by_path
         .values()
         .filter(|f| f["state"] == "unchanged")
         .count();
-    assert_eq!(unchanged, PAGES.len() - 2, "{job:#}");
+    assert_eq!(unchanged, PAGES.len() - 3, "{job:#}");
     // The unchanged pages were asked "changed since?" and answered 304.
-    assert!(*site.not_modified.lock().unwrap() - not_modified_before >= PAGES.len() - 2);
+    assert!(*site.not_modified.lock().unwrap() - not_modified_before >= PAGES.len() - 3);
     let (embedded_after, _) = engine.metrics().vectors();
     assert!(
         embedded_after > embedded_before,
@@ -411,9 +420,15 @@ async fn a_site_is_crawled_politely_and_refreshed_by_what_changed() {
     let (_, docs) = get_json(&base, "/api/libraries/git/documents?version=2.39").await;
     let listed = docs.to_string();
     assert!(!listed.contains("git-am.html"), "{listed}");
+    // The page that could not be read keeps its stored version.
     assert!(listed.contains("git-bisect.html"), "{listed}");
 
-    // Nothing changed since: nothing is embedded.
+    // Nothing changed since (the broken page mended as it was): nothing is
+    // embedded.
+    site.pages
+        .lock()
+        .unwrap()
+        .insert("/docs/git-bisect.html".into(), bisect);
     let (embedded_before, _) = engine.metrics().vectors();
     let (_, accepted) = post_json(&base, &format!("/api/sources/{id}/refresh"), json!({})).await;
     let job = finished(&client, &base, &accepted).await;
