@@ -262,28 +262,18 @@ impl SourceConfig {
     }
 }
 
-/// `30m`, `6h`, `1d`, `90s` or a number of seconds.
+/// `30m`, `6h`, `1d`, `90s` (humantime's durations) or a number of seconds.
 fn parse_every(raw: &str) -> Result<std::time::Duration, String> {
     let raw = raw.trim();
-    let (number, unit) = match raw.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => (&raw[..i], c),
-        _ => (raw, 's'),
+    let every = match raw.parse::<u64>() {
+        Ok(secs) => std::time::Duration::from_secs(secs),
+        Err(_) => humantime::parse_duration(raw)
+            .map_err(|e| format!("{raw:?} is not a duration (30m, 6h, 1d): {e}"))?,
     };
-    let scale = match unit {
-        's' => 1.0,
-        'm' => 60.0,
-        'h' => 3600.0,
-        'd' => 86_400.0,
-        _ => return Err(format!("{raw:?}: use s, m, h or d (30m, 6h, 1d)")),
-    };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("{raw:?} is not a duration (30m, 6h, 1d)"))?;
-    if !(value.is_finite() && value * scale >= 60.0) {
+    if every < std::time::Duration::from_secs(60) {
         return Err(format!("{raw:?}: refresh at most once a minute"));
     }
-    Ok(std::time::Duration::from_secs_f64(value * scale))
+    Ok(every)
 }
 
 impl EngineConfig {
@@ -400,7 +390,9 @@ mod tests {
         assert_eq!(every("1d"), Ok(std::time::Duration::from_secs(86_400)));
         assert_eq!(every("90"), Ok(std::time::Duration::from_secs(90)));
         assert!(every("10s").unwrap_err().contains("once a minute"));
-        assert!(every("6w").unwrap_err().contains("use s, m, h or d"));
+        assert!(every("6 fortnights")
+            .unwrap_err()
+            .contains("not a duration"));
         assert!(every("soon").is_err());
         assert!(every("NaNh").is_err());
     }

@@ -695,7 +695,7 @@ fn macro_text(prefix: &str, target: &str, inside: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rst::tests::fences_are_closed;
+    use super::super::rst::tests::{chunk_holding, fences_are_closed};
     use super::*;
     use proptest::prelude::*;
 
@@ -853,16 +853,7 @@ endif::[]
                 Some("How to install and configure widgets.")
             );
             assert!(!doc.text.starts_with("---"), "{}", doc.text);
-            let small = crate::chunk::ChunkConfig {
-                target: 200,
-                overlap: 0,
-                hard_max: 2000,
-            };
-            let chunks = crate::chunk::chunk_document(doc, &small);
-            let code = chunks
-                .iter()
-                .find(|c| c.text.contains("Widgets.run()"))
-                .unwrap();
+            let code = chunk_holding(doc, "Widgets.run()");
             assert_eq!(
                 code.heading_path_display(),
                 "Getting Started with Widgets > Installation"

@@ -1057,16 +1057,7 @@ The end, as marked_ says; foo_bar_ and __init__ stay.
         let doc = &extraction.unwrap().documents[0];
         assert_eq!(doc.title.as_deref(), Some("Installation"));
         assert!(doc.text.contains("\n## Getting started\n"), "{}", doc.text);
-        let small = crate::chunk::ChunkConfig {
-            target: 200,
-            overlap: 0,
-            hard_max: 2000,
-        };
-        let chunks = crate::chunk::chunk_document(doc, &small);
-        let code = chunks
-            .iter()
-            .find(|c| c.text.contains("attr.ib()"))
-            .unwrap();
+        let code = chunk_holding(doc, "attr.ib()");
         assert_eq!(
             code.heading_path_display(),
             "Installation > Getting started"
@@ -1118,6 +1109,23 @@ The end, as marked_ says; foo_bar_ and __init__ stay.
 
     /// Whether every code fence the Markdown opens is closed (as the
     /// chunker reads fences).
+    /// The chunk of `doc`, chunked small, whose text holds `needle`: where
+    /// a converted document's code block lands, and under which headings.
+    pub(in crate::extract) fn chunk_holding(
+        doc: &crate::extract::Extracted,
+        needle: &str,
+    ) -> crate::chunk::Chunk {
+        let small = crate::chunk::ChunkConfig {
+            target: 200,
+            overlap: 0,
+            hard_max: 2000,
+        };
+        crate::chunk::chunk_document(doc, &small)
+            .into_iter()
+            .find(|c| c.text.contains(needle))
+            .unwrap_or_else(|| panic!("no chunk holds {needle:?}"))
+    }
+
     pub(in crate::extract) fn fences_are_closed(md: &str) -> bool {
         let mut open: Option<usize> = None;
         for line in md.lines() {

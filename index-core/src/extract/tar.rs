@@ -541,38 +541,7 @@ fn walk_zip(
     choose: &mut Chooser<'_>,
 ) -> Result<(Extraction, usize), ExtractError> {
     let limits = budget.limits;
-    let mut archive = open_zip(archive_path, bytes)?;
-    budget.entries += archive.len();
-    if budget.entries > limits.max_entries {
-        return Err(ExtractError::HostileZip(format!(
-            "more than {} entries (limit max_entries)",
-            limits.max_entries
-        )));
-    }
-    let mut declared: u64 = 0;
-    for i in 0..archive.len() {
-        let entry = archive
-            .by_index_raw(i)
-            .map_err(|e| corrupt_zip(archive_path, e))?;
-        let name = entry.name().map(|n| n.into_owned()).unwrap_or_default();
-        if entry.enclosed_name().is_none() || !is_contained(&name) {
-            return Err(ExtractError::HostileZip(format!(
-                "entry {name:?} points outside the archive"
-            )));
-        }
-        let (size, compressed) = (entry.size(), entry.compressed_size().max(1));
-        if size > RATIO_FLOOR_BYTES && size / compressed > limits.max_ratio {
-            return Err(ExtractError::HostileZip(format!(
-                "entry {name:?} expands {}:1, like a zip bomb (limit max_ratio {}:1)",
-                size / compressed,
-                limits.max_ratio
-            )));
-        }
-        declared = declared.saturating_add(size);
-    }
-    if declared > limits.max_total_bytes {
-        return Err(super::zip::too_large(limits));
-    }
+    let mut archive = super::zip::open_checked(archive_path, bytes, budget)?;
 
     let mut out = Extraction {
         archive: true,

@@ -124,23 +124,19 @@ pub(super) fn read_entry(
     }
 }
 
-pub(super) fn expand(
+/// Opens a ZIP and checks every entry's header before any data is read:
+/// the entry count, names that lead outside the archive, ratios like a
+/// bomb's, and the declared total against what the job may still expand.
+/// Uploads and package archives are both opened through here.
+pub(super) fn open_checked<'b>(
     archive_path: &str,
-    bytes: &[u8],
-    depth: usize,
-    prefix: &str,
+    bytes: &'b [u8],
     budget: &mut Budget<'_>,
-) -> Result<Extraction, ExtractError> {
+) -> Result<ZipArchive<Cursor<&'b [u8]>>, ExtractError> {
     let limits = budget.limits;
-    if depth >= limits.max_depth {
-        return Err(ExtractError::HostileZip(format!(
-            "{archive_path} nests archives more than {} deep",
-            limits.max_depth
-        )));
-    }
-    let mut archive = ZipArchive::new(Cursor::new(bytes))
-        .map_err(|e| ExtractError::CorruptZip(format!("{archive_path}: {e}")))?;
-
+    let corrupt =
+        |e: ::zip::result::ZipError| ExtractError::CorruptZip(format!("{archive_path}: {e}"));
+    let mut archive = ZipArchive::new(Cursor::new(bytes)).map_err(corrupt)?;
     budget.entries += archive.len();
     if budget.entries > limits.max_entries {
         return Err(ExtractError::HostileZip(format!(
@@ -148,13 +144,9 @@ pub(super) fn expand(
             limits.max_entries
         )));
     }
-
-    // Check every entry's name and declared size before reading any data.
     let mut declared: u64 = 0;
     for i in 0..archive.len() {
-        let entry = archive
-            .by_index_raw(i)
-            .map_err(|e| ExtractError::CorruptZip(format!("{archive_path}: {e}")))?;
+        let entry = archive.by_index_raw(i).map_err(corrupt)?;
         let name = entry.name().map(|n| n.into_owned()).unwrap_or_default();
         if entry.enclosed_name().is_none() || !is_contained(&name) {
             return Err(ExtractError::HostileZip(format!(
@@ -175,6 +167,24 @@ pub(super) fn expand(
     if budget.bytes.saturating_add(declared) > limits.max_total_bytes {
         return Err(too_large(limits));
     }
+    Ok(archive)
+}
+
+pub(super) fn expand(
+    archive_path: &str,
+    bytes: &[u8],
+    depth: usize,
+    prefix: &str,
+    budget: &mut Budget<'_>,
+) -> Result<Extraction, ExtractError> {
+    let limits = budget.limits;
+    if depth >= limits.max_depth {
+        return Err(ExtractError::HostileZip(format!(
+            "{archive_path} nests archives more than {} deep",
+            limits.max_depth
+        )));
+    }
+    let mut archive = open_checked(archive_path, bytes, budget)?;
 
     let mut out = Extraction {
         archive: true,

@@ -322,17 +322,7 @@ impl Engine {
         };
         let ran = tokio::select! {
             ran = job::run(&pipeline, job, &self.fetcher, work, &source.state) => ran,
-            () = job.cancelled() => {
-                if let Err(err) = self.store.discard_staged(&job.id()).await {
-                    tracing::warn!(%err, job = job.id(), "cannot drop a cancelled job's staged rows (the next start does)");
-                }
-                job.stop(
-                    JobState::Cancelled,
-                    "the version was deleted while the job ran; nothing was published",
-                    "not stored: the job was cancelled",
-                );
-                return;
-            }
+            () = job.cancelled() => return self.end_cancelled(job).await,
         };
         match ran {
             Ok(state) => {

@@ -136,17 +136,21 @@ impl Engine {
     async fn run_upload(&self, job: &JobHandle, uploads: Vec<Upload>) {
         tokio::select! {
             () = self.run_to_end(job, uploads) => {}
-            () = job.cancelled() => {
-                if let Err(err) = self.store.discard_staged(&job.id()).await {
-                    tracing::warn!(%err, job = job.id(), "cannot drop a cancelled job's staged rows (the next start does)");
-                }
-                job.stop(
-                    JobState::Cancelled,
-                    "the version was deleted while the job ran; nothing was published",
-                    "not stored: the job was cancelled",
-                );
-            }
+            () = job.cancelled() => self.end_cancelled(job).await,
         }
+    }
+
+    /// Ends a job cancelled because its version is being deleted: what it
+    /// staged is dropped, and it ends `cancelled`, having published nothing.
+    pub(super) async fn end_cancelled(&self, job: &JobHandle) {
+        if let Err(err) = self.store.discard_staged(&job.id()).await {
+            tracing::warn!(%err, job = job.id(), "cannot drop a cancelled job's staged rows (the next start does)");
+        }
+        job.stop(
+            JobState::Cancelled,
+            "the version was deleted while the job ran; nothing was published",
+            "not stored: the job was cancelled",
+        );
     }
 
     async fn run_to_end(&self, job: &JobHandle, uploads: Vec<Upload>) {
