@@ -19,7 +19,7 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm dev run test test-rust test-wasm-core test-e2e test-fuzz bench-embed bench-kernels bench-ingest bench-search bench-vector bench-load bench-hostile bench-reuse bench-crawl bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
+.PHONY: help setup build build-server build-wasm dev run test test-rust test-wasm-core test-e2e test-fuzz bench-embed bench-kernels bench-ingest bench-ocr bench-search bench-vector bench-load bench-hostile bench-reuse bench-crawl bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
@@ -27,7 +27,7 @@ help:
 	@echo "make lint   cargo fmt --check and clippy -D warnings"
 	@echo "make dev    rebuild the dashboard on every change (trunk watch) for a running make run"
 	@echo "make eval   nDCG@10 / Recall@10 per search mode on every eval set, beside the plain Python pipeline"
-	@echo "make bench-embed | bench-kernels | bench-ingest | bench-search | bench-vector | bench-load | bench-hostile | bench-peers   benchmarks (print figures)"
+	@echo "make bench-embed | bench-kernels | bench-ingest | bench-ocr | bench-search | bench-vector | bench-load | bench-hostile | bench-peers   benchmarks (print figures)"
 	@echo "make bench-search ROWS=100000 CONCURRENCY=16   search at scale, in-process and over HTTP"
 	@echo "make bench-ask   Ask's time to sources and to first token with a local model"
 	@echo "make bench-crawl   the crawler on MkDocs sites and the git manual on loopback: boilerplate, search, throughput, refresh"
@@ -41,9 +41,19 @@ setup:
 build: setup
 	@scripts/build-beside.sh trunk $(MAKE) --no-print-directory build-server build-wasm
 
+# `GPU=1` (`make run GPU=1`, `make bench-embed GPU=1`) also optimises the
+# crates a GPU embedding runs through on the CPU: cubecl's runtime and wgpu
+# launch every kernel. Unoptimised, one query took about twice as long on an
+# H100 (docs/benchmarks.md, "GPU"). It is not the default because it costs
+# every build minutes that a machine without a GPU never wins back.
+GPU_CRATES := burn-cubecl burn-wgpu cubecl-common cubecl-core cubecl-ir cubecl-runtime cubecl-server cubecl-wgpu wgpu wgpu-core wgpu-hal
+ifdef GPU
+CARGO_PROFILE := $(foreach c,$(GPU_CRATES),--config profile.dev.package.$(c).opt-level=3 --config profile.dev.package.$(c).debug-assertions=false --config profile.dev.package.$(c).overflow-checks=false)
+endif
+
 build-server:
 	@echo "==> building the server (dev profile, $(CARGO_TARGET_DIR))"
-	cargo build --locked -p docshelf-server
+	cargo build --locked $(CARGO_PROFILE) -p docshelf-server
 
 build-wasm:
 	@scripts/build-wasm.sh
@@ -106,7 +116,7 @@ test-e2e: llm
 # Benchmarks print figures; they assert nothing. The dev profile reuses the
 # test build (burn's kernels and the tokenizer are optimised there already).
 bench-embed: setup
-	cargo bench --locked --profile dev -p docshelf-server --bench embed
+	cargo bench --locked --profile dev $(CARGO_PROFILE) -p docshelf-server --bench embed
 
 # The few-token product on packed weights against the gemm crate, per shape;
 # the 8-bit nearest-row scan of the dense leg, per row count.
@@ -116,6 +126,11 @@ bench-kernels:
 
 bench-ingest: setup
 	cargo bench --locked --profile dev -p docshelf-server --bench ingest
+
+# OCR of the shared PDFs scanned into image-only PDFs: seconds per page and
+# word recall against each original's text layer, per file.
+bench-ocr: setup
+	cargo bench --locked --profile dev -p docshelf-server --bench ocr
 
 # ROWS=100000 (or 1000000) searches a corpus of that many chunks grown from
 # the git manual's (cached in ~/.cache/docshelf/bench); CONCURRENCY=16 also

@@ -3,8 +3,10 @@
 # of real projects' documentation (sdists from PyPI, their docs/ folders)
 # uploaded in order into one store on a real `docshelf serve`; for each
 # version, the chunks embedded by the model and those whose vector was
-# reused (the same page's same text stored before), read from /metrics,
-# and the upload's wall time.
+# reused (the same text, with its context, stored before), read from /metrics,
+# and the upload's wall time. Last, the newest release again into a second
+# library under other paths: a copy, which reuses by the embedded text's
+# hash wherever it was stored.
 #
 #   scripts/bench-reuse.sh [package==version ...]   (default: three attrs releases)
 #
@@ -51,15 +53,17 @@ vectors() {
 }
 
 printf '%-20s %6s %8s %8s %7s %8s\n' release files embedded reused share "wall s"
-for release in "${releases[@]}"; do
-  name=${release%%==*}; version=${release#*==}
-  form=(-F "library=$name" -F "version=$version")
-  files=0
+# upload LABEL LIBRARY VERSION DIR PREFIX: one release's docs as one job.
+upload() {
+  local label=$1 library=$2 version=$3 dir=$4 prefix=$5
+  local form=(-F "library=$library" -F "version=$version") files=0
   while IFS= read -r f; do
-    form+=(-F "file=@$f;filename=${f#*/docs/}")
+    form+=(-F "file=@$f;filename=$prefix${f#*/docs/}")
     files=$((files + 1))
-  done < <(find "$work/$release" -path '*/docs/*' \( -name '*.md' -o -name '*.html' -o -name '*.txt' \) | sort)
+  done < <(find "$dir" -path '*/docs/*' \( -name '*.md' -o -name '*.mdx' -o -name '*.rst' -o -name '*.adoc' \
+    -o -name '*.html' -o -name '*.txt' -o -name '*.ipynb' \) | sort)
   read -r m0 r0 < <(vectors)
+  local start job wall m1 r1 embedded reused share
   start=$(date +%s.%N)
   job=$(curl -fsS "${form[@]}" "$base/api/upload" | python3 -c 'import json, sys; print(json.load(sys.stdin)["job_id"])')
   curl -fsS "$base/api/jobs/$job/events" >/dev/null
@@ -67,5 +71,11 @@ for release in "${releases[@]}"; do
   read -r m1 r1 < <(vectors)
   embedded=$((m1 - m0)); reused=$((r1 - r0))
   share=$(python3 -c "print(f'{100 * $reused / max(1, $embedded + $reused):.0f}%')")
-  printf '%-20s %6d %8d %8d %7s %8s\n' "$release" "$files" "$embedded" "$reused" "$share" "$wall"
+  printf '%-20s %6d %8d %8d %7s %8s\n' "$label" "$files" "$embedded" "$reused" "$share" "$wall"
+}
+for release in "${releases[@]}"; do
+  name=${release%%==*}; version=${release#*==}
+  upload "$release" "$name" "$version" "$work/$release" ""
 done
+last=${releases[-1]}
+upload "copy of ${last#*==}" "${last%%==*}-copy" "${last#*==}" "$work/$last" "copied/"

@@ -20,7 +20,10 @@ say() { printf '==> %s\n' "$*"; }
 # protobuf-compiler: LanceDB's build. chromium: the end-to-end tests.
 # mesa-vulkan-drivers: a software Vulkan adapter so the GPU code path runs anywhere.
 # cmake: building llama.cpp's llama-server for Ask's tests (scripts/fetch-llm.sh).
-apt_packages=(rustc-web cargo-web rust-web-src lld-22 protobuf-compiler chromium mesa-vulkan-drivers cmake)
+# tesseract-ocr, tesseract-ocr-eng, poppler-utils: OCR of scanned PDF pages
+#   (server/src/ingest/ocr.rs); img2pdf: the OCR tests' scans.
+apt_packages=(rustc-web cargo-web rust-web-src lld-22 protobuf-compiler chromium mesa-vulkan-drivers cmake
+  tesseract-ocr tesseract-ocr-eng poppler-utils img2pdf)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")

@@ -12,6 +12,9 @@ pub enum Format {
     Text,
     Html,
     Pdf,
+    /// Word documents (Office Open XML): their headings, paragraphs, lists
+    /// and tables.
+    Docx,
     /// Jupyter notebooks: their Markdown cells and code, not their outputs.
     Notebook,
     Zip,
@@ -21,11 +24,12 @@ pub enum Format {
 
 impl Format {
     /// Every format docshelf reads.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Markdown,
         Self::Text,
         Self::Html,
         Self::Pdf,
+        Self::Docx,
         Self::Notebook,
         Self::Zip,
         Self::TarGz,
@@ -39,6 +43,7 @@ impl Format {
             Self::Text => &["txt", "text", "rst", "adoc"],
             Self::Html => &["html", "htm", "xhtml"],
             Self::Pdf => &["pdf"],
+            Self::Docx => &["docx"],
             Self::Notebook => &["ipynb"],
             Self::Zip => &["zip"],
             Self::TarGz => &["tar.gz", "tgz", "crate"],
@@ -67,7 +72,7 @@ impl Format {
         })
     }
 
-    /// The formats for a message: ".md, .txt, .html, .pdf, .ipynb, .zip or .tar.gz".
+    /// The formats for a message: ".md, .txt, .html, .pdf, .docx, .ipynb, .zip or .tar.gz".
     pub fn summary() -> String {
         let usual: Vec<String> = Self::ALL
             .iter()
@@ -100,7 +105,8 @@ mod tests {
                 assert_eq!(Format::from_path(&format!("B.{upper}")), Some(format));
             }
         }
-        assert_eq!(Format::from_path("notes.docx"), None);
+        assert_eq!(Format::from_path("notes.docx"), Some(Format::Docx));
+        assert_eq!(Format::from_path("notes.doc"), None);
         assert_eq!(Format::from_path("Makefile"), None);
     }
 
@@ -124,12 +130,12 @@ mod tests {
     fn lists_name_every_format() {
         assert_eq!(
             Format::summary(),
-            ".md, .txt, .html, .pdf, .ipynb, .zip or .tar.gz"
+            ".md, .txt, .html, .pdf, .docx, .ipynb, .zip or .tar.gz"
         );
         let accept = Format::accept();
         assert!(accept.starts_with(".md,.markdown,.mdx,.txt"), "{accept}");
         assert!(
-            accept.ends_with(".pdf,.ipynb,.zip,.tar.gz,.tgz,.crate"),
+            accept.ends_with(".pdf,.docx,.ipynb,.zip,.tar.gz,.tgz,.crate"),
             "{accept}"
         );
     }

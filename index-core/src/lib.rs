@@ -8,7 +8,7 @@
 //! live in `server`, which depends on this crate, never the other way round.
 //!
 //! - [`format`]: the kinds of file docshelf reads, and their extensions.
-//! - [`extract`]: uploaded files (Markdown, text, HTML, PDF, notebooks, ZIP) to clean text.
+//! - [`extract`]: uploaded files (Markdown, MDX, text, HTML, PDF, Word, notebooks, ZIP) to clean text.
 //! - [`chunk`]: text to overlapping chunks that never split a code block.
 //! - [`context`]: the title and headings embedded and indexed with each chunk.
 //! - [`ids`]: deterministic chunk ids.

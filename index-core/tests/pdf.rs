@@ -113,6 +113,29 @@ fn a_pdf_without_a_text_layer_is_refused_with_a_message() {
     assert!(err.to_string().contains("no text layer"));
 }
 
+#[test]
+fn a_reader_that_does_ocr_gets_the_pages_without_text_instead_of_an_error() {
+    let bytes = std::fs::read(data_dir().join("pypdf-git.pdf")).expect("pdf readable");
+    let mut memory = index_core::extract::Unmetered;
+    let doc = index_core::extract::extract_pdf_pages(
+        "drawn.pdf",
+        &bytes,
+        &ArchiveLimits::default(),
+        &mut memory,
+    )
+    .expect("no error: the caller reads the pages itself");
+    assert_eq!(doc.file_path, "drawn.pdf");
+    assert_eq!(doc.pages_without_text(), vec![1]);
+    assert_eq!(doc.pages[0].layer, index_core::extract::TextLayer::Missing);
+    assert!(doc.text.is_empty());
+
+    // Readable files have text on every page that has any.
+    for name in ["pypdf-crazyones.pdf", "02-valid.pdf"] {
+        let doc = run(name).expect(name);
+        assert_eq!(doc.pages_without_text(), Vec::<u32>::new(), "{name}");
+    }
+}
+
 /// `head` Flate compressed, followed by `padding` bytes of spaces.
 fn deflated(head: &[u8], padding: usize) -> Vec<u8> {
     use std::io::Write;

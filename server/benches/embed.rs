@@ -9,6 +9,11 @@
 //! from the git manual, and single-query latency p50/p99, for each available
 //! backend, then the same for sentence-transformers on PyTorch CPU when a
 //! Python with it is found (`DOCSHELF_ST_PYTHON`, default `python3`).
+//!
+//! A GPU needs more work than the CPU default to be measured at all, so the
+//! sizes are settings: `DOCSHELF_BENCH_CHUNKS` (256), `DOCSHELF_BENCH_BATCHES`
+//! (a list, `32`), `DOCSHELF_BENCH_CORPUS` (the git manual in `../shared`),
+//! and `DOCSHELF_ST_DEVICE` (`cpu`; `cuda` for PyTorch on an NVIDIA card).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,6 +23,7 @@ use std::time::Instant;
 use docshelf_server::embed::{Backend, DeviceChoice, EmbedError, Embedder};
 
 const CHUNKS: usize = 256;
+const BATCH: usize = 32;
 const QUERIES: usize = 500;
 const WORDS_PER_CHUNK: usize = 150; // ≈ 200 WordPiece tokens of technical English
 
@@ -31,8 +37,19 @@ fn main() {
     } else {
         model_dir
     };
-    let corpus = root.join("../shared/data/eval/git-docs/corpus");
-    let chunks = chunks_from(&corpus);
+    let corpus = std::env::var_os("DOCSHELF_BENCH_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("../shared/data/eval/git-docs/corpus"));
+    let chunks = chunks_from(&corpus, setting("DOCSHELF_BENCH_CHUNKS").unwrap_or(CHUNKS));
+    let batches: Vec<usize> = std::env::var("DOCSHELF_BENCH_BATCHES")
+        .ok()
+        .map(|list| {
+            list.split(',')
+                .filter_map(|b| b.trim().parse().ok())
+                .collect()
+        })
+        .filter(|list: &Vec<usize>| !list.is_empty())
+        .unwrap_or_else(|| vec![BATCH]);
     let queries: Vec<String> = (0..QUERIES)
         .map(|i| QUERY_STEMS[i % QUERY_STEMS.len()].replace("{}", &i.to_string()))
         .collect();
@@ -50,15 +67,19 @@ fn main() {
             continue;
         }
         match Embedder::load(&model_dir, choice) {
-            Ok(embedder) => run(&embedder, &chunks, &queries),
+            Ok(embedder) => run(&embedder, &chunks, &queries, &batches),
             Err(EmbedError::NoGpu(reason)) => println!("wgpu: no adapter ({reason})"),
             Err(err) => panic!("cannot load the model: {err}"),
         }
     }
-    reference(&model_dir, &chunks, &queries);
+    reference(&model_dir, &chunks, &queries, &batches);
 }
 
-fn run(embedder: &Embedder, chunks: &[String], queries: &[String]) {
+fn setting(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+fn run(embedder: &Embedder, chunks: &[String], queries: &[String], batches: &[usize]) {
     let backend = embedder.backend().clone();
     // First calls compile kernels (wgpu) and fault in weights: not measured.
     embedder
@@ -71,9 +92,15 @@ fn run(embedder: &Embedder, chunks: &[String], queries: &[String]) {
         Backend::Wgpu { software: true, .. } => (&chunks[..64], &queries[..20]),
         _ => (chunks, queries),
     };
-    let start = Instant::now();
-    embedder.embed_with_batch(chunks, 32).expect("embeds");
-    let per_sec = chunks.len() as f64 / start.elapsed().as_secs_f64();
+    for &batch in batches {
+        let start = Instant::now();
+        embedder.embed_with_batch(chunks, batch).expect("embeds");
+        let per_sec = chunks.len() as f64 / start.elapsed().as_secs_f64();
+        println!(
+            "{backend}: {per_sec:.1} chunks/s (batch {batch}, {} chunks)",
+            chunks.len()
+        );
+    }
 
     let mut latencies: Vec<f64> = queries
         .iter()
@@ -85,8 +112,7 @@ fn run(embedder: &Embedder, chunks: &[String], queries: &[String]) {
         .collect();
     latencies.sort_by(f64::total_cmp);
     println!(
-        "{backend}: {per_sec:.1} chunks/s (batch 32, {} chunks) | query p50 {:.2} ms, p99 {:.2} ms ({} queries)",
-        chunks.len(),
+        "{backend}: query p50 {:.2} ms, p99 {:.2} ms ({} queries, batch 1)",
         percentile(&latencies, 0.50),
         percentile(&latencies, 0.99),
         queries.len()
@@ -98,8 +124,9 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i]
 }
 
-fn reference(model_dir: &Path, chunks: &[String], queries: &[String]) {
+fn reference(model_dir: &Path, chunks: &[String], queries: &[String], batches: &[usize]) {
     let python = std::env::var("DOCSHELF_ST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let device = std::env::var("DOCSHELF_ST_DEVICE").unwrap_or_else(|_| "cpu".into());
     let dir = tempfile::tempdir().expect("temp dir");
     let write = |name: &str, texts: &[String]| {
         let path = dir.path().join(name);
@@ -117,18 +144,38 @@ fn reference(model_dir: &Path, chunks: &[String], queries: &[String]) {
         .arg(model_dir)
         .arg(write("chunks.jsonl", chunks))
         .arg(write("queries.jsonl", queries))
+        .arg(&device)
+        .arg(
+            batches
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+        )
         .output();
     match output {
         Ok(out) if out.status.success() => {
             let v: serde_json::Value =
                 serde_json::from_slice(&out.stdout).expect("the reference script prints JSON");
-            println!(
-                "sentence-transformers (PyTorch {} CPU, {} threads): {:.1} chunks/s (batch 32) | query p50 {:.2} ms, p99 {:.2} ms",
+            let label = format!(
+                "sentence-transformers (PyTorch {} {}, {} threads)",
                 v["torch"].as_str().unwrap_or("?"),
+                v["device"].as_str().unwrap_or("?"),
                 v["threads"],
-                v["chunks_per_sec"].as_f64().unwrap_or(f64::NAN),
+            );
+            for run in v["batches"].as_array().into_iter().flatten() {
+                println!(
+                    "{label}: {:.1} chunks/s (batch {}, {} chunks)",
+                    run["chunks_per_sec"].as_f64().unwrap_or(f64::NAN),
+                    run["batch"],
+                    chunks.len(),
+                );
+            }
+            println!(
+                "{label}: query p50 {:.2} ms, p99 {:.2} ms ({} queries, batch 1)",
                 v["p50_ms"].as_f64().unwrap_or(f64::NAN),
                 v["p99_ms"].as_f64().unwrap_or(f64::NAN),
+                queries.len(),
             );
         }
         _ => println!(
@@ -138,21 +185,33 @@ fn reference(model_dir: &Path, chunks: &[String], queries: &[String]) {
 }
 
 /// ~200-token chunks of real documentation: the git manual's HTML, tags
-/// stripped, cut into fixed word windows.
-fn chunks_from(corpus: &Path) -> Vec<String> {
+/// stripped, cut into fixed word windows. A GPU run asks for more chunks
+/// than the manual holds: the windows then start again, shifted by a third
+/// of a window, so no two chunks are the same text.
+fn chunks_from(corpus: &Path, wanted: usize) -> Vec<String> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(corpus)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", corpus.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     files.sort();
-    let mut chunks = Vec::with_capacity(CHUNKS);
-    for file in files {
-        let text = strip_tags(&std::fs::read_to_string(&file).unwrap_or_default());
-        let words: Vec<&str> = text.split_whitespace().collect();
-        for window in words.chunks_exact(WORDS_PER_CHUNK).skip(1) {
-            chunks.push(window.join(" "));
-            if chunks.len() == CHUNKS {
-                return chunks;
+    let texts: Vec<Vec<String>> = files
+        .iter()
+        .map(|file| {
+            strip_tags(&std::fs::read_to_string(file).unwrap_or_default())
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect();
+    let mut chunks = Vec::with_capacity(wanted);
+    for shift in [0, WORDS_PER_CHUNK / 3, 2 * WORDS_PER_CHUNK / 3] {
+        for words in &texts {
+            let words = words.get(shift..).unwrap_or_default();
+            for window in words.chunks_exact(WORDS_PER_CHUNK).skip(1) {
+                chunks.push(window.join(" "));
+                if chunks.len() == wanted {
+                    return chunks;
+                }
             }
         }
     }

@@ -29,7 +29,9 @@ use index_core::job::Upload;
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let corpus = root.join("../shared/data/eval/git-docs/corpus");
+    let corpus = std::env::var_os("DOCSHELF_BENCH_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("../shared/data/eval/git-docs/corpus"));
     let uploads = collect_uploads(std::slice::from_ref(&corpus))
         .unwrap_or_else(|e| panic!("cannot read {}: {e:#}", corpus.display()));
 

@@ -151,6 +151,79 @@ pub struct EngineConfig {
 
     #[command(flatten)]
     pub sources: SourceConfig,
+
+    #[command(flatten)]
+    pub ocr: OcrConfig,
+}
+
+/// How PDF pages without a text layer (scans) are read: by OCR, with
+/// Tesseract and Poppler's `pdftoppm` when both are installed.
+#[derive(Debug, Clone, Args)]
+pub struct OcrConfig {
+    /// Reads PDF pages that have no text layer (scans), or only garbage,
+    /// by OCR: on when `tesseract` and `pdftoppm` are installed (`--ocr
+    /// false` turns it off). Without it such pages are left out, and a PDF
+    /// with no text at all is refused.
+    #[arg(
+        long = "ocr",
+        env = "DOCSHELF_OCR",
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        value_name = "BOOL"
+    )]
+    pub enabled: bool,
+
+    /// CPU seconds each OCR tool may spend on one page (rendering it, then
+    /// reading it); past it, or past ten times as much wall time, it is
+    /// killed and the page is reported unread.
+    #[arg(
+        long = "ocr-page-secs",
+        env = "DOCSHELF_OCR_PAGE_SECS",
+        default_value_t = 120.0
+    )]
+    pub page_secs: f64,
+
+    /// Memory (address space) each OCR tool may map, in MiB.
+    #[arg(
+        long = "ocr-memory-mib",
+        env = "DOCSHELF_OCR_MEMORY_MIB",
+        default_value_t = 2048
+    )]
+    pub memory_mib: u64,
+
+    /// Tesseract's languages for OCR, `+`-joined (`eng+deu`); each needs
+    /// its data installed (Debian: `tesseract-ocr-deu`).
+    #[arg(
+        long = "ocr-languages",
+        env = "DOCSHELF_OCR_LANGUAGES",
+        default_value = "eng"
+    )]
+    pub languages: String,
+}
+
+impl Default for OcrConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            page_secs: 120.0,
+            memory_mib: 2048,
+            languages: "eng".into(),
+        }
+    }
+}
+
+impl OcrConfig {
+    /// How OCR runs; `None` when it is turned off.
+    pub fn settings(&self) -> Option<crate::ingest::ocr::OcrSettings> {
+        self.enabled.then(|| crate::ingest::ocr::OcrSettings {
+            page_cpu: seconds(self.page_secs, 1.0, 86_400.0),
+            memory_bytes: self
+                .memory_mib
+                .clamp(64, 1 << 20)
+                .saturating_mul(1024 * 1024),
+            languages: self.languages.trim().to_owned(),
+        })
+    }
 }
 
 /// How documentation sources (crawled sites, registry packages) are
@@ -294,6 +367,7 @@ impl EngineConfig {
             index_refresh_secs: crate::ingest::pipeline::REFRESH_EVERY.as_secs_f64(),
             resident_chunks: crate::store::resident::DEFAULT_MAX_ROWS,
             sources: SourceConfig::default(),
+            ocr: OcrConfig::default(),
         }
     }
 
@@ -380,6 +454,28 @@ mod tests {
         let model = parsed.engine.model.clone();
         let coded = EngineConfig::new(parsed.engine.data.clone(), model);
         assert_eq!(format!("{:?}", parsed.engine), format!("{coded:?}"));
+    }
+
+    #[test]
+    fn ocr_is_on_by_default_and_a_flag_turns_it_off_or_bounds_its_pages() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Probe {
+            #[command(flatten)]
+            ocr: OcrConfig,
+        }
+        let on = Probe::try_parse_from(["probe"]).expect("defaults parse");
+        let settings = on.ocr.settings().expect("on by default");
+        assert_eq!(settings.page_cpu, std::time::Duration::from_secs(120));
+        assert_eq!(settings.languages, "eng");
+        let off = Probe::try_parse_from(["probe", "--ocr", "false"]).expect("parses");
+        assert!(off.ocr.settings().is_none());
+        let bounded =
+            Probe::try_parse_from(["probe", "--ocr-page-secs", "30", "--ocr-memory-mib", "512"])
+                .expect("parses");
+        let settings = bounded.ocr.settings().expect("on");
+        assert_eq!(settings.page_cpu, std::time::Duration::from_secs(30));
+        assert_eq!(settings.memory_bytes, 512 << 20);
     }
 
     #[test]

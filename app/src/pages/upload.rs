@@ -117,7 +117,7 @@ pub fn UploadPage() -> impl IntoView {
                     on:dragleave=move |_| dragging.set(false)
                     on:drop=on_drop
                 >
-                    <span>"Drop files here, or choose them: Markdown, text, HTML, PDF, Jupyter notebooks, ZIP"</span>
+                    <span>"Drop files here, or choose them: Markdown, text, HTML, PDF, Word, Jupyter notebooks, ZIP"</span>
                     <input
                         node_ref=input
                         type="file"

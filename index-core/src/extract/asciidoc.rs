@@ -776,7 +776,7 @@ endif::[]
     #[test]
     fn an_asciidoctor_page_becomes_markdown() {
         let md = to_markdown(ASCIIDOCTOR_PAGE);
-        let doc = crate::extract::text::markdown(md.as_bytes(), false).unwrap();
+        let doc = crate::extract::text::markdown(md.as_bytes()).unwrap();
         assert_eq!(doc.title.as_deref(), Some("Getting Started with Widgets"));
         assert_eq!(
             doc.description.as_deref(),

@@ -7,8 +7,10 @@
 //! code the server does.
 
 mod asciidoc;
+mod docx;
 mod html;
 pub mod links;
+mod mdx;
 mod memory;
 mod notebook;
 mod pdf;
@@ -52,14 +54,77 @@ pub struct PageSpan {
     pub page: u32,
     pub start: usize,
     pub end: usize,
+    /// Whether the page's own text could be used; a page without one is
+    /// what an OCR engine may read (the server does, see
+    /// [`Extracted::pages_without_text`]).
+    pub layer: TextLayer,
+}
+
+/// What a PDF page's text layer gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TextLayer {
+    /// Text: the span holds it.
+    #[default]
+    Usable,
+    /// No text at all (a scanned or drawn page, or text the reader could
+    /// not decode): the span is empty.
+    Missing,
+    /// Text that is not text: mostly characters no font maps to a letter
+    /// (private-use codes, control characters, U+FFFD), as fonts without a
+    /// Unicode map give. The span holds it, for want of better.
+    Garbage,
 }
 
 impl Extracted {
+    /// The PDF pages (1-based, in order) whose text layer is missing or
+    /// garbage: those an OCR engine should read.
+    pub fn pages_without_text(&self) -> Vec<u32> {
+        self.pages
+            .iter()
+            .filter(|p| p.layer != TextLayer::Usable)
+            .map(|p| p.page)
+            .collect()
+    }
+
+    /// Puts `texts` (page number → text read some other way, such as OCR)
+    /// in place of those pages' text, keeping every page in its place and
+    /// every span true; the pages replaced become [`TextLayer::Usable`].
+    /// Pages not in the document are ignored.
+    pub fn replace_pages(&mut self, texts: &std::collections::BTreeMap<u32, String>) {
+        if texts.is_empty() || self.pages.is_empty() {
+            return;
+        }
+        let mut text = String::with_capacity(self.text.len());
+        let mut pages = Vec::with_capacity(self.pages.len());
+        for span in &self.pages {
+            let (page_text, layer) = match texts.get(&span.page) {
+                Some(replaced) => (replaced.trim(), TextLayer::Usable),
+                None => (&self.text[span.start..span.end], span.layer),
+            };
+            if !text.is_empty() {
+                text.push_str("\n\n");
+            }
+            let start = text.len();
+            text.push_str(page_text);
+            pages.push(PageSpan {
+                page: span.page,
+                start,
+                end: text.len(),
+                layer,
+            });
+        }
+        self.text = text;
+        self.pages = pages;
+    }
+
     /// The page that the byte offset `at` falls on, for PDFs.
+    /// An offset in the blank line between two pages (where a chunk may
+    /// start) falls on the page after it.
     pub fn page_at(&self, at: usize) -> Option<u32> {
         self.pages
             .iter()
             .find(|p| at >= p.start && at < p.end.max(p.start + 1))
+            .or_else(|| self.pages.iter().find(|p| p.end > p.start && at < p.start))
             .or_else(|| self.pages.last().filter(|p| at >= p.start))
             .map(|p| p.page)
     }
@@ -105,6 +170,10 @@ pub enum ExtractError {
     Html(String),
     #[error("the notebook is not a Jupyter notebook docshelf can read: {0}")]
     Notebook(String),
+    #[error(
+        "the Word document cannot be read (is it a .docx saved by Word or another editor?): {0}"
+    )]
+    Docx(String),
     #[error("the ZIP archive is damaged: {0}")]
     CorruptZip(String),
     #[error("the ZIP archive is refused: {0}")]
@@ -186,6 +255,25 @@ pub fn extract_as(
     })
 }
 
+/// A PDF, read as [`extract_metered`] reads one, for a caller that reads
+/// pages without text some other way (the server's OCR): a PDF whose pages
+/// hold no text at all is no error here. Its pages come back empty, marked
+/// [`TextLayer::Missing`], for the caller to fill with
+/// [`Extracted::replace_pages`].
+pub fn extract_pdf_pages(
+    path: &str,
+    bytes: &[u8],
+    limits: &ArchiveLimits,
+    memory: &mut dyn MemoryGauge,
+) -> Result<Extracted, ExtractError> {
+    let mut doc = pdf::extract(bytes, limits.max_pdf_inflated_bytes, memory)?;
+    doc.file_path = path.to_owned();
+    if doc.title.is_none() {
+        doc.title = title_from_path(path);
+    }
+    Ok(doc)
+}
+
 /// Extracts a single non-archive document.
 ///
 /// Converting text takes about as much again as the input while it runs
@@ -198,28 +286,44 @@ fn extract_one(
     limits: &ArchiveLimits,
     memory: &mut dyn MemoryGauge,
 ) -> Result<Extracted, ExtractError> {
-    let mdx = path.to_ascii_lowercase().ends_with(".mdx");
     // reStructuredText and AsciiDoc are text to `Format`, but read as the
-    // Markdown they convert to, so they get titles, headings and code blocks.
+    // Markdown they convert to, so they get titles, headings and code blocks;
+    // MDX is Markdown to `Format`, but parsed as MDX first (`mdx.rs`).
     let extension = path
         .rsplit(['/', '\\'])
         .next()
         .and_then(|name| name.rsplit_once('.'))
         .map(|(_, extension)| extension.to_ascii_lowercase());
     let mut doc = match format {
-        Format::Markdown => text::markdown(bytes, mdx)?,
+        Format::Markdown if extension.as_deref() == Some("mdx") => {
+            let mdx = mdx::to_markdown(&text::decode(bytes)?);
+            let mut doc = text::markdown(mdx.markdown.as_bytes())?;
+            doc.warnings.extend(mdx.warning);
+            doc
+        }
+        Format::Markdown => text::markdown(bytes)?,
         Format::Text if matches!(extension.as_deref(), Some("rst" | "rest")) => {
             let markdown = rst::to_markdown(&text::decode(bytes)?);
-            text::markdown(markdown.as_bytes(), false)?
+            text::markdown(markdown.as_bytes())?
         }
         Format::Text if matches!(extension.as_deref(), Some("adoc" | "asciidoc" | "asc")) => {
             let markdown = asciidoc::to_markdown(&text::decode(bytes)?);
-            text::markdown(markdown.as_bytes(), false)?
+            text::markdown(markdown.as_bytes())?
         }
         Format::Text => text::plain(bytes)?,
         Format::Html => html::to_markdown(bytes)?,
-        Format::Pdf => pdf::extract(bytes, limits.max_pdf_inflated_bytes, memory)?,
-        Format::Notebook => text::markdown(notebook::to_markdown(bytes)?.as_bytes(), false)?,
+        Format::Pdf => {
+            pdf::require_text(pdf::extract(bytes, limits.max_pdf_inflated_bytes, memory)?)?
+        }
+        Format::Notebook => text::markdown(notebook::to_markdown(bytes)?.as_bytes())?,
+        Format::Docx => {
+            let word = docx::to_markdown(path, bytes, limits, memory)?;
+            let mut doc = text::markdown(word.markdown.as_bytes())?;
+            if word.title.is_some() {
+                doc.title = word.title;
+            }
+            doc
+        }
         // Archives are expanded by their callers; one that gets here (a
         // caller that forced the format) is refused rather than a panic.
         Format::Zip | Format::TarGz => return Err(ExtractError::Unsupported(path.to_owned())),
@@ -305,11 +409,13 @@ mod tests {
                     page: 1,
                     start: 0,
                     end: 5,
+                    layer: TextLayer::Usable,
                 },
                 PageSpan {
                     page: 2,
                     start: 5,
                     end: 8,
+                    layer: TextLayer::Usable,
                 },
             ],
             warnings: vec![],
@@ -317,5 +423,68 @@ mod tests {
         assert_eq!(doc.page_at(0), Some(1));
         assert_eq!(doc.page_at(5), Some(2));
         assert_eq!(doc.page_at(7), Some(2));
+
+        // Between two pages' text: the page after.
+        let gap = Extracted {
+            text: "one\n\ntwo".into(),
+            pages: vec![
+                PageSpan {
+                    page: 1,
+                    start: 0,
+                    end: 3,
+                    layer: TextLayer::Usable,
+                },
+                PageSpan {
+                    page: 2,
+                    start: 5,
+                    end: 8,
+                    layer: TextLayer::Usable,
+                },
+            ],
+            ..doc
+        };
+        assert_eq!(gap.page_at(2), Some(1));
+        assert_eq!(gap.page_at(3), Some(2));
+        assert_eq!(gap.page_at(4), Some(2));
+        assert_eq!(gap.page_at(6), Some(2));
+    }
+
+    #[test]
+    fn pages_read_by_ocr_take_their_place_and_spans_stay_true() {
+        let span = |page, start, end, layer| PageSpan {
+            page,
+            start,
+            end,
+            layer,
+        };
+        let mut doc = Extracted {
+            file_path: "scan.pdf".into(),
+            title: None,
+            description: None,
+            text: "one\n\n\n\n\u{e000}\u{e001}".into(),
+            pages: vec![
+                span(1, 0, 3, TextLayer::Usable),
+                span(2, 5, 5, TextLayer::Missing),
+                span(3, 7, 13, TextLayer::Garbage),
+            ],
+            warnings: vec![],
+        };
+        assert_eq!(doc.pages_without_text(), vec![2, 3]);
+        let texts = [
+            (2, "## Two\n\nsecond page\n".to_owned()),
+            (9, "nowhere".into()),
+        ];
+        doc.replace_pages(&texts.into_iter().collect());
+        assert_eq!(doc.text, "one\n\n## Two\n\nsecond page\n\n\u{e000}\u{e001}");
+        assert_eq!(doc.pages_without_text(), vec![3]);
+        for (page, want) in [
+            (1, "one"),
+            (2, "## Two\n\nsecond page"),
+            (3, "\u{e000}\u{e001}"),
+        ] {
+            let span = doc.pages[page - 1];
+            assert_eq!(&doc.text[span.start..span.end], want);
+        }
+        assert_eq!(doc.page_at(doc.text.find("second").unwrap()), Some(2));
     }
 }

@@ -5,15 +5,15 @@ use std::io::Read;
 
 use pdf_extract::{Document, LoadOptions, Object, ObjectId, PlainTextOutput, Stream};
 
-use super::{ExtractError, Extracted, MemoryGauge, PageSpan};
+use super::{ExtractError, Extracted, MemoryGauge, PageSpan, TextLayer};
 
 /// Extracts each page's text; pages are separated by a blank line and their
-/// spans recorded so every chunk can name its page.
+/// spans recorded so every chunk can name its page. A page without usable
+/// text is marked so ([`TextLayer`]); [`require_text`] refuses a file with
+/// no text at all, unless its caller reads such pages itself (OCR).
 ///
 /// Encrypted files open when their user password is empty (common for
-/// "protected" PDFs); any other password is an error that says so. A file
-/// whose pages hold no text at all (scans, drawings) is an error too: storing
-/// it would make a document nobody can find.
+/// "protected" PDFs); any other password is an error that says so.
 ///
 /// Before the reader decodes anything, the compressed streams are inflated
 /// into a counter, never into memory: past `max_inflated` bytes in all the
@@ -85,14 +85,19 @@ fn pages_of(doc: Document) -> Result<Extracted, ExtractError> {
         }
         let start = text.len();
         text.push_str(&page_text);
+        let layer = if page_text.trim().is_empty() {
+            TextLayer::Missing
+        } else if is_garbage(&page_text) {
+            TextLayer::Garbage
+        } else {
+            TextLayer::Usable
+        };
         pages.push(PageSpan {
             page,
             start,
             end: text.len(),
+            layer,
         });
-    }
-    if text.trim().is_empty() {
-        return Err(ExtractError::NoTextInPdf);
     }
     Ok(Extracted {
         file_path: String::new(),
@@ -102,6 +107,31 @@ fn pages_of(doc: Document) -> Result<Extracted, ExtractError> {
         pages,
         warnings,
     })
+}
+
+/// Refuses a PDF whose pages hold no text at all (scans, drawings):
+/// storing it would make a document nobody can find.
+pub(super) fn require_text(doc: Extracted) -> Result<Extracted, ExtractError> {
+    if doc.text.trim().is_empty() {
+        return Err(ExtractError::NoTextInPdf);
+    }
+    Ok(doc)
+}
+
+/// Whether a page's text is not text: at least 30% of its visible
+/// characters are ones no font maps to a letter on purpose (U+FFFD,
+/// control characters, private-use codes), as a font without a Unicode map
+/// gives. Such a page is better read from its image.
+fn is_garbage(page: &str) -> bool {
+    let (mut seen, mut bad) = (0usize, 0usize);
+    for c in page.chars().filter(|c| !c.is_whitespace()) {
+        seen += 1;
+        let private = matches!(c, '\u{E000}'..='\u{F8FF}' | '\u{F0000}'..);
+        if c == '\u{FFFD}' || c.is_control() || private {
+            bad += 1;
+        }
+    }
+    seen > 0 && bad * 10 >= seen * 3
 }
 
 thread_local! {
@@ -268,4 +298,20 @@ fn title_of(doc: &Document) -> Option<String> {
     let title = pdf_extract::decode_text_string(info.get(b"Title").ok()?).ok()?;
     let title = title.trim();
     (!title.is_empty()).then(|| title.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_of_unmapped_glyphs_is_garbage_and_real_text_is_not() {
+        assert!(is_garbage("\u{E001}\u{E002}\u{E003} \u{E004}\u{E005}"));
+        assert!(is_garbage("\u{FFFD}\u{FFFD}\u{FFFD} ok"));
+        assert!(is_garbage("\u{1}\u{2}\u{3}\u{4} abc"));
+        assert!(!is_garbage("Plain words, with numbers 1 2 3 and § signs."));
+        assert!(!is_garbage("Futbolcularda sürat egzersizinin nitrik oksit"));
+        assert!(!is_garbage("Überschrift ∑ αβγ 漢字 — one \u{FFFD} slip"));
+        assert!(!is_garbage(""));
+    }
 }

@@ -62,7 +62,7 @@ pub fn extract_archive(
     limits: &ArchiveLimits,
     memory: &mut dyn MemoryGauge,
 ) -> Result<Extraction, ExtractError> {
-    let mut budget = new_budget(limits, memory);
+    let mut budget = Budget::new(limits, memory);
     walk_tar(path, bytes, 0, "", &mut budget, &mut every_file).map(|(out, _)| out)
 }
 
@@ -96,7 +96,7 @@ pub(crate) fn archive_files(
     match Format::from_path(path) {
         Some(Format::TarGz) => {
             let mut nothing = super::Unmetered;
-            let mut budget = new_budget(limits, &mut nothing);
+            let mut budget = Budget::new(limits, &mut nothing);
             walk_tar(path, bytes, 0, "", &mut budget, &mut |name, unreadable| {
                 if unreadable.is_none() {
                     files.push(name.to_owned());
@@ -134,7 +134,7 @@ pub(crate) fn extract_chosen(
     memory: &mut dyn MemoryGauge,
     choose: &mut Chooser<'_>,
 ) -> Result<(Extraction, usize), ExtractError> {
-    let mut budget = new_budget(limits, memory);
+    let mut budget = Budget::new(limits, memory);
     let mut files_only = |name: &str, unreadable: Option<&str>| match choose(name, unreadable) {
         Pick::Take { format, .. } if format.is_archive() => {
             Pick::Skip("an archive inside the archive; not expanded here".into())
@@ -145,16 +145,6 @@ pub(crate) fn extract_chosen(
         Some(Format::TarGz) => walk_tar(path, bytes, 0, "", &mut budget, &mut files_only),
         Some(Format::Zip) => walk_zip(path, bytes, &mut budget, &mut files_only),
         _ => Err(ExtractError::Unsupported(path.to_owned())),
-    }
-}
-
-fn new_budget<'a>(limits: &'a ArchiveLimits, memory: &'a mut dyn MemoryGauge) -> Budget<'a> {
-    Budget {
-        limits,
-        entries: 0,
-        bytes: 0,
-        text: 0,
-        memory,
     }
 }
 

@@ -36,71 +36,23 @@ pub fn decode(bytes: &[u8]) -> Result<String, ExtractError> {
 }
 
 /// A Markdown file: front matter (YAML between `---` lines) gives the title
-/// and description and is left out of the body. With `mdx`, the lines that
-/// are MDX syntax rather than prose (module `import`/`export` lines, JSX
-/// component tags alone on a line) are dropped too; the text between a
-/// component's tags stays.
-pub fn markdown(bytes: &[u8], mdx: bool) -> Result<Extracted, ExtractError> {
+/// and description and is left out of the body. (MDX is first written as
+/// the Markdown it reads as, by `mdx.rs`.)
+pub fn markdown(bytes: &[u8]) -> Result<Extracted, ExtractError> {
     let text = normalise_newlines(&decode(bytes)?);
     let (front, body) = split_front_matter(&text);
     let title = front
         .and_then(|f| front_matter_field(f, "title"))
         .or_else(|| first_heading(body));
     let description = front.and_then(|f| front_matter_field(f, "description"));
-    let body = if mdx {
-        strip_mdx_syntax(body)
-    } else {
-        body.to_owned()
-    };
     Ok(Extracted {
         file_path: String::new(),
         title,
         description,
-        text: body,
+        text: body.to_owned(),
         pages: Vec::new(),
         warnings: Vec::new(),
     })
-}
-
-/// Drops MDX-only lines outside fenced code: ESM `import`/`export`
-/// statements and lines that hold nothing but JSX tags (`<Tabs>`,
-/// `<Image src=… />`, `</Tabs>`). Their words are markup, not documentation,
-/// and would otherwise be embedded and indexed as text.
-fn strip_mdx_syntax(body: &str) -> String {
-    let mut out = String::with_capacity(body.len());
-    let mut fence: Option<&str> = None;
-    for line in body.split_inclusive('\n') {
-        let trimmed = line.trim();
-        if let Some(marker) = fence {
-            if trimmed.starts_with(marker) {
-                fence = None;
-            }
-            out.push_str(line);
-            continue;
-        }
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            fence = Some(&trimmed[..3]);
-            out.push_str(line);
-            continue;
-        }
-        let esm = trimmed.starts_with("import ") || trimmed.starts_with("export ");
-        if esm || is_jsx_tag_line(trimmed) {
-            continue;
-        }
-        out.push_str(line);
-    }
-    out
-}
-
-/// Whether a line is only JSX tags: starts with `<` and an upper-case
-/// component name (or `</`), and ends with `>`. Lower-case tags are HTML,
-/// which Markdown renders, so they stay.
-fn is_jsx_tag_line(line: &str) -> bool {
-    let Some(rest) = line.strip_prefix('<') else {
-        return false;
-    };
-    let rest = rest.strip_prefix('/').unwrap_or(rest);
-    rest.chars().next().is_some_and(|c| c.is_ascii_uppercase()) && line.ends_with('>')
 }
 
 /// A plain text file, as it is.
@@ -124,7 +76,7 @@ fn normalise_newlines(text: &str) -> String {
 }
 
 /// Splits `---\n…\n---\n` front matter from the body.
-fn split_front_matter(text: &str) -> (Option<&str>, &str) {
+pub(super) fn split_front_matter(text: &str) -> (Option<&str>, &str) {
     let Some(rest) = text.strip_prefix("---\n") else {
         return (None, text);
     };
@@ -185,14 +137,12 @@ mod tests {
     #[test]
     fn front_matter_becomes_the_title_not_body() {
         let doc =
-            markdown(b"---\ntitle: \"Routing\"\ndescription: How URLs map to pages.\nweight: 3\n---\n\n# Intro\n\nBody.\n", false).unwrap();
+            markdown(b"---\ntitle: \"Routing\"\ndescription: How URLs map to pages.\nweight: 3\n---\n\n# Intro\n\nBody.\n").unwrap();
         assert_eq!(doc.title.as_deref(), Some("Routing"));
         assert_eq!(doc.description.as_deref(), Some("How URLs map to pages."));
-        let folded = markdown(
-            b"---\ndescription: >-\n  Two lines\n  folded.\ntitle: T\n---\nBody\n",
-            false,
-        )
-        .unwrap();
+        let folded =
+            markdown(b"---\ndescription: >-\n  Two lines\n  folded.\ntitle: T\n---\nBody\n")
+                .unwrap();
         assert_eq!(folded.description.as_deref(), Some("Two lines folded."));
         assert_eq!(folded.title.as_deref(), Some("T"));
         assert_eq!(doc.text, "# Intro\n\nBody.\n");
@@ -200,21 +150,9 @@ mod tests {
 
     #[test]
     fn without_front_matter_the_first_heading_is_the_title() {
-        let doc = markdown(b"# Getting started\n\nText ---\n", false).unwrap();
+        let doc = markdown(b"# Getting started\n\nText ---\n").unwrap();
         assert_eq!(doc.title.as_deref(), Some("Getting started"));
         assert!(doc.text.starts_with("# Getting started"));
-    }
-
-    #[test]
-    fn mdx_syntax_lines_are_dropped_but_their_prose_and_code_stay() {
-        let src = b"import { Tabs } from 'nextra'\n\n# Cache\n\n<Tabs items={['a']}>\nRevalidate <b>every</b> hour.\n</Tabs>\n\n```js\nimport x from 'y'\n<Foo />\n```\n";
-        let doc = markdown(src, true).unwrap();
-        assert_eq!(
-            doc.text,
-            "\n# Cache\n\nRevalidate <b>every</b> hour.\n\n```js\nimport x from 'y'\n<Foo />\n```\n"
-        );
-        // Plain Markdown keeps every line.
-        assert!(markdown(src, false).unwrap().text.contains("<Tabs"));
     }
 
     #[test]

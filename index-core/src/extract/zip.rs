@@ -62,6 +62,19 @@ pub(super) struct Budget<'a> {
     pub(super) memory: &'a mut dyn MemoryGauge,
 }
 
+impl<'a> Budget<'a> {
+    /// Nothing used yet.
+    pub(super) fn new(limits: &'a ArchiveLimits, memory: &'a mut dyn MemoryGauge) -> Self {
+        Self {
+            limits,
+            entries: 0,
+            bytes: 0,
+            text: 0,
+            memory,
+        }
+    }
+}
+
 /// How much of an entry is inflated at a time, beyond what its header
 /// declares: a header that lies costs at most this before it is asked for.
 const READ_STEP: u64 = 1024 * 1024;
@@ -76,13 +89,7 @@ pub fn extract_archive(
     limits: &ArchiveLimits,
     memory: &mut dyn MemoryGauge,
 ) -> Result<Extraction, ExtractError> {
-    let mut budget = Budget {
-        limits,
-        entries: 0,
-        bytes: 0,
-        text: 0,
-        memory,
-    };
+    let mut budget = Budget::new(limits, memory);
     expand(path, bytes, 0, "", &mut budget)
 }
 

@@ -44,9 +44,14 @@ const _: () = assert!(DIM == index_core::search::EMBEDDING_DIM);
 /// Longest input, in tokens (sentence-transformers' `max_seq_length` for this model).
 pub const MAX_TOKENS: usize = 256;
 
-/// Texts per forward pass. Larger batches stop paying on CPU and cost memory
-/// on GPU; 32 is sentence-transformers' default too.
+/// Texts per forward pass on the CPU. Larger batches stop paying there; 32
+/// is sentence-transformers' default too.
 pub const DEFAULT_BATCH: usize = 32;
+
+/// Texts per forward pass on a GPU. On an H100 through wgpu, batches of 256
+/// ran 2.4× as many chunks a second as batches of 32 (docs/benchmarks.md,
+/// "GPU"); a pass that cannot get its memory is split (see `forward_padded`).
+pub const GPU_BATCH: usize = 256;
 
 /// One embedding: a unit vector of [`DIM`] floats.
 pub type Embedding = Vec<f32>;
@@ -129,9 +134,18 @@ impl Embedder {
         &self.backend
     }
 
-    /// Embeds `texts`, in order, with batches of at most [`DEFAULT_BATCH`].
+    /// Texts per forward pass on this backend: [`DEFAULT_BATCH`] on the
+    /// CPU, [`GPU_BATCH`] on a GPU.
+    pub fn batch(&self) -> usize {
+        match self.backend {
+            Backend::Cpu => DEFAULT_BATCH,
+            Backend::Wgpu { .. } => GPU_BATCH,
+        }
+    }
+
+    /// Embeds `texts`, in order, with batches of at most [`Self::batch`].
     pub fn embed<S: AsRef<str>>(&self, texts: &[S]) -> Result<Vec<Embedding>, EmbedError> {
-        self.embed_with_batch(texts, DEFAULT_BATCH)
+        self.embed_with_batch(texts, self.batch())
     }
 
     /// Embeds `texts`, in order, with batches of at most `batch` texts (see
@@ -155,7 +169,26 @@ impl Embedder {
     }
 
     /// One forward pass over already tokenised rows, padded to the longest.
+    ///
+    /// A GPU reports a failed pass (an allocation the card or wgpu's buffer
+    /// limit refused: 1,024 rows of 256 tokens asked for a 2.25 GB attention
+    /// buffer on an H100) when the result is read. The rows are then run again
+    /// in two halves, so a smaller card embeds at a smaller batch instead of
+    /// failing the upload; one row that still fails is the error.
     fn forward_padded(&self, rows: &[&[u32]]) -> Result<Vec<Embedding>, EmbedError> {
+        match self.forward_once(rows) {
+            Err(err) if rows.len() > 1 && self.backend != Backend::Cpu => {
+                let (left, right) = rows.split_at(rows.len() / 2);
+                tracing::warn!(rows = rows.len(), %err, "GPU pass failed; running it in two halves");
+                let mut out = self.forward_padded(left)?;
+                out.extend(self.forward_padded(right)?);
+                Ok(out)
+            }
+            result => result,
+        }
+    }
+
+    fn forward_once(&self, rows: &[&[u32]]) -> Result<Vec<Embedding>, EmbedError> {
         let padded = tokenize::pad(rows);
         let shape = [padded.rows, padded.cols];
         let ids = Tensor::<2, Int>::from_data(TensorData::new(padded.ids, shape), &self.device);
@@ -163,7 +196,8 @@ impl Embedder {
             projection::Plan::for_batch(self.backend == Backend::Cpu, padded.rows * padded.cols);
         let pooled = self.model.embed(ids, padded.lengths, plan);
         let flat = pooled
-            .into_data()
+            .try_into_data()
+            .map_err(|e| EmbedError::Backend(e.to_string()))?
             .try_to_vec::<f32>()
             .map_err(|e| EmbedError::Backend(format!("{e:?}")))?;
         Ok(flat.chunks_exact(DIM).map(<[f32]>::to_vec).collect())

@@ -19,6 +19,14 @@
 //!   beside it on a pool whose threads yield the CPU to searches
 //!   (`crate::background`). A query starts at once and gets the larger
 //!   share of the cores.
+//!
+//! On a GPU the two lanes want different things. A single query on an H100
+//! through wgpu took 23–55 ms, against about 4 ms on two CPU cores, while
+//! bulk work ran 2.4× faster in passes of 256 texts than of 32
+//! (docs/benchmarks.md, "The embedder on a GPU"). So with a hardware GPU,
+//! queries get a CPU copy of the model ([`EmbedQueue::start_split`]), and
+//! bulk work gathers the pages waiting into passes of the GPU's batch
+//! instead of slices of [`BULK_SLICE`].
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -26,7 +34,7 @@ use std::thread;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Backend, EmbedError, Embedder, Embedding, DEFAULT_BATCH};
+use super::{Backend, EmbedError, Embedder, Embedding};
 
 /// Texts of bulk work (a document's chunks) embedded per pass: each core
 /// still gets a slice of several texts, and a cancelled upload stops within
@@ -57,6 +65,7 @@ pub struct EmbedQueue {
     queries: mpsc::Sender<Request>,
     bulk: mpsc::Sender<Request>,
     backend: Backend,
+    query_backend: Backend,
     counters: Arc<Counters>,
 }
 
@@ -83,10 +92,20 @@ pub struct QueueStats {
 }
 
 impl EmbedQueue {
-    /// Moves `embedder` onto a dedicated worker thread.
+    /// Moves `embedder` onto dedicated worker threads, one a lane.
     pub fn start(embedder: Embedder) -> std::io::Result<Self> {
-        let backend = embedder.backend().clone();
         let embedder = Arc::new(embedder);
+        Self::start_split(embedder.clone(), embedder)
+    }
+
+    /// Like [`Self::start`], with queries answered by `queries` (a CPU copy
+    /// of the model beside a GPU's: see the module's doc) and bulk work by
+    /// `bulk`.
+    pub fn start_split(queries: Arc<Embedder>, bulk: Arc<Embedder>) -> std::io::Result<Self> {
+        let backend = bulk.backend().clone();
+        let query_backend = queries.backend().clone();
+        let query_embedder = queries;
+        let embedder = bulk;
         let counters = Arc::new(Counters::default());
         let (queries, query_rx) = mpsc::channel::<Request>(1024);
         let (bulk, bulk_rx) = mpsc::channel::<Request>(1024);
@@ -101,10 +120,10 @@ impl EmbedQueue {
             .build()
             .map_err(std::io::Error::other)?;
         {
-            let (embedder, counters) = (embedder.clone(), counters.clone());
+            let counters = counters.clone();
             thread::Builder::new()
                 .name("embed-query".into())
-                .spawn(move || query_worker(&embedder, query_rx, &counters))?;
+                .spawn(move || query_worker(&query_embedder, query_rx, &counters))?;
         }
         {
             let counters = counters.clone();
@@ -116,6 +135,7 @@ impl EmbedQueue {
             queries,
             bulk,
             backend,
+            query_backend,
             counters,
         })
     }
@@ -130,9 +150,15 @@ impl EmbedQueue {
         }
     }
 
-    /// The backend the worker runs on.
+    /// The backend bulk work (uploads) runs on.
     pub fn backend(&self) -> &Backend {
         &self.backend
+    }
+
+    /// The backend queries run on: the CPU beside a hardware GPU, else the
+    /// same as [`Self::backend`].
+    pub fn query_backend(&self) -> &Backend {
+        &self.query_backend
     }
 
     /// Embeds one text (a query), beside any bulk work and batched with
@@ -168,17 +194,7 @@ impl EmbedQueue {
 /// Answers queries: every one waiting, up to a batch, in one pass.
 fn query_worker(embedder: &Embedder, mut rx: mpsc::Receiver<Request>, counters: &Counters) {
     while let Some(first) = rx.blocking_recv() {
-        let mut batch = vec![first];
-        let mut waiting = batch[0].texts.len();
-        while waiting < DEFAULT_BATCH {
-            match rx.try_recv() {
-                Ok(r) => {
-                    waiting += r.texts.len();
-                    batch.push(r);
-                }
-                Err(_) => break,
-            }
-        }
+        let batch = gather(first, &mut rx, embedder.batch());
         counters
             .requests
             .fetch_add(batch.len() as u64, Ordering::Relaxed);
@@ -204,25 +220,42 @@ fn query_worker(embedder: &Embedder, mut rx: mpsc::Receiver<Request>, counters: 
     }
 }
 
-/// Works through bulk requests in order, [`BULK_SLICE`] texts a pass on
-/// `pool`, dropping the rest of one whose caller went away.
+/// Works through bulk requests in order on `pool`, dropping the work of
+/// callers that went away (a cancelled upload).
+///
+/// On the CPU each request is run [`BULK_SLICE`] texts a pass. On a GPU the
+/// requests waiting (one page's chunks each) are gathered up to the GPU's
+/// batch and run together, since a pass of a few texts leaves the card idle.
 fn bulk_worker(
     embedder: &Embedder,
     pool: &rayon::ThreadPool,
     mut rx: mpsc::Receiver<Request>,
     counters: &Counters,
 ) {
-    while let Some(request) = rx.blocking_recv() {
-        counters.requests.fetch_add(1, Ordering::Relaxed);
-        let Request { texts, reply } = request;
+    let (slice, gather) = match embedder.backend() {
+        Backend::Cpu => (BULK_SLICE, false),
+        Backend::Wgpu { .. } => (embedder.batch(), true),
+    };
+    while let Some(first) = rx.blocking_recv() {
+        let group = if gather {
+            self::gather(first, &mut rx, slice)
+        } else {
+            vec![first]
+        };
+        counters
+            .requests
+            .fetch_add(group.len() as u64, Ordering::Relaxed);
+        let texts: Vec<&str> = group
+            .iter()
+            .flat_map(|r| r.texts.iter().map(String::as_str))
+            .collect();
         let mut done: Vec<Embedding> = Vec::with_capacity(texts.len());
         let mut failed = None;
-        for slice in texts.chunks(BULK_SLICE) {
-            if reply.is_closed() {
-                break; // the upload was cancelled
+        for some in texts.chunks(slice) {
+            if group.iter().all(|r| r.reply.is_closed()) {
+                break; // every upload in the group was cancelled
             }
-            let slice: Vec<&str> = slice.iter().map(String::as_str).collect();
-            match pool.install(|| pass(embedder, &slice, counters, Lane::Bulk)) {
+            match pool.install(|| pass(embedder, some, counters, Lane::Bulk)) {
                 Ok(vectors) => done.extend(vectors),
                 Err(err) => {
                     failed = Some(err);
@@ -230,11 +263,35 @@ fn bulk_worker(
                 }
             }
         }
-        let _ = reply.send(match failed {
-            Some(err) => Err(err),
-            None => Ok(done),
-        });
+        let mut done = done.into_iter();
+        for request in group {
+            let mine: Vec<Embedding> = done.by_ref().take(request.texts.len()).collect();
+            let answer = match &failed {
+                Some(err) => Err(err.clone()),
+                None if mine.len() == request.texts.len() => Ok(mine),
+                // Cut short because it was cancelled: nobody is listening.
+                None => Err(Arc::new(EmbedError::WorkerGone)),
+            };
+            let _ = request.reply.send(answer);
+        }
     }
+}
+
+/// `first` and the requests already waiting behind it, until they hold
+/// `texts` texts or none is left waiting.
+fn gather(first: Request, rx: &mut mpsc::Receiver<Request>, texts: usize) -> Vec<Request> {
+    let mut waiting = first.texts.len();
+    let mut group = vec![first];
+    while waiting < texts {
+        match rx.try_recv() {
+            Ok(r) => {
+                waiting += r.texts.len();
+                group.push(r);
+            }
+            Err(_) => break,
+        }
+    }
+    group
 }
 
 /// One forward pass, counted and traced.

@@ -36,7 +36,8 @@ use index_core::extract::ArchiveLimits;
 use crate::background::Background;
 use crate::config::{EngineConfig, ModelConfig};
 use crate::embed::cross_encoder::CrossEncoder;
-use crate::embed::{EmbedError, EmbedQueue, Embedder};
+use crate::embed::{Backend, DeviceChoice, EmbedError, EmbedQueue, Embedder};
+use crate::ingest::ocr::OcrStatus;
 use crate::ingest::{JobLimits, Jobs, MemoryBudget};
 use crate::llm::Llm;
 use crate::metrics::Metrics;
@@ -80,6 +81,8 @@ pub struct Engine {
     extractions: Arc<tokio::sync::Semaphore>,
     /// The memory every extraction draws on, together (`ingest::memory`).
     memory: MemoryBudget,
+    /// Whether PDF pages without text are read by OCR (`ingest::ocr`).
+    ocr: OcrStatus,
     /// Where upload jobs run: below searches' priority.
     background: Background,
     /// How sources are fetched, and the client they are fetched with.
@@ -120,6 +123,7 @@ impl Engine {
             tracing::warn!(%err, "cannot read the chunk table's version");
         }
         let jobs = Jobs::new(store.runs().id());
+        let ocr = detect_ocr(&config.ocr).await;
         let mut engine = Self {
             store,
             model: config.model.clone(),
@@ -136,6 +140,7 @@ impl Engine {
             archive_limits: config.archive_limits(),
             job_limits: config.job_limits(),
             memory: config.memory_budget(),
+            ocr,
             extractions: Arc::new(tokio::sync::Semaphore::new(
                 crate::ingest::pipeline::MAX_EXTRACTIONS,
             )),
@@ -210,6 +215,11 @@ impl Engine {
         self
     }
 
+    /// Whether PDF pages without a text layer are read by OCR here.
+    pub fn ocr(&self) -> &OcrStatus {
+        &self.ocr
+    }
+
     /// The chunk store.
     pub fn store(&self) -> &Store {
         &self.store
@@ -246,13 +256,28 @@ async fn second_stage(model: &ModelConfig) -> anyhow::Result<Box<dyn SecondStage
 }
 
 /// Loads the model and starts its worker, off the async workers (loading
-/// is CPU-bound).
+/// is CPU-bound). On a hardware GPU a second copy is loaded on the CPU for
+/// queries, which it answers several times faster than the GPU does (see
+/// `embed::queue`).
 async fn load_model(model: ModelConfig) -> Result<EmbedQueue, String> {
     let loaded = tokio::task::spawn_blocking(move || {
-        Embedder::load(&model.model_dir, model.device).and_then(|e| {
-            EmbedQueue::start(e)
-                .map_err(|err| EmbedError::Backend(format!("cannot start the worker: {err}")))
-        })
+        let start = |e: std::io::Result<EmbedQueue>| {
+            e.map_err(|err| EmbedError::Backend(format!("cannot start the worker: {err}")))
+        };
+        let embedder = Embedder::load(&model.model_dir, model.device)?;
+        match embedder.backend() {
+            Backend::Wgpu {
+                software: false, ..
+            } => {
+                let queries = Embedder::load(&model.model_dir, DeviceChoice::Cpu)?;
+                tracing::info!(bulk = %embedder.backend(), "uploads embed on the GPU, queries on the CPU");
+                start(EmbedQueue::start_split(
+                    std::sync::Arc::new(queries),
+                    std::sync::Arc::new(embedder),
+                ))
+            }
+            _ => start(EmbedQueue::start(embedder)),
+        }
     })
     .await;
     let result = match loaded {
@@ -264,4 +289,22 @@ async fn load_model(model: ModelConfig) -> Result<EmbedQueue, String> {
         tracing::error!(%err, "the embedding model is not available");
     }
     result
+}
+
+/// Finds the OCR tools (off the runtime: it runs `tesseract`) and says at
+/// start whether scanned PDFs will be read.
+async fn detect_ocr(config: &crate::config::OcrConfig) -> OcrStatus {
+    let settings = config.settings();
+    let status = tokio::task::spawn_blocking(move || OcrStatus::detect(settings))
+        .await
+        .unwrap_or_else(|join| OcrStatus::Missing(format!("the check crashed: {join}")));
+    match &status {
+        OcrStatus::Ready(_) => tracing::info!("OCR on: PDF pages without text are read by tesseract"),
+        OcrStatus::Off => tracing::info!("OCR off (--ocr false): PDF pages without text are left out"),
+        OcrStatus::Missing(why) => tracing::warn!(
+            why,
+            "OCR unavailable: PDF pages without text are left out until tesseract and pdftoppm are installed"
+        ),
+    }
+    status
 }

@@ -9,6 +9,15 @@ impl Engine {
     /// A snapshot of the engine's state.
     pub async fn status(&self) -> ServerStatus {
         let (loaded, backend, error) = match self.embedder.get() {
+            Some(Ok(queue)) if queue.query_backend() != queue.backend() => (
+                true,
+                Some(format!(
+                    "{} (queries: {})",
+                    queue.backend(),
+                    queue.query_backend()
+                )),
+                None,
+            ),
             Some(Ok(queue)) => (true, Some(queue.backend().to_string()), None),
             Some(Err(err)) => (false, None, Some(err.clone())),
             // Not needed yet (a CLI command that never embeds).

@@ -175,6 +175,7 @@ impl Engine {
             job_limits: self.job_limits,
             extractions: &self.extractions,
             memory: &self.memory,
+            ocr: &self.ocr,
         })
     }
 }

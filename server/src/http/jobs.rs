@@ -34,7 +34,9 @@ pub struct UploadForm {
     library: String,
     /// Version of the library.
     version: String,
-    /// One or more files: Markdown, text, HTML, PDF, or ZIP archives of these.
+    /// One or more files: Markdown or MDX, text (reStructuredText, AsciiDoc),
+    /// HTML, PDF, Word (.docx), Jupyter notebooks, or ZIP and tar.gz
+    /// archives of these.
     #[schema(format = Binary)]
     file: Vec<String>,
 }

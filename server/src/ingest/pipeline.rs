@@ -18,13 +18,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use index_core::chunk::{chunk_document, ChunkConfig};
 use index_core::context::{chunk_contexts, embedding_inputs};
 use index_core::extract::Format;
-use index_core::extract::{self, ArchiveLimits, Extracted};
+use index_core::extract::{self, ArchiveLimits, ExtractError, Extracted, Extraction};
 use index_core::ids::chunk_id;
 use index_core::job::{FileProgress, FileState, JobState, Upload};
 
 use super::budget::{Budget, JobLimits};
 use super::jobs::FileSlot;
 use super::memory::{MemoryBudget, RESERVE_WAIT};
+use super::ocr::OcrStatus;
+use super::reuse::vectors_for;
+use super::scanned::{pages_named, read_by_ocr};
 use super::JobHandle;
 use crate::embed::EmbedQueue;
 use crate::metrics::Metrics;
@@ -49,6 +52,8 @@ pub struct Pipeline<'a> {
     pub job_limits: JobLimits,
     /// The memory every job's extraction draws on, together.
     pub memory: &'a MemoryBudget,
+    /// Whether PDF pages without a text layer are read by OCR.
+    pub ocr: &'a OcrStatus,
 }
 
 /// The default of `--index-refresh-secs`, which no longer changes anything:
@@ -78,6 +83,17 @@ pub enum Read {
     /// A package archive from a registry, of which only the documentation
     /// is read (README, docs folder).
     PackageDocs,
+}
+
+impl Input {
+    /// Whether this input is read as a PDF of its own (not an archive).
+    fn reads_as_pdf(&self) -> bool {
+        match self.read {
+            Read::ByName => Format::from_path(&self.name) == Some(Format::Pdf),
+            Read::As(format) => format == Format::Pdf,
+            Read::PackageDocs => false,
+        }
+    }
 }
 
 impl From<Upload> for Input {
@@ -163,12 +179,23 @@ impl<'p, 'a> JobRun<'p, 'a> {
             let reason = "the server is shutting down".into();
             return finish(pipeline, job, slot, FileState::Failed { reason });
         };
+        // A PDF of its own is read so that pages without text are named
+        // rather than refused, when OCR can read them; its bytes come back
+        // for the OCR.
+        let ocr = pipeline.ocr.ready();
+        let for_ocr = ocr.is_some() && input.reads_as_pdf();
         // The reservation goes with the thread: one abandoned past its
         // deadline still holds what it uses until it ends.
         let extracting = tokio::task::spawn_blocking(move || {
             let _permit = permit;
             let Input { name, bytes, read } = input;
             let extracted = match read {
+                _ if for_ocr => extract::extract_pdf_pages(&name, &bytes, &limits, &mut memory)
+                    .map(|doc| Extraction {
+                        documents: vec![doc],
+                        skipped: Vec::new(),
+                        archive: false,
+                    }),
                 Read::ByName => extract::extract_metered(&name, &bytes, &limits, &mut memory),
                 Read::As(format) => {
                     extract::extract_as(&name, format, &bytes, &limits, &mut memory)
@@ -178,7 +205,7 @@ impl<'p, 'a> JobRun<'p, 'a> {
                         .map(|docs| docs.extraction)
                 }
             };
-            (extracted, memory)
+            (extracted, memory, for_ocr.then_some(bytes))
         });
         let deadline = pipeline.job_limits.extract_deadline;
         let Ok(extracted) = tokio::time::timeout(deadline, extracting).await else {
@@ -193,9 +220,13 @@ impl<'p, 'a> JobRun<'p, 'a> {
             );
             return finish(pipeline, job, slot, FileState::Failed { reason });
         };
-        let (extraction, mut memory) = match extracted {
-            Ok((Ok(x), memory)) => (x, memory),
-            Ok((Err(err), _)) => {
+        let (mut extraction, mut memory, pdf) = match extracted {
+            Ok((Ok(x), memory, pdf)) => (x, memory, pdf),
+            Ok((Err(err @ ExtractError::NoTextInPdf), ..)) => {
+                let reason = format!("{err}; {}", pipeline.ocr.hint());
+                return finish(pipeline, job, slot, FileState::Failed { reason });
+            }
+            Ok((Err(err), ..)) => {
                 let reason = err.to_string();
                 return finish(pipeline, job, slot, FileState::Failed { reason });
             }
@@ -204,6 +235,26 @@ impl<'p, 'a> JobRun<'p, 'a> {
                 return finish(pipeline, job, slot, FileState::Failed { reason });
             }
         };
+        // Pages without text: read by OCR when it can, else named.
+        match (ocr, pdf, extraction.documents.first_mut()) {
+            (Some(ocr), Some(pdf), Some(doc)) => {
+                if let Err(reason) = read_by_ocr(ocr, doc, pdf).await {
+                    return finish(pipeline, job, slot, FileState::Failed { reason });
+                }
+            }
+            _ => {
+                for doc in &mut extraction.documents {
+                    let pages = doc.pages_without_text();
+                    if !pages.is_empty() {
+                        doc.warnings.push(format!(
+                            "{} without usable text left out; {}",
+                            pages_named(&pages),
+                            pipeline.ocr.hint()
+                        ));
+                    }
+                }
+            }
+        }
         // The job's budget is spent before anything is chunked or embedded:
         // an upload that would exceed it fails whole, and its text is freed.
         let text_bytes: u64 = extraction
@@ -448,56 +499,6 @@ pub fn finish(pipeline: &Pipeline<'_>, job: &JobHandle, slot: FileSlot, state: F
         _ => {}
     }
     job.set_file(slot, state);
-}
-
-/// The vectors of `inputs`, in order: those the store already holds for
-/// this page (in any version of the library: most of a page is unchanged
-/// from one version to the next, or from one upload to the next) are
-/// reused, the rest embedded. Reuse is exact: a vector is taken only for
-/// the very text it was embedded from. A failed lookup only costs reuse.
-async fn vectors_for(
-    pipeline: &Pipeline<'_>,
-    library: &str,
-    file_path: &str,
-    inputs: Vec<String>,
-) -> Result<Vec<Vec<f32>>, String> {
-    let known = match pipeline.store.page_vectors(library, file_path).await {
-        Ok(known) => known,
-        Err(err) => {
-            tracing::warn!(%err, file_path, "cannot look up stored vectors: embedding the page whole");
-            Default::default()
-        }
-    };
-    let mut vectors: Vec<Option<Vec<f32>>> = inputs.iter().map(|i| known.get(i).cloned()).collect();
-    let missing: Vec<String> = inputs
-        .iter()
-        .zip(&vectors)
-        .filter(|(_, v)| v.is_none())
-        .map(|(i, _)| i.clone())
-        .collect();
-    let reused = inputs.len() - missing.len();
-    let embedded = if missing.is_empty() {
-        Vec::new()
-    } else {
-        pipeline
-            .embedder
-            .embed_many(missing)
-            .await
-            .map_err(|e| format!("embedding failed: {e}"))?
-    };
-    pipeline
-        .metrics
-        .chunks_embedded(embedded.len() as u64, reused as u64);
-    let mut embedded = embedded.into_iter();
-    for slot in &mut vectors {
-        if slot.is_none() {
-            *slot = embedded.next();
-        }
-    }
-    vectors
-        .into_iter()
-        .map(|v| v.ok_or_else(|| "the embedder returned fewer vectors than asked".to_owned()))
-        .collect()
 }
 
 /// What a user is told about a storage failure: what was not done, what

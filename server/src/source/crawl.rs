@@ -546,6 +546,9 @@ fn format_of(content_type: Option<&str>, url: &Url) -> Option<Format> {
         Some("text/markdown" | "text/x-markdown") => Some(Format::Markdown),
         Some("application/pdf") => Some(Format::Pdf),
         Some("application/x-ipynb+json") => Some(Format::Notebook),
+        Some("application/vnd.openxmlformats-officedocument.wordprocessingml.document") => {
+            Some(Format::Docx)
+        }
         // Many servers send Markdown and reST as plain text.
         Some("text/plain") => Some(by_path.unwrap_or(Format::Text)),
         None | Some("application/octet-stream" | "binary/octet-stream") => by_path,
@@ -581,6 +584,17 @@ mod tests {
             None
         );
         assert_eq!(format_of(None, &url("https://x.io/a.zip")), None);
+        assert_eq!(
+            format_of(
+                Some("application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+                &url("https://x.io/download?id=7")
+            ),
+            Some(Format::Docx)
+        );
+        assert_eq!(
+            format_of(None, &url("https://x.io/guide.docx")),
+            Some(Format::Docx)
+        );
     }
 
     #[test]

@@ -44,10 +44,16 @@ impl Store {
         // equality filters fastest. File paths are nearly unique: a B-tree.
         // The keyword leg searches one full-text field, context and text
         // together (see `schema::search_text`).
-        let wanted: [(&str, Index); 4] = [
+        // Embedding inputs are looked up by their hash when a page is
+        // stored (`Store::vectors_by_input`): a B-tree too.
+        let wanted: [(&str, Index); 5] = [
             ("library", Index::Bitmap(BitmapIndexBuilder::default())),
             ("version", Index::Bitmap(BitmapIndexBuilder::default())),
             ("file_path", Index::BTree(BTreeIndexBuilder::default())),
+            (
+                schema::INPUT_HASH,
+                Index::BTree(BTreeIndexBuilder::default()),
+            ),
             (schema::SEARCH_TEXT, Index::FTS(FtsIndexBuilder::default())),
         ];
         for (column, index) in wanted {
@@ -108,28 +114,62 @@ pub(super) async fn add_search_text(
     chunks: &Table,
     write: &writers::WriteLock,
 ) -> Result<(), StoreError> {
-    let has = |schema: arrow_schema::SchemaRef| {
-        schema
-            .fields()
-            .iter()
-            .any(|f| f.name() == schema::SEARCH_TEXT)
-    };
-    if has(chunks.schema().await?) {
+    add_column_once(
+        chunks,
+        write,
+        schema::SEARCH_TEXT,
+        lancedb::table::NewColumnTransform::SqlExpressions(vec![(
+            schema::SEARCH_TEXT.to_owned(),
+            schema::SEARCH_TEXT_SQL.to_owned(),
+        )]),
+    )
+    .await
+}
+
+/// Gives a table written before [`schema::INPUT_HASH`] existed (the chunk
+/// table or the staging table) that column, empty in every row, in one
+/// commit that rewrites no rows. Those rows' vectors are still reused for
+/// their own page (`Store::page_vectors`); rows written from then on are
+/// found by their input anywhere.
+pub(super) async fn add_input_hash(
+    table: &Table,
+    write: &writers::WriteLock,
+) -> Result<(), StoreError> {
+    let column = arrow_schema::Field::new(schema::INPUT_HASH, arrow_schema::DataType::Utf8, true);
+    add_column_once(
+        table,
+        write,
+        schema::INPUT_HASH,
+        lancedb::table::NewColumnTransform::AllNulls(std::sync::Arc::new(
+            arrow_schema::Schema::new(vec![column]),
+        )),
+    )
+    .await
+}
+
+/// Adds `column` to `table` with `transform` unless it is there. Writers
+/// take turns and look again once it is theirs, so two servers opening the
+/// same old store add it once.
+async fn add_column_once(
+    table: &Table,
+    write: &writers::WriteLock,
+    column: &str,
+    transform: lancedb::table::NewColumnTransform,
+) -> Result<(), StoreError> {
+    let has = |schema: arrow_schema::SchemaRef| schema.fields().iter().any(|f| f.name() == column);
+    if has(table.schema().await?) {
         return Ok(());
     }
     let _turn = write.acquire().await?;
-    chunks.checkout_latest().await?;
-    if has(chunks.schema().await?) {
+    table.checkout_latest().await?;
+    if has(table.schema().await?) {
         return Ok(());
     }
-    tracing::info!("adding the full-text field to a store written before it existed");
-    chunks
-        .add_columns()
-        .transform(lancedb::table::NewColumnTransform::SqlExpressions(vec![(
-            schema::SEARCH_TEXT.to_owned(),
-            schema::SEARCH_TEXT_SQL.to_owned(),
-        )]))
-        .execute()
-        .await?;
+    tracing::info!(
+        table = table.name(),
+        column,
+        "adding a column to a table written before it existed"
+    );
+    table.add_columns().transform(transform).execute().await?;
     Ok(())
 }

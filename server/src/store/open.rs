@@ -7,7 +7,7 @@ use std::time::Duration;
 use lancedb::Connection;
 use tokio::sync::RwLock;
 
-use super::indexes::add_search_text;
+use super::indexes::{add_input_hash, add_search_text};
 use super::{
     feedback, job_log, legacy, local_dir, remote, resident, runs, schema, session_log, sources,
     staging, writers, S3Config, Store, StoreError, VectorSearchTuning, CHUNKS,
@@ -142,12 +142,15 @@ impl Store {
             false => None,
         };
         drop(creating);
+        let upgrade_err = |e| match e {
+            StoreError::Lance(source) => open_err(source),
+            other => other,
+        };
         add_search_text(&chunks, &write)
             .await
-            .map_err(|e| match e {
-                StoreError::Lance(source) => open_err(source),
-                other => other,
-            })?;
+            .map_err(upgrade_err)?;
+        add_input_hash(&chunks, &write).await.map_err(upgrade_err)?;
+        add_input_hash(&staged, &write).await.map_err(upgrade_err)?;
         Ok(Self {
             location: location.to_owned(),
             db,

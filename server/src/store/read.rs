@@ -61,6 +61,46 @@ impl Store {
         Ok(inputs.into_iter().zip(vectors).collect())
     }
 
+    /// The vectors stored for any of `hashes` (see [`schema::INPUT_HASH`]),
+    /// anywhere in the store, keyed by hash: what a page that no earlier
+    /// copy of itself could supply still reuses (the same paragraph under
+    /// another path, in another library). Indexed lookups, a few hundred
+    /// hashes at a time so no filter grows without bound.
+    pub async fn vectors_by_input(
+        &self,
+        hashes: &[String],
+    ) -> Result<std::collections::HashMap<String, Vec<f32>>, StoreError> {
+        const PER_LOOKUP: usize = 256;
+        let mut found = std::collections::HashMap::new();
+        for some in hashes.chunks(PER_LOOKUP) {
+            let list = some
+                .iter()
+                .map(|h| filter::sql_string(h))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let batches: Vec<RecordBatch> = self
+                .chunks
+                .query()
+                .only_if(format!("{} IN ({list})", schema::INPUT_HASH))
+                .select(Select::columns(&[schema::INPUT_HASH, "vector"]))
+                .execute()
+                .await?
+                .try_collect()
+                .await?;
+            let vectors = schema::vectors_from_batches(&batches).map_err(StoreError::Shape)?;
+            let mut vectors = vectors.into_iter();
+            for batch in &batches {
+                let hash = string_column(batch, schema::INPUT_HASH)?;
+                for row in 0..batch.num_rows() {
+                    if let Some(vector) = vectors.next() {
+                        found.insert(hash.value(row).to_owned(), vector);
+                    }
+                }
+            }
+        }
+        Ok(found)
+    }
+
     /// Every stored chunk with its vector, in no particular order: a real
     /// corpus to build the search bench's large ones from.
     pub async fn chunks_with_vectors(&self) -> Result<Vec<(StoredChunk, Vec<f32>)>, StoreError> {

@@ -65,10 +65,24 @@ pub fn chunk_schema() -> SchemaRef {
             false,
         ),
         // The one field the keyword leg's full-text index sees: the context
-        // and the text (see [`search_text`]). Last, because a store written
-        // before it existed gets it appended (see `Store::open`).
+        // and the text (see [`search_text`]). After the others, because a
+        // store written before it existed gets it appended (see `Store::open`).
         Field::new(SEARCH_TEXT, DataType::Utf8, false),
+        // Last for the same reason; empty in rows written before it existed.
+        Field::new(INPUT_HASH, DataType::Utf8, true),
     ]))
+}
+
+/// The column that names what a row's vector was embedded from: the
+/// SHA-256 of [`index_core::context::embedding_input`] of its context and
+/// text (see [`input_hash`]). A chunk with the same input anywhere in the
+/// store, in any library, version or page, reuses that row's vector instead
+/// of running the model again.
+pub const INPUT_HASH: &str = "input_hash";
+
+/// [`INPUT_HASH`] of one embedding input.
+pub fn input_hash(input: &str) -> String {
+    index_core::ids::content_hash(input.as_bytes())
 }
 
 /// The column the full-text index covers.
@@ -195,6 +209,12 @@ pub fn to_batch(doc: &DocumentChunks) -> Result<RecordBatch, ArrowError> {
                     .iter()
                     .map(|r| search_text(&r.context, &r.chunk.text)),
             )),
+            Arc::new(StringArray::from_iter_values(doc.chunks.iter().map(|r| {
+                input_hash(&index_core::context::embedding_input(
+                    &r.context,
+                    &r.chunk.text,
+                ))
+            }))),
         ],
     )
 }

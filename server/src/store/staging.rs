@@ -33,10 +33,27 @@ pub(super) const STAGED: &str = "staged_v2";
 
 const JOB_ID: &str = "job_id";
 
+///
+/// The chunk table's columns and the job's id, except that
+/// [`schema::INPUT_HASH`] comes after the job's id: a staging table written
+/// before that column existed gets it appended (see `Store::open`), and a
+/// new one is made in the same order.
 pub(super) fn staged_schema() -> SchemaRef {
     let chunks = schema::chunk_schema();
-    let mut fields: Vec<Field> = chunks.fields().iter().map(|f| f.as_ref().clone()).collect();
+    let mut fields: Vec<Field> = chunks
+        .fields()
+        .iter()
+        .filter(|f| f.name() != schema::INPUT_HASH)
+        .map(|f| f.as_ref().clone())
+        .collect();
     fields.push(Field::new(JOB_ID, DataType::Utf8, false));
+    fields.extend(
+        chunks
+            .fields()
+            .iter()
+            .filter(|f| f.name() == schema::INPUT_HASH)
+            .map(|f| f.as_ref().clone()),
+    );
     Arc::new(Schema::new(fields))
 }
 
@@ -61,7 +78,11 @@ impl Store {
         }
         let batch = schema::to_batch(doc).map_err(|e| StoreError::Shape(e.to_string()))?;
         let mut columns = batch.columns().to_vec();
+        let input_hash = columns
+            .pop()
+            .ok_or_else(|| StoreError::Shape("a chunk batch without columns".into()))?;
         columns.push(Arc::new(StringArray::from(vec![job; batch.num_rows()])));
+        columns.push(input_hash);
         let staged = RecordBatch::try_new(staged_schema(), columns)
             .map_err(|e| StoreError::Shape(e.to_string()))?;
         let reader: Box<dyn arrow_array::RecordBatchReader + Send> =

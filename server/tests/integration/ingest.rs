@@ -460,6 +460,65 @@ async fn unchanged_pages_reuse_their_vectors_across_versions_and_uploads() {
     assert_eq!(engine.metrics().vectors().0, embedded_now);
 }
 
+/// A page copied under another path, or into another library, is not
+/// embedded again either: its chunks' inputs are found by their hash
+/// anywhere in the store. Reuse stays exact: a chunk whose text or context
+/// differs is embedded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_copied_to_another_path_or_library_reuses_its_vectors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = common::engine(dir.path()).await;
+    let page = "# Install\n\nRun the installer, then restart the shell.\n\n## Check\n\nRun `tool --version` to see what was installed.\n";
+    let first = run(&engine, "tool", "1.0", vec![upload("install.md", page)]).await;
+    let chunks = match state_of(&first, "install.md") {
+        FileState::Stored { chunks, .. } => *chunks as u64,
+        other => panic!("{other:?}"),
+    };
+    let (embedded, reused) = engine.metrics().vectors();
+
+    let copied = run(
+        &engine,
+        "fork",
+        "0.1",
+        vec![upload("docs/getting-started/install.md", page)],
+    )
+    .await;
+    assert_eq!(copied.tally(), (1, 0), "{copied:#?}");
+    let (embedded_now, reused_now) = engine.metrics().vectors();
+    assert_eq!(embedded_now, embedded, "nothing embedded for the copy");
+    assert_eq!(
+        reused_now - reused,
+        chunks,
+        "every chunk of the copy reused"
+    );
+
+    // One changed sentence: that chunk alone goes through the model.
+    let edited = page.replace("to see what was installed", "to print the version");
+    run(&engine, "fork", "0.2", vec![upload("setup.md", edited)]).await;
+    assert_eq!(engine.metrics().vectors().0 - embedded_now, 1);
+
+    // The copy's vectors are the original's: both score the same.
+    let top = |library: &str| {
+        let (engine, library) = (&engine, library.to_owned());
+        async move {
+            let hits = engine
+                .search(index_core::search::SearchParams {
+                    mode: Some("dense".into()),
+                    library: Some(library.clone()),
+                    rerank: Some(false),
+                    ..common::query("restart the shell after installing")
+                })
+                .await
+                .expect("search");
+            let hit = hits.results.first().cloned();
+            hit.unwrap_or_else(|| panic!("nothing found in {library}"))
+        }
+    };
+    let (original, copy) = (top("tool").await, top("fork").await);
+    assert_eq!(original.text, copy.text);
+    assert!((original.score - copy.score).abs() < 1e-6);
+}
+
 /// nbformat 5.10.4's own test notebook (`tests/test4.ipynb`, from its sdist
 /// on PyPI; the file address is immutable), fetched once into
 /// `~/.cache/docshelf/fixtures` and checked by its SHA-256.

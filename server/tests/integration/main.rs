@@ -10,6 +10,8 @@ mod common;
 mod cross_encoder_dir;
 mod llm_server;
 mod s3_server;
+#[path = "../support/scans.rs"]
+mod scans;
 #[path = "../support/synthetic.rs"]
 mod synthetic;
 
@@ -22,6 +24,7 @@ mod hardening;
 mod http;
 mod ingest;
 mod memory_budget;
+mod ocr;
 mod ranking;
 mod resident;
 mod rest_api;

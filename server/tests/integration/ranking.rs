@@ -289,7 +289,7 @@ async fn connect(dir: &std::path::Path) -> lancedb::Connection {
 /// without the context column.
 async fn downgrade_to_v1(dir: &std::path::Path) {
     let db = connect(dir).await;
-    let v1 = chunks_without(&db, &["context", "search_text"]).await;
+    let v1 = chunks_without(&db, &["context", "search_text", "input_hash"]).await;
     db.create_table("chunks", v1)
         .execute()
         .await
@@ -298,13 +298,13 @@ async fn downgrade_to_v1(dir: &std::path::Path) {
 }
 
 /// Rewrites a store as docshelf wrote it before the keyword leg's one
-/// field: no `search_text` column, and full-text indexes on `text` and
-/// `context`.
+/// field: no `search_text` column (nor the embedding-input hash, which came
+/// later), and full-text indexes on `text` and `context`.
 async fn without_search_text(dir: &std::path::Path) {
     use lancedb::index::scalar::FtsIndexBuilder;
     use lancedb::index::Index;
     let db = connect(dir).await;
-    let older = chunks_without(&db, &["search_text"]).await;
+    let older = chunks_without(&db, &["search_text", "input_hash"]).await;
     db.drop_table("chunks_v2", &[]).await.expect("drop");
     let table = db
         .create_table("chunks_v2", older)
@@ -318,6 +318,27 @@ async fn without_search_text(dir: &std::path::Path) {
             .await
             .expect("index");
     }
+    // The staging table as it was then: empty between jobs, no input hash.
+    let staged = db
+        .open_table("staged_v2")
+        .execute()
+        .await
+        .expect("staging table");
+    let schema = staged.schema().await.expect("schema");
+    let older: Vec<arrow_schema::Field> = schema
+        .fields()
+        .iter()
+        .filter(|f| f.name() != "input_hash")
+        .map(|f| f.as_ref().clone())
+        .collect();
+    db.drop_table("staged_v2", &[]).await.expect("drop");
+    db.create_empty_table(
+        "staged_v2",
+        std::sync::Arc::new(arrow_schema::Schema::new(older)),
+    )
+    .execute()
+    .await
+    .expect("create the older staging table");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -376,6 +397,32 @@ async fn a_store_without_the_search_field_gets_it_on_open_and_keeps_every_docume
         "{indexed:?}"
     );
     assert_keyword_finds_the_front_matter_title(&engine).await;
+
+    // The upgraded table takes new rows (its added columns are in the order
+    // a new table has them), and the rows it had, which have no input hash,
+    // are still reused for their own pages.
+    let (embedded, _) = engine.metrics().vectors();
+    let again = ingest(&engine, "site", "2", pages()).await;
+    let stored = |f: &index_core::job::FileProgress| {
+        matches!(f.state, index_core::job::FileState::Stored { .. })
+    };
+    assert!(again.files.iter().all(stored), "{again:#?}");
+    assert_eq!(
+        engine.metrics().vectors().0,
+        embedded,
+        "nothing embedded again"
+    );
+    let fresh = ingest(
+        &engine,
+        "other",
+        "1",
+        vec![upload(
+            "b.md",
+            "# Beta\n\nA page written after the upgrade.\n",
+        )],
+    )
+    .await;
+    assert!(fresh.files.iter().all(stored), "{fresh:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
