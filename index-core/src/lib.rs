@@ -63,4 +63,4 @@ pub mod validate;
 pub mod version;
 
 pub use error::{ErrorBody, ErrorKind};
-pub use status::{AskStatus, EmbeddingStatus, ServerStatus, StoreCounts, StoreStatus};
+pub use status::{AskStatus, EmbeddingStatus, OcrInfo, ServerStatus, StoreCounts, StoreStatus};

@@ -20,6 +20,22 @@ pub struct ServerStatus {
     /// prior, or the cross-encoder given with `--reranker-dir`.
     #[serde(default)]
     pub reranker: String,
+    /// Whether scanned PDF pages are read by OCR.
+    #[serde(default)]
+    pub ocr: OcrInfo,
+}
+
+/// OCR of PDF pages without a text layer, as far as a client needs to know.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct OcrInfo {
+    /// Whether pages without text are read (the tools are installed and
+    /// `--ocr` is on).
+    pub enabled: bool,
+    /// Tesseract's languages, when on (`eng`, `eng+deu`).
+    pub languages: Option<String>,
+    /// Why it is off, and what would turn it on, when off.
+    pub why_off: Option<String>,
 }
 
 /// Ask's language model, as far as a client needs to know.
@@ -110,6 +126,11 @@ mod tests {
             },
             ask: AskStatus::default(),
             reranker: "lead prior".into(),
+            ocr: OcrInfo {
+                enabled: true,
+                languages: Some("eng".into()),
+                why_off: None,
+            },
         };
         let json = serde_json::to_value(&status).expect("serialises");
         // The JSON shape is a public API (REST clients read it): pin it.
@@ -117,6 +138,8 @@ mod tests {
         assert_eq!(json["embedding"]["backend"], serde_json::Value::Null);
         assert_eq!(json["store"]["counts"]["chunks"], 3);
         assert_eq!(json["reranker"], "lead prior");
+        assert_eq!(json["ocr"]["enabled"], true);
+        assert_eq!(json["ocr"]["languages"], "eng");
         let back: ServerStatus = serde_json::from_value(json).expect("deserialises");
         assert_eq!(back, status);
     }

@@ -68,6 +68,11 @@ fn StatusTable(status: ServerStatus) -> impl IntoView {
         (_, Some(how)) => format!("off: {how}"),
         _ => "off".to_owned(),
     };
+    let ocr = match (&status.ocr.languages, &status.ocr.why_off) {
+        (Some(languages), _) if status.ocr.enabled => format!("on ({languages})"),
+        (_, Some(why)) => format!("off: {why}"),
+        _ => "off".to_owned(),
+    };
     view! {
         <dl class="status-table" aria-label="Server status">
             <dt>"Version"</dt>
@@ -90,6 +95,8 @@ fn StatusTable(status: ServerStatus) -> impl IntoView {
             <dd data-field="reranker">{status.reranker.clone()}</dd>
             <dt>"Ask"</dt>
             <dd data-field="ask">{ask}</dd>
+            <dt>"OCR of scanned PDFs"</dt>
+            <dd data-field="ocr">{ocr}</dd>
             <dt>"Uptime"</dt>
             <dd data-field="uptime">{format!("{} s", status.uptime_secs)}</dd>
         </dl>

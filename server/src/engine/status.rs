@@ -59,6 +59,7 @@ impl Engine {
                 },
             },
             reranker: self.second_stage.describe(),
+            ocr: self.ocr.info(),
         }
     }
 }

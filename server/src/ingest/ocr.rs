@@ -126,6 +126,30 @@ impl OcrStatus {
         }
     }
 
+    /// What the status API says of OCR.
+    pub fn info(&self) -> index_core::OcrInfo {
+        match self {
+            Self::Ready(ocr) => index_core::OcrInfo {
+                enabled: true,
+                languages: Some(ocr.settings.languages.clone()),
+                why_off: None,
+            },
+            Self::Off => index_core::OcrInfo {
+                enabled: false,
+                languages: None,
+                why_off: Some("turned off (--ocr false)".into()),
+            },
+            Self::Missing(why) => index_core::OcrInfo {
+                enabled: false,
+                languages: None,
+                why_off: Some(format!(
+                    "{why}; install the Debian packages tesseract-ocr, tesseract-ocr-eng and \
+                     poppler-utils (`make setup` does)"
+                )),
+            },
+        }
+    }
+
     /// What a user is told about a PDF (or pages) without text that OCR
     /// did not read: why, and what would change that.
     pub fn hint(&self) -> String {

@@ -45,7 +45,12 @@ async fn ocr_engine(dir: &Path) -> Engine {
     scans::require_tools();
     let engine = common::engine(dir).await;
     match engine.ocr() {
-        OcrStatus::Ready(_) => engine,
+        OcrStatus::Ready(_) => {
+            let said = engine.status().await.ocr;
+            assert!(said.enabled, "{said:?}");
+            assert_eq!(said.languages.as_deref(), Some("eng"));
+            engine
+        }
         other => panic!(
             "OCR is not available ({other:?}): `make test` (scripts/setup.sh) installs \
              tesseract-ocr, tesseract-ocr-eng and poppler-utils"
@@ -230,6 +235,14 @@ async fn with_ocr_off_a_scan_is_refused_with_a_message_that_says_so() {
     };
     let engine = Engine::open(&config).await.expect("engine");
     assert!(matches!(engine.ocr(), OcrStatus::Off));
+    let said = engine.status().await.ocr;
+    assert!(!said.enabled);
+    assert!(
+        said.why_off
+            .as_deref()
+            .is_some_and(|w| w.contains("--ocr false")),
+        "{said:?}"
+    );
     let scan = scans::scan(
         &pdf_dir().join("pypdf-crazyones.pdf"),
         None,
