@@ -3,9 +3,10 @@
 # the plain Python pipeline beside it on the same sets.
 #
 # Sets (eval/README.md): git-docs (../shared, tuning), npm-docs (tuning) and
-# hatch-docs and starlette-docs (held out: reported, never tuned on). Each is uploaded through
-# the real pipeline as a library of its own into one store: a temporary one,
-# or DOCSHELF_EVAL_STORE, which is kept and reused on the next run.
+# hatch-docs, starlette-docs, flask-docs (reStructuredText) and ai-sdk-docs
+# (MDX) (held out: reported, never tuned on). Each is uploaded through the
+# real pipeline as a library of its own into one store: a temporary one, or
+# DOCSHELF_EVAL_STORE, which is kept and reused on the next run.
 #
 # The plain pipeline (scripts/peers/plain_pipeline.py: 1500/200 character
 # chunks, sentence-transformers MiniLM, rank_bm25, RRF, a page ranked by its
@@ -29,7 +30,7 @@ trap 'rm -rf "$work"' EXIT
 # name and set folder (queries.jsonl, qrels.jsonl, corpus/) of each set.
 names=(git-docs)
 dirs=("$shared/git-docs")
-for name in npm-docs hatch-docs starlette-docs; do
+for name in npm-docs hatch-docs starlette-docs flask-docs ai-sdk-docs; do
   scripts/fetch-eval.sh "$name" "$cache/$name"
   names+=("$name")
   dirs+=("$cache/$name")
@@ -45,13 +46,42 @@ store=()
 echo "==> docshelf on ${names[*]}"
 "$bin" eval "${args[@]}" "${store[@]}" --model-dir "$model" --json "$@" >"$work/docshelf.json"
 
+# The plain pipeline reads only .md/.markdown/.mdx/.txt and HTML pages, so a
+# set of reStructuredText pages (flask-docs) is handed to it as plain text: a
+# view of its corpus with each X.rst linked as X.rst.txt, and its judgements
+# rewritten to match. Prints the folder the pipeline should read.
+plain_view() {
+  local name=$1 dir=$2
+  if [ -z "$(find "$dir/corpus" -name '*.rst' -print -quit)" ]; then
+    echo "$dir"
+    return
+  fi
+  local view="$work/plain-view-$name"
+  mkdir -p "$view/corpus"
+  (
+    cd "$dir/corpus"
+    find . -type f -print0 | while IFS= read -r -d '' f; do
+      f=${f#./}
+      mkdir -p "$view/corpus/$(dirname "$f")"
+      case "$f" in
+        *.rst) ln -s "$PWD/$f" "$view/corpus/$f.txt" ;;
+        *) ln -s "$PWD/$f" "$view/corpus/$f" ;;
+      esac
+    done
+  )
+  cp "$dir/queries.jsonl" "$view/"
+  sed 's/\.rst"/.rst.txt"/' "$dir/qrels.jsonl" >"$view/qrels.jsonl"
+  echo "$view"
+}
+
 peers=()
 if [ "${PLAIN:-1}" != 0 ]; then
   python=$(scripts/peers-venv.sh | tail -n 1)
   for i in "${!names[@]}"; do
     echo "==> plain Python pipeline on ${names[$i]}"
-    HF_HUB_OFFLINE=1 "$python" scripts/peers/plain_pipeline.py --corpus "${dirs[$i]}/corpus" \
-      --queries "${dirs[$i]}/queries.jsonl" --qrels "${dirs[$i]}/qrels.jsonl" \
+    plain=$(plain_view "${names[$i]}" "${dirs[$i]}")
+    HF_HUB_OFFLINE=1 "$python" scripts/peers/plain_pipeline.py --corpus "$plain/corpus" \
+      --queries "$plain/queries.jsonl" --qrels "$plain/qrels.jsonl" \
       --model "$model" --json >"$work/plain-${names[$i]}.json"
     peers+=("${names[$i]}=$work/plain-${names[$i]}.json")
   done

@@ -2,14 +2,16 @@
 # Installs the documents of an evaluation set into DEST_DIR/corpus.
 #
 # The judgements (queries.jsonl, qrels.jsonl) live in the repository under
-# eval/NAME; the documents they judge are Markdown pages that ship inside a
-# published package, so they are fetched from its registry rather than
-# committed. Each package is pinned by version and archive hash, and the
-# extracted pages by a digest of the whole corpus, so a changed upload cannot
-# slip in and a fetch that is already in place is skipped.
+# eval/NAME; the documents they judge are documentation pages (Markdown,
+# reStructuredText or MDX) that ship inside a published package, so they are
+# fetched from its registry rather than committed. Each package is pinned by
+# version and archive hash, and the extracted pages by a digest of the whole
+# corpus, so a changed upload cannot slip in and a fetch that is already in
+# place is skipped.
 #
 # Usage: scripts/fetch-eval.sh NAME [DEST_DIR]
-#   NAME      npm-docs, hatch-docs or starlette-docs (see eval/README.md)
+#   NAME      npm-docs, hatch-docs, starlette-docs, flask-docs or ai-sdk-docs
+#             (see eval/README.md)
 #   DEST_DIR  default: ${DOCSHELF_EVAL_DIR:-~/.cache/docshelf/eval}/NAME
 #
 # DEST_DIR then has the shape of ../shared/data/eval/git-docs: corpus/ plus a
@@ -28,6 +30,7 @@ die() {
 }
 
 name=${1:-}
+ext=.md # the pages' extension: only files under the prefix ending in it are kept
 case "$name" in
   npm-docs)
     # The npm CLI's own manual: docs/content/{commands,configuring-npm,using-npm}.
@@ -63,6 +66,32 @@ case "$name" in
     pages=25
     corpus_sha256=addc301a48a3873bffde235d70cf6fd2950b14cfb57ccddb0cec7ddc633dbdaa
     ;;
+  flask-docs)
+    # Flask's Sphinx site: docs/**/*.rst of the PyPI sdist (guides, patterns,
+    # deployment, tutorial, the autodoc API page).
+    client=pip
+    registry=PyPI
+    package=flask
+    version=3.1.3
+    archive_sha256=0ef0e52b8a9cd932855379197dd8f94047b359ca0a78695144304cb45f87c9eb
+    prefix=flask-3.1.3/docs/
+    ext=.rst
+    pages=76
+    corpus_sha256=81b684230b59e8179017130042d9a591b945588ed848f12f1530a37cfc0babc6
+    ;;
+  ai-sdk-docs)
+    # The AI SDK's own docs as shipped in the `ai` npm package: the "AI SDK
+    # Core" section, docs/03-ai-sdk-core/*.mdx (front matter, JSX components).
+    client=npm
+    registry='the npm registry'
+    package=ai
+    version=7.0.173
+    archive_sha256=9bb39977ac3471c0dfd2a541f3d03390eefd8a68140f07020d169d9d72667a2e
+    prefix=package/docs/03-ai-sdk-core/
+    ext=.mdx
+    pages=35
+    corpus_sha256=0a0d7302a4c2259d719aaae456e2d5a01c52d11624049a2be31329731dad6742
+    ;;
   -h | --help)
     usage
     exit 0
@@ -72,7 +101,7 @@ case "$name" in
     exit 2
     ;;
   *)
-    echo "fetch-eval: unknown set '$name' (known: npm-docs, hatch-docs, starlette-docs)" >&2
+    echo "fetch-eval: unknown set '$name' (known: npm-docs, hatch-docs, starlette-docs, flask-docs, ai-sdk-docs)" >&2
     exit 2
     ;;
 esac
@@ -138,19 +167,19 @@ archive=${archives[0]}
 echo "$archive_sha256  $archive" | sha256sum --check --quiet ||
   die "$(basename "$archive") does not match the pinned sha256 $archive_sha256"
 
-# Unpack only the Markdown pages under the docs prefix, keeping their paths
-# below it; hidden folders (MkDocs hooks, snippets) are skipped. Files are
-# written by hand rather than extracted, so no link, device or path outside
-# the folder can come out of the archive.
+# Unpack only the pages (files ending in $ext) under the docs prefix, keeping
+# their paths below it; hidden folders (MkDocs hooks, snippets) are skipped.
+# Files are written by hand rather than extracted, so no link, device or path
+# outside the folder can come out of the archive.
 partial="$dest/corpus.partial"
 rm -rf "$partial"
 mkdir -p "$partial"
-python3 - "$archive" "$prefix" "$partial" <<'PY'
+python3 - "$archive" "$prefix" "$partial" "$ext" <<'PY'
 import os
 import sys
 import tarfile
 
-archive, prefix, out = sys.argv[1:4]
+archive, prefix, out, ext = sys.argv[1:5]
 count = 0
 with tarfile.open(archive, "r:gz") as tar:
     for member in tar:
@@ -158,7 +187,7 @@ with tarfile.open(archive, "r:gz") as tar:
             continue
         rel = member.name[len(prefix):]
         parts = rel.split("/")
-        if not rel.endswith(".md") or any(p in ("", ".", "..") or p.startswith(".") for p in parts):
+        if not rel.endswith(ext) or any(p in ("", ".", "..") or p.startswith(".") for p in parts):
             continue
         path = os.path.join(out, *parts)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -166,7 +195,7 @@ with tarfile.open(archive, "r:gz") as tar:
             dst.write(src.read())
         count += 1
 if count == 0:
-    sys.exit(f"no Markdown pages under {prefix} in {archive}")
+    sys.exit(f"no {ext} pages under {prefix} in {archive}")
 PY
 found=$(find "$partial" -type f | wc -l)
 [ "$found" -eq "$pages" ] || die "extracted $found pages, expected $pages"
