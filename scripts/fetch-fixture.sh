@@ -10,6 +10,13 @@
 #                       are MDX (front matter, :::admonitions, heading ids,
 #                       an `export`ed component used inline, code blocks).
 #                       Checked by sha256; kept in $DIR.
+#   jinja2              the Jinja 3.1.6 sdist from PyPI: its Sphinx docs,
+#                       reStructuredText (sections, code-block, roles,
+#                       autodoc directives). Checked by sha256; kept in $DIR.
+#   asciidoctor-revealjs  the @asciidoctor/reveal.js 5.2.0 npm tarball:
+#                       its README is AsciiDoc (title, sections, document
+#                       attributes and references to them). Checked by
+#                       sha256; kept in $DIR.
 #   word OUT.docx       writes a Word document with python-docx (pinned
 #                       wheel, checked by sha256, in a venv under $DIR) from
 #                       scripts/word-fixture.py: title, headings, lists,
@@ -31,25 +38,49 @@ sha256_of() {
   sha256sum "$1" | cut -d' ' -f1
 }
 
+# pinned FILE SHA256 FETCH...: prints $dir/FILE once its sha256 is SHA256,
+# running FETCH (with $work as its folder, where it must leave FILE) when the
+# cached copy is missing or not the pinned one.
+pinned() {
+  local file=$1 sha256=$2
+  shift 2
+  local archive=$dir/$file
+  if [ -f "$archive" ] && [ "$(sha256_of "$archive")" = "$sha256" ]; then
+    echo "$archive"
+    return
+  fi
+  work=$(mktemp -d "$dir/.fetch.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  "$@" || die "fetching $file failed (is the registry reachable?)"
+  local got
+  got=$(sha256_of "$work/$file")
+  [ "$got" = "$sha256" ] || die "$file has sha256 $got, not the pinned $sha256"
+  mv "$work/$file" "$archive"
+  echo "$archive"
+}
+
+fetch_url() {
+  curl -fsS -o "$work/$2" "$1"
+}
+
+fetch_npm() {
+  command -v npm >/dev/null || die "npm is needed to fetch $1 (apt-get install npm)"
+  npm pack --ignore-scripts --loglevel=error --pack-destination "$work" "$1" >/dev/null
+}
+
 mkdir -p "$dir"
 case "${1:-}" in
+  jinja2)
+    pinned jinja2-3.1.6.tar.gz 0137fb05990d35f1275a587e9aee6d56da821fc83491a0fb838183be43f66d6d \
+      fetch_url https://files.pythonhosted.org/packages/df/bf/f7da0350254c0ed7c72f3e33cef02e048281fec7ecec5f032d4aac52226b/jinja2-3.1.6.tar.gz jinja2-3.1.6.tar.gz
+    ;;
+  asciidoctor-revealjs)
+    pinned asciidoctor-reveal.js-5.2.0.tgz b683a496185400fab822d3abf16ce44189c417e7236e2ad25bbf8f7aeb5f9605 \
+      fetch_npm @asciidoctor/reveal.js@5.2.0
+    ;;
   create-docusaurus)
-    version=3.10.2
-    sha256=49c322e8e0a2763948d3390d8074ebb93542baf3d3f39db922dc1050459687c2
-    archive=$dir/create-docusaurus-$version.tgz
-    if [ -f "$archive" ] && [ "$(sha256_of "$archive")" = "$sha256" ]; then
-      echo "$archive"
-      exit 0
-    fi
-    command -v npm >/dev/null || die "npm is needed to fetch create-docusaurus $version (apt-get install npm)"
-    work=$(mktemp -d "$dir/.create-docusaurus.XXXXXX")
-    trap 'rm -rf "$work"' EXIT
-    npm pack --ignore-scripts --loglevel=error --pack-destination "$work" "create-docusaurus@$version" >/dev/null ||
-      die "npm pack create-docusaurus@$version failed (is the npm registry reachable?)"
-    got=$(sha256_of "$work/create-docusaurus-$version.tgz")
-    [ "$got" = "$sha256" ] || die "create-docusaurus-$version.tgz has sha256 $got, not the pinned $sha256"
-    mv "$work/create-docusaurus-$version.tgz" "$archive"
-    echo "$archive"
+    pinned create-docusaurus-3.10.2.tgz 49c322e8e0a2763948d3390d8074ebb93542baf3d3f39db922dc1050459687c2 \
+      fetch_npm create-docusaurus@3.10.2
     ;;
   word)
     out=${2:-}

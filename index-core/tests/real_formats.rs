@@ -1,10 +1,15 @@
-//! MDX and Word extraction against real files, fetched from package
-//! registries at test time and pinned (`scripts/fetch-fixture.sh`; cached
-//! in `~/.cache/docshelf/fixtures`, never committed):
+//! MDX, reStructuredText, AsciiDoc and Word extraction against real files,
+//! fetched from package registries at test time and pinned
+//! (`scripts/fetch-fixture.sh`; cached in `~/.cache/docshelf/fixtures`,
+//! never committed):
 //!
 //! - MDX: the Docusaurus site template's pages, from the create-docusaurus
 //!   3.10.2 npm tarball (sha256-checked), read through the tar.gz path as
 //!   an upload of the tarball is;
+//! - reStructuredText: Jinja's Sphinx docs, from the jinja2 3.1.6 sdist on
+//!   PyPI (sha256-checked), read the same way;
+//! - AsciiDoc: the README of Asciidoctor's reveal.js converter, from the
+//!   @asciidoctor/reveal.js 5.2.0 npm tarball (sha256-checked);
 //! - Word: a document written by python-docx 1.2.0 (its wheel
 //!   sha256-checked) with Word's own styles, numbering and table.
 //!
@@ -307,4 +312,112 @@ fn a_word_document_from_python_docx_reads_as_structured_markdown() {
     assert_eq!(extraction.documents.len(), 1);
     assert_eq!(extraction.documents[0].file_path, "manuals/operations.docx");
     assert_eq!(extraction.documents[0].text, doc.text);
+}
+
+/// The documents of a pinned package archive whose path ends with `suffix`.
+fn archive_document(fixture_name: &str, archive_name: &str, suffix: &str) -> Extracted {
+    let archive = fixture(&[fixture_name]);
+    let bytes = std::fs::read(&archive).expect("the archive is readable");
+    extract(archive_name, &bytes, &ArchiveLimits::default())
+        .expect("the archive extracts")
+        .documents
+        .into_iter()
+        .find(|d| d.file_path.ends_with(suffix))
+        .unwrap_or_else(|| panic!("{suffix} is not in {archive_name}"))
+}
+
+/// Every chunk's heading path, joined with " › ".
+fn heading_paths(doc: &Extracted) -> Vec<String> {
+    chunk_document(doc, &ChunkConfig::default())
+        .iter()
+        .map(|c| c.heading_path.join(" › "))
+        .collect()
+}
+
+#[test]
+fn a_sphinx_page_keeps_its_sections_code_and_role_text_without_directives() {
+    let doc = archive_document("jinja2", "jinja2-3.1.6.tar.gz", "docs/sandbox.rst");
+    assert_eq!(doc.title.as_deref(), Some("Sandbox"));
+    let paths = heading_paths(&doc);
+    // (Its "API" section is only autodoc directives, which are dropped.)
+    for section in ["Security Considerations", "Operator Intercepting"] {
+        assert!(
+            paths.iter().any(|p| p.ends_with(section)),
+            "no chunk under {section}: {paths:?}"
+        );
+    }
+    let text = &doc.text;
+    // The session example is a code block whole, with its language.
+    assert!(
+        text.contains("```pycon\n>>> from jinja2.sandbox import SandboxedEnvironment\n"),
+        "{text}"
+    );
+    assert!(text.contains("```python\n"), "{text}");
+    // Roles are their text; directives are not prose.
+    assert!(text.contains("is_safe_attribute"), "{text}");
+    let prose = prose(text);
+    for noise in [
+        ".. code-block::",
+        ".. autoclass::",
+        ".. module::",
+        ":meth:",
+        ":class:",
+        ":attr:",
+        "=======",
+    ] {
+        assert!(!prose.contains(noise), "{noise:?} is in the text:\n{text}");
+    }
+
+    let intro = archive_document("jinja2", "jinja2-3.1.6.tar.gz", "docs/intro.rst");
+    assert_eq!(intro.title.as_deref(), Some("Introduction"));
+    let paths = heading_paths(&intro);
+    assert!(
+        paths
+            .iter()
+            .any(|p| p.ends_with("Installation › Dependencies")),
+        "{paths:?}"
+    );
+}
+
+#[test]
+fn an_asciidoc_readme_keeps_its_title_and_sections_without_attribute_markup() {
+    let doc = archive_document(
+        "asciidoctor-revealjs",
+        "asciidoctor-reveal.js-5.2.0.tgz",
+        "README.adoc",
+    );
+    assert_eq!(
+        doc.title.as_deref(),
+        Some("Reveal.js converter for Asciidoctor")
+    );
+    // Its sections are a few lines each, so chunks span several: the
+    // headings are checked in the text, and one chunk's path.
+    for section in ["Documentation", "Contributing", "Copyright and Licensing"] {
+        assert!(
+            doc.text.contains(&format!("\n## {section}\n")),
+            "no section {section}:\n{}",
+            doc.text
+        );
+    }
+    let paths = heading_paths(&doc);
+    assert!(
+        paths
+            .iter()
+            .any(|p| p == "Reveal.js converter for Asciidoctor › Contributing"),
+        "{paths:?}"
+    );
+    let prose = prose(&doc.text);
+    for noise in [
+        ":toc:",
+        ":url-project-repo:",
+        "{url-",
+        ":note-caption:",
+        "\n= ",
+    ] {
+        assert!(
+            !prose.contains(noise),
+            "{noise:?} is in the text:\n{}",
+            doc.text
+        );
+    }
 }
