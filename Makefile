@@ -43,8 +43,8 @@ build: setup
 
 # `GPU=1` (`make run GPU=1`, `make bench-embed GPU=1`) also optimises the
 # crates a GPU embedding runs through on the CPU: cubecl's runtime and wgpu
-# launch every kernel. Unoptimised, one query took about twice as long on an
-# H100 (docs/benchmarks.md, "GPU"). It is not the default because it costs
+# launch every kernel. Unoptimised, they slow a GPU query (docs/benchmarks.md,
+# "The embedder on a GPU"). It is not the default because it costs
 # every build minutes that a machine without a GPU never wins back.
 GPU_CRATES := burn-cubecl burn-wgpu cubecl-common cubecl-core cubecl-ir cubecl-runtime cubecl-server cubecl-wgpu wgpu wgpu-core wgpu-hal
 ifdef GPU

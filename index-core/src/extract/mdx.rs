@@ -72,14 +72,14 @@ const MAX_PARSED_BYTES: usize = 256 * 1024;
 /// Block containers (`>`, list items) opened on one line beyond this, or
 /// JSX elements open at once beyond [`MAX_OPEN_ELEMENTS`], send the page
 /// line by line too. markdown-rs checks every open container on every
-/// line, so 4,000 list markers on one 8 KiB line took 12 s to parse
-/// (unoptimised); real pages nest a handful deep.
+/// line, so the cost grows with nesting times lines (docs/benchmarks.md,
+/// "MDX's parser on hostile pages"); real pages nest a handful deep.
 const MAX_LINE_CONTAINERS: usize = 32;
 const MAX_OPEN_ELEMENTS: usize = 100;
 
 /// A run of `*` or `_` longer than this sends the page line by line: the
-/// parser's time grew with the square of such a run (60,000 marks: 48 s,
-/// optimised), and prose uses two or three.
+/// parser's time grew with the square of such a run (docs/benchmarks.md,
+/// "MDX's parser on hostile pages"), and prose uses two or three.
 const MAX_EMPHASIS_RUN: usize = 64;
 
 /// Why `src` would cost the strict parser too much, if it would: a linear

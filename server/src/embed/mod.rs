@@ -48,9 +48,10 @@ pub const MAX_TOKENS: usize = 256;
 /// is sentence-transformers' default too.
 pub const DEFAULT_BATCH: usize = 32;
 
-/// Texts per forward pass on a GPU. On an H100 through wgpu, batches of 256
-/// ran 2.4× as many chunks a second as batches of 32 (docs/benchmarks.md,
-/// "GPU"); a pass that cannot get its memory is split (see `forward_padded`).
+/// Texts per forward pass on a GPU: small passes leave a card idle, so it
+/// takes far more than the CPU (measured in docs/benchmarks.md, "The
+/// embedder on a GPU"); a pass that cannot get its memory is split (see
+/// `forward_padded`).
 pub const GPU_BATCH: usize = 256;
 
 /// One embedding: a unit vector of [`DIM`] floats.
@@ -171,8 +172,8 @@ impl Embedder {
     /// One forward pass over already tokenised rows, padded to the longest.
     ///
     /// A GPU reports a failed pass (an allocation the card or wgpu's buffer
-    /// limit refused: 1,024 rows of 256 tokens asked for a 2.25 GB attention
-    /// buffer on an H100) when the result is read. The rows are then run again
+    /// limit refused: a large batch's attention buffer, docs/benchmarks.md,
+    /// "The embedder on a GPU") when the result is read. The rows are then run again
     /// in two halves, so a smaller card embeds at a smaller batch instead of
     /// failing the upload; one row that still fails is the error.
     fn forward_padded(&self, rows: &[&[u32]]) -> Result<Vec<Embedding>, EmbedError> {

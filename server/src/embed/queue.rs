@@ -20,12 +20,12 @@
 //!   (`crate::background`). A query starts at once and gets the larger
 //!   share of the cores.
 //!
-//! On a GPU the two lanes want different things. A single query on an H100
-//! through wgpu took 23–55 ms, against about 4 ms on two CPU cores, while
-//! bulk work ran 2.4× faster in passes of 256 texts than of 32
-//! (docs/benchmarks.md, "The embedder on a GPU"). So with a hardware GPU,
-//! queries get a CPU copy of the model ([`EmbedQueue::start_split`]), and
-//! bulk work gathers the pages waiting into passes of the GPU's batch
+//! On a GPU the two lanes want different things: a single query runs
+//! several times faster on the CPU than through wgpu, while bulk work wants
+//! large passes (docs/benchmarks.md, "The embedder on a GPU"). So with a
+//! hardware GPU, queries get a CPU copy of the model
+//! ([`EmbedQueue::start_split`]), and bulk work gathers the pages waiting
+//! into passes of the GPU's batch
 //! instead of slices of [`BULK_SLICE`].
 
 use std::sync::atomic::{AtomicU64, Ordering};
