@@ -115,14 +115,19 @@ test-e2e: llm
 
 # Benchmarks print figures; they assert nothing. The dev profile reuses the
 # test build (burn's kernels and the tokenizer are optimised there already).
+# Every --embed-precision (DOCSHELF_BENCH_PRECISIONS) beside sentence-transformers
+# and ONNX Runtime fp32/int8, whose Python comes from the peers venv
+# (scripts/peers-venv.sh) when it exists.
 bench-embed: setup
 	cargo bench --locked --profile dev $(CARGO_PROFILE) -p docshelf-server --bench embed
 
 # The few-token product on packed weights against the gemm crate, per shape;
-# the 8-bit nearest-row scan of the dense leg, per row count.
+# the 8-bit nearest-row scan of the dense leg, per row count; the bf16 and
+# int8 products against the gemm crate's f32, per shape.
 bench-kernels:
 	cargo bench --locked --profile dev -p docshelf-kernels --bench packed
 	cargo bench --locked --profile dev -p docshelf-kernels --bench scan
+	cargo bench --locked --profile dev -p docshelf-kernels --bench reduced
 
 bench-ingest: setup
 	cargo bench --locked --profile dev -p docshelf-server --bench ingest
@@ -143,9 +148,10 @@ bench-search: setup build-server
 	  cargo bench --locked --profile dev -p docshelf-server --bench search
 
 # docshelf beside Chroma + sentence-transformers and LanceDB-Python on the
-# same chunks, one run (ROWS as above, default 100000).
+# same chunks, one run (ROWS as above, default 100000; PRECISIONS, default
+# fp32,bf16,int8: a docshelf server per query-embedding precision).
 bench-peers: setup build-server
-	@scripts/bench-search-peers.sh $(or $(ROWS),100000)
+	@PRECISIONS=$(PRECISIONS) scripts/bench-search-peers.sh $(or $(ROWS),100000)
 
 bench-vector:
 	cargo bench --locked --profile dev -p docshelf-server --bench vector_index

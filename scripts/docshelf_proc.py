@@ -68,8 +68,9 @@ def stop(server, timeout=30):
         server.kill()
 
 
-def upload(base, library, files, timeout=120):
-    """Uploads `files` (paths) into `library` version 1; returns the job id."""
+def upload(base, library, files, timeout=120, transform=None):
+    """Uploads `files` (paths) into `library` version 1, each file's bytes
+    passed through `transform` first if given; returns the job id."""
     boundary = uuid.uuid4().hex
     parts = []
     for name, value in (("library", library), ("version", "1")):
@@ -77,6 +78,8 @@ def upload(base, library, files, timeout=120):
     for path in files:
         with open(path, "rb") as f:
             data = f.read()
+        if transform is not None:
+            data = transform(data)
         head = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
                 f'filename="{os.path.basename(path)}"\r\nContent-Type: application/octet-stream\r\n\r\n')
         parts.append(head.encode() + data + b"\r\n")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates (or reuses) the Python environment of the plain-Python peers that
 # docshelf is compared with (scripts/peers/: sentence-transformers, rank_bm25,
-# chromadb, lancedb), from PyPI, and prints its python on the last line:
+# chromadb, lancedb; scripts/bench-onnx.py: onnx, onnxruntime), from PyPI, and
+# prints its python on the last line:
 #
 #   py=$(scripts/peers-venv.sh | tail -n1)
 #   "$py" scripts/peers/plain_pipeline.py --corpus ... --model ...
@@ -48,11 +49,13 @@ if [ -n "$problems" ]; then
   exit 1
 fi
 "$py" - >&2 <<'PY'
-import torch, sentence_transformers, rank_bm25, bs4, chromadb, lancedb  # noqa: F401
+import torch, sentence_transformers, rank_bm25, bs4, chromadb, lancedb, onnx, onnxruntime  # noqa: F401
+import onnxruntime.quantization  # noqa: F401  (bench-onnx.py's int8 peer)
 x = torch.nn.functional.normalize(torch.randn(4, 8), dim=1)
 assert torch.allclose(x.norm(dim=1), torch.ones(4))
 print(f"==> torch {torch.__version__} on CPU, sentence-transformers "
-      f"{sentence_transformers.__version__}, chromadb {chromadb.__version__}")
+      f"{sentence_transformers.__version__}, chromadb {chromadb.__version__}, "
+      f"onnx {onnx.__version__}, onnxruntime {onnxruntime.__version__}")
 PY
 
 echo "$want" > "$stamp"

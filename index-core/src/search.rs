@@ -565,6 +565,21 @@ pub struct SearchResponse {
     pub took_ms: f64,
 }
 
+#[cfg(feature = "json")]
+impl SearchResponse {
+    /// The response as JSON, exactly as `serde_json` writes it.
+    ///
+    /// Why here: serde's encoding is generic code, compiled into the crate
+    /// that names the concrete type. This crate is built optimised in the
+    /// dev profile; the server crate is not, and encoding an answer there
+    /// took about a fifth of the server's CPU for a dense search by vector
+    /// (docs/benchmarks.md, "Search over HTTP: the answer encoded
+    /// optimised").
+    pub fn to_json(&self) -> serde_json::Result<Vec<u8>> {
+        serde_json::to_vec(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

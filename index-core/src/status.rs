@@ -92,7 +92,9 @@ pub struct EmbeddingStatus {
     pub model_dir: String,
     /// Whether the weights are loaded and the model answers.
     pub loaded: bool,
-    /// The backend in use (`wgpu`, `cpu`), or `None` while nothing is loaded.
+    /// The backend in use and what its projections compute in (e.g.
+    /// `cpu (burn flex), int8`; beside a GPU, the CPU copy that answers
+    /// queries follows in parentheses), or `None` while nothing is loaded.
     pub backend: Option<String>,
     /// Why the model is not loaded, when it is not.
     pub error: Option<String>,

@@ -8,6 +8,9 @@
 //! its context), through the same engine, and the ratio of the two: the
 //! pipeline's overhead over its embedding, measured on identical inputs
 //! rather than against `bench-embed`'s synthetic chunks of another length.
+//! The pipeline and its embedding run once per precision in
+//! `DOCSHELF_BENCH_PRECISIONS` (`--embed-precision`; default `fp32,int8`),
+//! each into a fresh store.
 //!
 //! Then storage alone, on all 190 pages' real chunks with stand-in vectors
 //! (no model): one commit per document, as jobs stored before versions were
@@ -19,7 +22,7 @@ use std::time::Instant;
 
 use docshelf_server::cli::collect_uploads;
 use docshelf_server::config::{EngineConfig, ModelConfig};
-use docshelf_server::embed::DeviceChoice;
+use docshelf_server::embed::{DeviceChoice, Precision};
 use docshelf_server::engine::Engine;
 use index_core::chunk::{chunk_document, Chunk, ChunkConfig};
 use index_core::context;
@@ -66,24 +69,49 @@ fn main() {
     let subset: Vec<Upload> = uploads.into_iter().take(limit).collect();
     let bytes: usize = subset.iter().map(|u| u.bytes.len()).sum();
     let inputs = embedding_inputs(&subset);
-    let store = tempfile::tempdir().expect("temp dir");
     let model_dir = std::env::var_os("DOCSHELF_MODEL_DIR")
         .map(PathBuf::from)
         .map_or_else(
             || root.join("models/all-MiniLM-L6-v2"),
             |p| if p.is_relative() { root.join(p) } else { p },
         );
-    let config = EngineConfig::new(
-        store.path().display().to_string(),
-        ModelConfig::new(model_dir, DeviceChoice::Auto),
-    );
+    let precisions = Precision::parse_list(
+        &std::env::var("DOCSHELF_BENCH_PRECISIONS").unwrap_or_else(|_| "fp32,int8".into()),
+    )
+    .unwrap_or_else(|e| panic!("DOCSHELF_BENCH_PRECISIONS: {e}"));
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    for precision in precisions {
+        pipeline(
+            &runtime,
+            &model_dir,
+            precision,
+            subset.clone(),
+            &inputs,
+            bytes,
+        );
+    }
+}
+
+/// The full pipeline into a fresh store at `precision`, then embedding alone
+/// the same texts through the same engine.
+fn pipeline(
+    runtime: &tokio::runtime::Runtime,
+    model_dir: &std::path::Path,
+    precision: Precision,
+    subset: Vec<Upload>,
+    inputs: &[Vec<String>],
+    bytes: usize,
+) {
+    let store = tempfile::tempdir().expect("temp dir");
+    let mut model = ModelConfig::new(model_dir, DeviceChoice::Auto);
+    model.precision = precision;
+    let config = EngineConfig::new(store.path().display().to_string(), model);
     runtime.block_on(async {
         let engine = Engine::open(&config).await.expect("engine");
         let backend = engine
             .embedder()
             .await
-            .map(|e| e.backend().to_string())
+            .map(|e| format!("{}, {}", e.backend(), e.precision()))
             .unwrap_or_default();
         // The model's first pass pays one-time costs; neither timing below should.
         let embedder = engine.embedder().await.expect("the model loads");
@@ -123,7 +151,7 @@ fn main() {
         // document's chunks per call).
         let start = Instant::now();
         for document in inputs {
-            embedder.embed_many(document).await.expect("embeds");
+            embedder.embed_many(document.clone()).await.expect("embeds");
         }
         let embed_secs = start.elapsed().as_secs_f64();
         report(

@@ -9,7 +9,7 @@ use clap::Args;
 
 use index_core::extract::ArchiveLimits;
 
-use crate::embed::DeviceChoice;
+use crate::embed::{DeviceChoice, Precision};
 use crate::store::S3Config;
 
 /// The models: where they live and what runs them. Shared by every command
@@ -28,6 +28,10 @@ pub struct ModelConfig {
     #[arg(long = "device", env = "DOCSHELF_DEVICE", value_enum, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
 
+    /// What the embedding model's projections compute in on the CPU: fp32 (the model's own numbers), bf16 or int8 (faster with AVX-512 BF16 / VNNI, slightly different vectors: see docs/benchmarks.md, "Reduced precision"). A GPU always runs fp32.
+    #[arg(long = "embed-precision", env = "DOCSHELF_EMBED_PRECISION", value_enum, default_value_t = Precision::Fp32)]
+    pub precision: Precision,
+
     /// A cross-encoder to rerank each search's best 50 candidates with:
     /// a directory holding a Hugging Face `BertForSequenceClassification`
     /// with one label (`model.safetensors`, `tokenizer.json`,
@@ -45,6 +49,7 @@ impl ModelConfig {
         Self {
             model_dir: model_dir.into(),
             device,
+            precision: Precision::Fp32,
             reranker_dir: None,
         }
     }

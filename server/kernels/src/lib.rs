@@ -18,6 +18,8 @@
 //! - `matmul`: a bounds-checked face on the `gemm` crate's strided product.
 //! - [`PackedWeights`]: a few rows times a weight matrix packed ahead of
 //!   time (a search query's projections), streaming the weights.
+//! - [`Int8Weights`], [`Bf16Weights`]: many rows times a weight matrix at
+//!   reduced precision, with AVX-512 VNNI and BF16 where the CPU has them.
 //! - [`QuantizedRows`]: the rows nearest a query by cosine, scanning 8-bit
 //!   vectors in memory (the dense search leg).
 //! - `simd`: runs those loops compiled for AVX2 and FMA where the CPU has
@@ -31,10 +33,12 @@ pub mod approx;
 mod attention;
 mod matmul;
 mod packed;
+mod reduced;
 mod scan;
 mod simd;
 
 pub use activation::gelu_in_place;
 pub use attention::{attention, Shape};
 pub use packed::PackedWeights;
+pub use reduced::{Bf16Weights, Int8Weights};
 pub use scan::QuantizedRows;

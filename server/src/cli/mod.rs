@@ -142,7 +142,11 @@ fn embed(args: EmbedArgs) -> anyhow::Result<()> {
     } else {
         args.texts
     };
-    let embedder = Embedder::load(&args.model.model_dir, args.model.device)?;
+    let embedder = Embedder::load_with(
+        &args.model.model_dir,
+        args.model.device,
+        args.model.precision,
+    )?;
     tracing::info!(backend = %embedder.backend(), texts = texts.len(), "embedding");
     let vectors = embedder.embed(&texts)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -15,6 +15,7 @@ use burn::tensor::{Device, Int, Tensor};
 use serde::Deserialize;
 
 use super::kernels::{self, Padding};
+use super::precision::Precision;
 use super::projection::{Plan, Weights};
 use super::EmbedError;
 
@@ -135,7 +136,12 @@ struct Output {
 
 impl Bert {
     /// Builds the network for `config` and loads its weights from `path`.
-    pub fn load(config: &BertConfig, path: &Path, device: &Device) -> Result<Self, EmbedError> {
+    pub fn load(
+        config: &BertConfig,
+        path: &Path,
+        device: &Device,
+        precision: Precision,
+    ) -> Result<Self, EmbedError> {
         let mut model = Self::init(config, device);
         let mut store = checkpoint(path);
         let applied = model
@@ -143,20 +149,26 @@ impl Bert {
             .map_err(|e| weights_error(path, e.to_string()))?;
         // The checkpoint also holds the pooler, which mean pooling never uses.
         check_applied(path, &applied, |p| p.starts_with("pooler."))?;
-        model.prepare(device)?;
+        model.prepare(device, precision)?;
         Ok(model)
     }
 
-    /// Readies the loaded weights for the backend: each layer's
-    /// projections, packed on the CPU. Call once the weights are in.
-    pub(super) fn prepare(&mut self, device: &Device) -> Result<(), EmbedError> {
-        // Packed copies (another 42 MB) pay only where burn's products are
-        // slow for few tokens: on the CPU.
+    /// Readies the loaded weights for the backend: on the CPU, each
+    /// layer's projections in the form `precision` computes them with (see
+    /// `Weights::for_cpu`). Call once the weights are in.
+    pub(super) fn prepare(
+        &mut self,
+        device: &Device,
+        precision: Precision,
+    ) -> Result<(), EmbedError> {
+        // The copies (another 42 MB at f32) pay only where burn's products
+        // are slow for few tokens, and the reduced kernels exist only there:
+        // on the CPU.
         let pack = matches!(device.as_dispatch(), DispatchDevice::Flex(_));
         for layer in &mut self.encoder.layer {
             let projections = Projections::of(&layer.attention, &layer.intermediate, &layer.output);
             layer.projections = if pack {
-                projections.packed()?
+                projections.for_cpu(precision)?
             } else {
                 projections
             };
@@ -307,12 +319,20 @@ impl Projections {
         }
     }
 
-    fn packed(self) -> Result<Self, EmbedError> {
+    fn for_cpu(self, precision: Precision) -> Result<Self, EmbedError> {
+        let exp = std::env::var("XP_KEEP").unwrap_or_default();
+        let p = |name: &str| {
+            if exp.contains(name) {
+                Precision::Bf16
+            } else {
+                precision
+            }
+        };
         Ok(Self {
-            qkv: self.qkv.packed()?,
-            attention_output: self.attention_output.packed()?,
-            intermediate: self.intermediate.packed()?,
-            output: self.output.packed()?,
+            qkv: self.qkv.for_cpu(p("qkv"))?,
+            attention_output: self.attention_output.for_cpu(p("attn"))?,
+            intermediate: self.intermediate.for_cpu(p("inter"))?,
+            output: self.output.for_cpu(p("out"))?,
         })
     }
 }

@@ -29,6 +29,7 @@ use serde::Deserialize;
 
 use super::bert::{self, Bert, BertConfig};
 use super::kernels::Padding;
+use super::precision::Precision;
 use super::tokenize::{self, Pair, WordPiece};
 use super::{batching, device, projection, Backend, DeviceChoice, EmbedError};
 
@@ -106,7 +107,8 @@ impl CrossEncoder {
             .load_from(&mut store)
             .map_err(|e| bert::weights_error(&weights, e.to_string()))?;
         bert::check_applied(&weights, &applied, |_| false)?;
-        model.bert.prepare(&device)?;
+        // The reranker stays in f32: its scores order candidates closely.
+        model.bert.prepare(&device, Precision::Fp32)?;
         tracing::info!(
             backend = %backend,
             elapsed_ms = started.elapsed().as_millis() as u64,

@@ -1,4 +1,5 @@
-//! GELU, masked self-attention and few-token projections on burn tensors,
+//! GELU, masked self-attention and the CPU's own projections (few-token
+//! f32, reduced precision) on burn tensors,
 //! through the `docshelf-kernels` crate where the tensors live on burn's
 //! CPU backend.
 //!
@@ -14,7 +15,6 @@ use burn::backend::DispatchDevice;
 use burn::tensor::module::attention as burn_attention;
 use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{Bool, DType, Device, Tensor, TensorData};
-use docshelf_kernels::PackedWeights;
 
 /// Which tokens of each text are real (padding follows them), in the forms
 /// attention and pooling want.
@@ -172,23 +172,25 @@ pub fn attention(qkv: Tensor<3>, padding: &Padding) -> Tensor<3> {
     }
 }
 
-/// `x · weight + bias` with `packed`'s parameters, for `x`
-/// `[batch, tokens, inputs]` on the CPU backend; `otherwise` computes the
-/// same product from `x` where `x` is not there.
-pub fn packed_product(
+/// A projection computed by `product` (`x` `[rows, inputs]` row-major to
+/// `[rows, outputs]`) for `x` `[batch, tokens, inputs]` on the CPU backend:
+/// the packed f32 product of a few tokens, or a reduced-precision one.
+/// `otherwise` computes the same projection from `x` where `x` is not there.
+pub fn cpu_product(
     x: Tensor<3>,
-    packed: &PackedWeights,
+    [inputs, outputs]: [usize; 2],
+    product: impl FnOnce(&[f32], usize) -> Vec<f32>,
     otherwise: impl FnOnce(Tensor<3>) -> Tensor<3>,
 ) -> Tensor<3> {
-    let [batch, tokens, inputs] = x.dims();
-    if inputs != packed.inputs() {
+    let [batch, tokens, width] = x.dims();
+    if width != inputs {
         return otherwise(x);
     }
     match Operand::new(x) {
-        Operand::Cpu(x) => map_elements(x, [batch, tokens, packed.outputs()], |x| {
-            packed.product(x, batch * tokens)
-        })
-        .unwrap_or_else(|x| otherwise(Tensor::from_primitive::<Flex>(x))),
+        Operand::Cpu(x) => {
+            map_elements(x, [batch, tokens, outputs], |x| product(x, batch * tokens))
+                .unwrap_or_else(|x| otherwise(Tensor::from_primitive::<Flex>(x)))
+        }
         operand => otherwise(operand.into_tensor()),
     }
 }

@@ -14,6 +14,7 @@
 //!   the reranker a user supplies.
 //! - [`batching`]: batches of similar length, split across CPU cores.
 //! - [`projection`]: the network's matrix products and how each batch runs them.
+//! - [`precision`]: f32, bf16 or int8 projections on the CPU.
 //! - [`kernels`]: CPU kernels for the steps burn's CPU backend runs slowly.
 //! - [`queue`]: coalesces concurrent requests into batches on one worker.
 
@@ -22,6 +23,7 @@ mod bert;
 pub mod cross_encoder;
 pub mod device;
 mod kernels;
+pub mod precision;
 mod projection;
 pub mod queue;
 mod tokenize;
@@ -32,6 +34,7 @@ use std::time::Instant;
 use burn::tensor::{Int, Tensor, TensorData};
 
 pub use device::{Backend, DeviceChoice};
+pub use precision::Precision;
 pub use queue::{EmbedQueue, QueueStats};
 
 /// Dimensions of an embedding.
@@ -89,6 +92,7 @@ pub struct Embedder {
     model: bert::Bert,
     device: burn::tensor::Device,
     backend: Backend,
+    precision: Precision,
 }
 
 /// Which of [`MODEL_FILES`] `dir` lacks, comma-separated, or `None` when
@@ -103,9 +107,21 @@ pub(crate) fn missing_files(dir: &Path) -> Option<String> {
 }
 
 impl Embedder {
-    /// Loads the model from `dir` onto the device `choice` resolves to.
-    #[tracing::instrument(skip_all, fields(dir = %dir.display(), ?choice))]
+    /// Loads the model from `dir` onto the device `choice` resolves to, in
+    /// f32.
     pub fn load(dir: &Path, choice: DeviceChoice) -> Result<Self, EmbedError> {
+        Self::load_with(dir, choice, Precision::Fp32)
+    }
+
+    /// Loads the model from `dir` onto the device `choice` resolves to,
+    /// its projections at `precision` on the CPU (a GPU runs f32 whatever
+    /// is asked; [`Self::precision`] says what runs).
+    #[tracing::instrument(skip_all, fields(dir = %dir.display(), ?choice, %precision))]
+    pub fn load_with(
+        dir: &Path,
+        choice: DeviceChoice,
+        precision: Precision,
+    ) -> Result<Self, EmbedError> {
         if let Some(missing) = missing_files(dir) {
             return Err(EmbedError::MissingModelFiles {
                 dir: dir.to_owned(),
@@ -116,9 +132,22 @@ impl Embedder {
         let (device, backend) = device::resolve(choice)?;
         let config = bert::BertConfig::from_file(&dir.join("config.json"))?;
         let tokenizer = tokenize::WordPiece::from_file(&dir.join("tokenizer.json"), MAX_TOKENS)?;
-        let model = bert::Bert::load(&config, &dir.join("model.safetensors"), &device)?;
+        let precision = match backend {
+            Backend::Cpu => precision,
+            Backend::Wgpu { .. } => {
+                if precision != Precision::Fp32 {
+                    tracing::warn!(%precision, "a GPU runs the model in fp32; --embed-precision applies to the CPU");
+                }
+                Precision::Fp32
+            }
+        };
+        if !precision.accelerated() {
+            tracing::warn!(%precision, "this CPU lacks the instructions that make this precision fast (AVX-512 VNNI for int8, AVX-512 BF16 for bf16): it runs correctly but slower than fp32");
+        }
+        let model = bert::Bert::load(&config, &dir.join("model.safetensors"), &device, precision)?;
         tracing::info!(
             backend = %backend,
+            %precision,
             elapsed_ms = started.elapsed().as_millis() as u64,
             "embedding model loaded"
         );
@@ -127,12 +156,18 @@ impl Embedder {
             model,
             device,
             backend,
+            precision,
         })
     }
 
     /// The backend the model runs on.
     pub fn backend(&self) -> &Backend {
         &self.backend
+    }
+
+    /// What its projections compute in.
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// Texts per forward pass on this backend: [`DEFAULT_BATCH`] on the

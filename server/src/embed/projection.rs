@@ -14,6 +14,9 @@
 //!   joined along the feature axis, so the result is the same;
 //! - anything larger, and everything on a GPU, is one burn product
 //!   ([`Plan::Whole`]).
+//!
+//! At a reduced [`Precision`] (CPU only), every batch runs through
+//! `docshelf-kernels`' bf16 or int8 product instead, whatever its size.
 
 use std::sync::Arc;
 
@@ -22,6 +25,7 @@ use burn::tensor::Tensor;
 use docshelf_kernels::PackedWeights;
 use rayon::prelude::*;
 
+use super::precision::{Precision, Reduced};
 use super::{kernels, EmbedError};
 
 /// A projection's parameters: `weight` is `[inputs, outputs]`.
@@ -31,6 +35,9 @@ pub struct Weights {
     bias: Option<Tensor<1>>,
     /// The same parameters packed for few-token products on the CPU.
     packed: Option<Arc<PackedWeights>>,
+    /// The same parameters at a reduced precision, for every product on
+    /// the CPU.
+    reduced: Option<Arc<Reduced>>,
 }
 
 impl Weights {
@@ -39,6 +46,7 @@ impl Weights {
             weight: linear.weight.val(),
             bias: linear.bias.as_ref().map(|b| b.val()),
             packed: None,
+            reduced: None,
         }
     }
 
@@ -55,11 +63,14 @@ impl Weights {
             weight,
             bias,
             packed: None,
+            reduced: None,
         }
     }
 
-    /// Adds a copy packed for few-token products on the CPU.
-    pub fn packed(mut self) -> Result<Self, EmbedError> {
+    /// Adds the copy the CPU computes with at `precision`: at f32, packed
+    /// for few-token products (burn runs the rest); otherwise reduced, for
+    /// every product.
+    pub fn for_cpu(mut self, precision: Precision) -> Result<Self, EmbedError> {
         let [inputs, outputs] = self.weight.dims();
         let read = |data: burn::tensor::TensorData| {
             data.try_into_vec::<f32>()
@@ -70,12 +81,15 @@ impl Weights {
             Some(bias) => Some(read(bias.to_data())?),
             None => None,
         };
-        self.packed = Some(Arc::new(PackedWeights::new(
-            &weight,
-            bias.as_deref(),
-            inputs,
-            outputs,
-        )));
+        self.reduced = precision.reduce(&weight, bias.as_deref(), inputs, outputs);
+        if self.reduced.is_none() {
+            self.packed = Some(Arc::new(PackedWeights::new(
+                &weight,
+                bias.as_deref(),
+                inputs,
+                outputs,
+            )));
+        }
         Ok(self)
     }
 }
@@ -113,11 +127,20 @@ impl Plan {
         // Without packed weights (not built for this backend), the nearest
         // burn plan for the same few tokens.
         let columns = Plan::Columns(rayon::current_num_threads());
-        match (self, &weights.packed) {
-            (Plan::Packed, Some(packed)) => {
-                kernels::packed_product(x, packed, |x| columns.project_burn(weights, x))
-            }
-            (Plan::Packed, None) => columns.project_burn(weights, x),
+        match (self, &weights.packed, &weights.reduced) {
+            (_, _, Some(reduced)) => kernels::cpu_product(
+                x,
+                [reduced.inputs(), reduced.outputs()],
+                |x, rows| reduced.product(x, rows),
+                |x| self.project_burn(weights, x),
+            ),
+            (Plan::Packed, Some(packed), None) => kernels::cpu_product(
+                x,
+                [packed.inputs(), packed.outputs()],
+                |x, rows| packed.product(x, rows),
+                |x| columns.project_burn(weights, x),
+            ),
+            (Plan::Packed, None, None) => columns.project_burn(weights, x),
             _ => self.project_burn(weights, x),
         }
     }

@@ -34,7 +34,7 @@ use std::thread;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Backend, EmbedError, Embedder, Embedding};
+use super::{Backend, EmbedError, Embedder, Embedding, Precision};
 
 /// Texts of bulk work (a document's chunks) embedded per pass: each core
 /// still gets a slice of several texts, and a cancelled upload stops within
@@ -66,6 +66,8 @@ pub struct EmbedQueue {
     bulk: mpsc::Sender<Request>,
     backend: Backend,
     query_backend: Backend,
+    precision: Precision,
+    query_precision: Precision,
     counters: Arc<Counters>,
 }
 
@@ -104,6 +106,7 @@ impl EmbedQueue {
     pub fn start_split(queries: Arc<Embedder>, bulk: Arc<Embedder>) -> std::io::Result<Self> {
         let backend = bulk.backend().clone();
         let query_backend = queries.backend().clone();
+        let (precision, query_precision) = (bulk.precision(), queries.precision());
         let query_embedder = queries;
         let embedder = bulk;
         let counters = Arc::new(Counters::default());
@@ -136,6 +139,8 @@ impl EmbedQueue {
             bulk,
             backend,
             query_backend,
+            precision,
+            query_precision,
             counters,
         })
     }
@@ -159,6 +164,16 @@ impl EmbedQueue {
     /// same as [`Self::backend`].
     pub fn query_backend(&self) -> &Backend {
         &self.query_backend
+    }
+
+    /// What bulk work's projections compute in.
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// What queries' projections compute in.
+    pub fn query_precision(&self) -> Precision {
+        self.query_precision
     }
 
     /// Embeds one text (a query), beside any bulk work and batched with

@@ -264,12 +264,13 @@ async fn load_model(model: ModelConfig) -> Result<EmbedQueue, String> {
         let start = |e: std::io::Result<EmbedQueue>| {
             e.map_err(|err| EmbedError::Backend(format!("cannot start the worker: {err}")))
         };
-        let embedder = Embedder::load(&model.model_dir, model.device)?;
+        let embedder = Embedder::load_with(&model.model_dir, model.device, model.precision)?;
         match embedder.backend() {
             Backend::Wgpu {
                 software: false, ..
             } => {
-                let queries = Embedder::load(&model.model_dir, DeviceChoice::Cpu)?;
+                let queries =
+                    Embedder::load_with(&model.model_dir, DeviceChoice::Cpu, model.precision)?;
                 tracing::info!(bulk = %embedder.backend(), "uploads embed on the GPU, queries on the CPU");
                 start(EmbedQueue::start_split(
                     std::sync::Arc::new(queries),

@@ -5,11 +5,11 @@ use std::time::{Duration, Instant};
 
 use index_core::library::Resolution;
 use index_core::phrase;
-use index_core::search::{Mode, Search, SearchHit, SearchParams, SearchResponse};
+use index_core::search::{Mode, Search, SearchParams, SearchResponse};
 
 use super::scope::{self, SearchScope};
 use super::{Engine, EngineError};
-use crate::search::{self, RunError, Stage};
+use crate::search::{self, OnStage, RunError};
 
 /// Searches running at once, at most. Past it a search is refused at once
 /// (503 with `Retry-After`) rather than queued: 200 concurrent searches
@@ -25,7 +25,7 @@ impl Engine {
     /// Searches, with the session's sticky library and loose library names
     /// resolved (see [`Self::search_staged`]).
     pub async fn search(&self, params: SearchParams) -> Result<SearchResponse, EngineError> {
-        self.search_staged(params.validate()?, &mut |_, _| {}).await
+        self.search_checked(params.validate()?, None).await
     }
 
     /// Searches, calling `on_stage` with the hits of each stage as soon as
@@ -42,7 +42,18 @@ impl Engine {
     pub async fn search_staged(
         &self,
         search: Search,
-        on_stage: &mut (dyn FnMut(Stage, &[SearchHit]) + Send),
+        on_stage: &mut OnStage<'_>,
+    ) -> Result<SearchResponse, EngineError> {
+        self.search_checked(search, Some(on_stage)).await
+    }
+
+    /// [`Self::search_staged`], with the stages seen only when `on_stage`
+    /// is given: a caller that wants just the answer spares the search the
+    /// hits of the stages before it.
+    async fn search_checked(
+        &self,
+        search: Search,
+        on_stage: Option<&mut OnStage<'_>>,
     ) -> Result<SearchResponse, EngineError> {
         let Ok(_permit) = self.searches.try_acquire() else {
             return Err(EngineError::Busy(self.search_limit));
@@ -71,7 +82,7 @@ impl Engine {
     async fn search_admitted(
         &self,
         search: Search,
-        on_stage: &mut (dyn FnMut(Stage, &[SearchHit]) + Send),
+        on_stage: Option<&mut OnStage<'_>>,
     ) -> Result<SearchResponse, EngineError> {
         let started = Instant::now();
         let session = self.open_session(search.session_id.as_deref()).await;

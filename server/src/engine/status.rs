@@ -9,16 +9,27 @@ impl Engine {
     /// A snapshot of the engine's state.
     pub async fn status(&self) -> ServerStatus {
         let (loaded, backend, error) = match self.embedder.get() {
-            Some(Ok(queue)) if queue.query_backend() != queue.backend() => (
+            Some(Ok(queue))
+                if (queue.query_backend(), queue.query_precision())
+                    != (queue.backend(), queue.precision()) =>
+            {
+                (
+                    true,
+                    Some(format!(
+                        "{}, {} (queries: {}, {})",
+                        queue.backend(),
+                        queue.precision(),
+                        queue.query_backend(),
+                        queue.query_precision()
+                    )),
+                    None,
+                )
+            }
+            Some(Ok(queue)) => (
                 true,
-                Some(format!(
-                    "{} (queries: {})",
-                    queue.backend(),
-                    queue.query_backend()
-                )),
+                Some(format!("{}, {}", queue.backend(), queue.precision())),
                 None,
             ),
-            Some(Ok(queue)) => (true, Some(queue.backend().to_string()), None),
             Some(Err(err)) => (false, None, Some(err.clone())),
             // Not needed yet (a CLI command that never embeds).
             None => (false, None, None),

@@ -2,9 +2,11 @@
 
 use std::convert::Infallible;
 
+use axum::body::Body;
 use axum::extract::State;
+use axum::http::{header, HeaderValue};
 use axum::response::sse::{Event, Sse};
-use axum::Json;
+use axum::response::{IntoResponse, Response};
 use futures::Stream;
 use index_core::search::{SearchHit, SearchParams, SearchResponse};
 use serde::Serialize;
@@ -34,8 +36,29 @@ use index_core::stream::SearchEvent;
 pub async fn search(
     State(state): State<AppState>,
     ApiJson(params): ApiJson<SearchParams>,
-) -> Result<Json<SearchResponse>, ApiError> {
-    Ok(Json(state.engine.search(params).await?))
+) -> Result<SearchJson, ApiError> {
+    Ok(SearchJson(state.engine.search(params).await?))
+}
+
+/// A search's answer as its JSON body, the same bytes and content type
+/// `Json` would give, but encoded by [`SearchResponse::to_json`] in the
+/// optimised domain crate rather than in this unoptimised one.
+pub struct SearchJson(SearchResponse);
+
+impl IntoResponse for SearchJson {
+    fn into_response(self) -> Response {
+        match self.0.to_json() {
+            Ok(body) => {
+                let mut response = Body::from(body).into_response();
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                response
+            }
+            Err(_) => ApiError::from(unencodable("a search answer")).into_response(),
+        }
+    }
 }
 
 /// The `error` event: what a non-streaming request would have answered.
@@ -101,7 +124,7 @@ pub async fn search_stream(
             Ok(response) => Event::default()
                 .event(SearchEvent::Done.name())
                 .json_data(&response)
-                .map_err(|_| unencodable_event()),
+                .map_err(|_| unencodable("a search event")),
             // Nothing streamed yet: the request itself is refused.
             Err(err) if !started => Err(err.body()),
             Err(err) => {
@@ -112,7 +135,7 @@ pub async fn search_stream(
                         status: body.code.http_status(),
                         body,
                     })
-                    .map_err(|_| unencodable_event())
+                    .map_err(|_| unencodable("a search event"))
             }
         };
         let _ = tx.send(sent);
@@ -121,10 +144,10 @@ pub async fn search_stream(
     Ok(stream)
 }
 
-/// An event that could not be encoded (never expected: the types are
-/// plain data); logged under a correlation id.
-fn unencodable_event() -> ErrorBody {
+/// An answer or event that could not be encoded (never expected: the
+/// types are plain data); logged under a correlation id.
+fn unencodable(what: &str) -> ErrorBody {
     let id = uuid::Uuid::new_v4().to_string();
-    tracing::error!(correlation_id = %id, "a search event could not be encoded");
+    tracing::error!(correlation_id = %id, "{what} could not be encoded");
     ErrorBody::internal(id)
 }

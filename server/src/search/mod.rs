@@ -60,6 +60,9 @@ pub enum RunError {
 /// the streaming API names its events after it).
 pub use index_core::search::Stage;
 
+/// What sees the hits of each stage as it completes ([`run`]).
+pub type OnStage<'a> = dyn FnMut(Stage, &[SearchHit]) + Send + 'a;
+
 /// What a finished search found.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
@@ -70,7 +73,9 @@ pub struct Outcome {
 
 /// Runs one search over `scope`. `group_libraries` allows answering per
 /// library when strong hits come from several (only for queries that named
-/// no library). `on_stage` sees the hits of every stage as it completes.
+/// no library). `on_stage`, when given, sees the hits of every stage as it
+/// completes; without it the hits of the stages before the answer are
+/// never built (the keyword preview costs a snippet per hit).
 #[tracing::instrument(skip_all, fields(query = %search.query, mode = ?search.mode, k = search.k))]
 pub async fn run(
     store: &Store,
@@ -79,7 +84,7 @@ pub async fn run(
     search: &Search,
     scope: &Scope,
     group_libraries: bool,
-    on_stage: &mut (dyn FnMut(Stage, &[SearchHit]) + Send),
+    mut on_stage: Option<&mut OnStage<'_>>,
 ) -> Result<Outcome, RunError> {
     let fetch = (search.k * 5).clamp(50, 250);
     let terms = highlight::query_terms(&search.query);
@@ -90,7 +95,10 @@ pub async fn run(
             return Ok(Vec::new());
         }
         let hits = store.keyword(&search.query, scope, fetch).await?;
-        if search.mode == Mode::Hybrid {
+        // The preview is for a caller that streams the stages; nobody else
+        // would read its snippets.
+        let streaming = on_stage.as_deref_mut();
+        if let (Mode::Hybrid, Some(on_stage)) = (search.mode, streaming) {
             let preview: Vec<SearchHit> = normalise_bm25(&hits)
                 .into_iter()
                 .take(search.k)
@@ -100,7 +108,7 @@ pub async fn run(
                         fused: rel,
                         ..ScoreParts::default()
                     };
-                    hit(&r.chunk, rel, parts, &terms, now)
+                    hit(r.chunk.clone(), rel, parts, &terms, now)
                 })
                 .collect();
             on_stage(Stage::Keyword, &preview);
@@ -126,7 +134,7 @@ pub async fn run(
     let (keyword, dense) = futures::join!(keyword_leg, dense_leg);
     let (keyword, dense) = (keyword?, dense?);
 
-    let mut pool = fuse(search, &dense, &keyword);
+    let mut pool = fuse(search, dense, keyword);
     // The second stage reads the query's words; a search by vector alone
     // has none, and keeps the first stage's order.
     if search.rerank && !search.query.is_empty() {
@@ -172,32 +180,37 @@ pub async fn run(
     };
     results.truncate(search.k);
 
+    // The pages are not needed past here: their chunks move into the hits.
     let mut hits: Vec<SearchHit> = results
-        .iter()
+        .into_iter()
         .map(|p| {
-            let mut h = hit(&p.lead.chunk, p.lead.score, p.lead.parts, &terms, now);
+            let mut h = hit(p.lead.chunk, p.lead.score, p.lead.parts, &terms, now);
             h.sections = p
                 .sections
-                .iter()
+                .into_iter()
                 .map(|s| PageSection {
-                    chunk_id: s.chunk.chunk_id.clone(),
-                    chunk_index: s.chunk.chunk_index,
-                    heading_path: s.chunk.heading_path.clone(),
-                    page: s.chunk.page,
                     snippet: markdown_snippet(&s.chunk.text, &terms, highlight::SNIPPET_CHARS),
+                    chunk_id: s.chunk.chunk_id,
+                    chunk_index: s.chunk.chunk_index,
+                    heading_path: s.chunk.heading_path,
+                    page: s.chunk.page,
                     score: s.score,
                 })
                 .collect();
             h
         })
         .collect();
-    on_stage(Stage::Fused, &hits);
+    if let Some(on_stage) = on_stage.as_deref_mut() {
+        on_stage(Stage::Fused, &hits);
+    }
 
     if search.expand > 0 {
         for h in &mut hits {
             h.expanded = Some(expand(store, h, search.expand).await?);
         }
-        on_stage(Stage::Expanded, &hits);
+        if let Some(on_stage) = on_stage {
+            on_stage(Stage::Expanded, &hits);
+        }
     }
     Ok(Outcome {
         hits,
@@ -254,8 +267,10 @@ impl Candidate {
     }
 }
 
-/// Merges the legs' lists by chunk id, with relevance in [0, 1].
-fn fuse(search: &Search, dense: &[Retrieved], keyword: &[Retrieved]) -> Vec<Candidate> {
+/// Merges the legs' lists by chunk id, with relevance in [0, 1]. Each
+/// chunk moves into its candidate (the dense leg's copy where both legs
+/// found it).
+fn fuse(search: &Search, dense: Vec<Retrieved>, keyword: Vec<Retrieved>) -> Vec<Candidate> {
     let scored = |list: &[Retrieved]| -> Vec<Scored<String>> {
         list.iter()
             .map(|r| Scored {
@@ -264,24 +279,26 @@ fn fuse(search: &Search, dense: &[Retrieved], keyword: &[Retrieved]) -> Vec<Cand
             })
             .collect()
     };
-    let lists = [scored(dense), scored(keyword)];
+    let lists = [scored(&dense), scored(&keyword)];
     let fused: Vec<Fused<String>> = match search.fusion {
         Fusion::Rrf { k } => rrf(&lists, k),
         Fusion::Dbsf => dbsf(&lists),
     };
     let ceiling = search.fusion.ceiling(search.mode.legs());
-    let bm25_max = best_score(keyword);
+    let bm25_max = best_score(&keyword);
 
-    let mut chunks: HashMap<&str, &StoredChunk> = HashMap::new();
-    for r in dense.iter().chain(keyword) {
-        chunks.entry(r.chunk.chunk_id.as_str()).or_insert(&r.chunk);
+    let mut chunks: HashMap<&str, StoredChunk> = HashMap::new();
+    for (list, leg) in lists.iter().zip([dense, keyword]) {
+        for (scored, r) in list.iter().zip(leg) {
+            chunks.entry(scored.id.as_str()).or_insert(r.chunk);
+        }
     }
     fused
         .into_iter()
         .filter_map(|f| {
-            let chunk = (*chunks.get(f.id.as_str())?).clone();
-            let dense_score = f.ranks[0].map(|r| dense[r].score);
-            let keyword_score = f.ranks[1].map(|r| keyword[r].score);
+            let chunk = chunks.remove(f.id.as_str())?;
+            let dense_score = f.ranks[0].map(|r| lists[0][r].score);
+            let keyword_score = f.ranks[1].map(|r| lists[1][r].score);
             // A single leg keeps its own scale where it has one: cosine is
             // already absolute; BM25 is relative to the best hit.
             let relevance = match search.mode {
@@ -369,27 +386,21 @@ async fn expand(store: &Store, hit: &SearchHit, n: u32) -> Result<Expansion, Sto
     })
 }
 
-fn hit(
-    chunk: &StoredChunk,
-    score: f32,
-    parts: ScoreParts,
-    terms: &[String],
-    now: i64,
-) -> SearchHit {
+fn hit(chunk: StoredChunk, score: f32, parts: ScoreParts, terms: &[String], now: i64) -> SearchHit {
     SearchHit {
-        chunk_id: chunk.chunk_id.clone(),
-        library: chunk.library.clone(),
-        version: chunk.version.clone(),
-        file_path: chunk.file_path.clone(),
-        title: chunk.title.clone(),
-        chunk_index: chunk.chunk_index,
-        heading_path: chunk.heading_path.clone(),
-        page: chunk.page,
-        text: chunk.text.clone(),
         snippet: markdown_snippet(&chunk.text, terms, highlight::SNIPPET_CHARS),
+        days_old: days_old(chunk.created_at_micros, now),
+        chunk_id: chunk.chunk_id,
+        library: chunk.library,
+        version: chunk.version,
+        file_path: chunk.file_path,
+        title: chunk.title,
+        chunk_index: chunk.chunk_index,
+        heading_path: chunk.heading_path,
+        page: chunk.page,
+        text: chunk.text,
         score,
         parts,
-        days_old: days_old(chunk.created_at_micros, now),
         expanded: None,
         sections: Vec::new(),
     }
