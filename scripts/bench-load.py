@@ -4,10 +4,12 @@
 Starts `docshelf serve` (DOCSHELF_BIN, or the dev build) on a fresh store,
 uploads a few pages to search, and prints:
   - search latency with the server idle (p50/p99);
-  - the time to upload a whole corpus with no searches;
+  - the time to upload a whole corpus with no searches (its text in upper
+    case);
   - search latency while the same corpus is uploaded again (into another
-    library), and that upload's time: how far ingestion slows search, and
-    search slows ingestion;
+    library, its text in lower case so that no vector is reused), and that
+    upload's time: how far ingestion slows search, and search slows
+    ingestion;
   - a burst of 200 concurrent searches: how many answered, how many were
     refused at once with 503 + Retry-After, and their latency;
   - sustained searches/s from 16 clients for a fixed time, with p99 and

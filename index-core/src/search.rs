@@ -572,9 +572,8 @@ impl SearchResponse {
     /// Why here: serde's encoding is generic code, compiled into the crate
     /// that names the concrete type. This crate is built optimised in the
     /// dev profile; the server crate is not, and encoding an answer there
-    /// took about a fifth of the server's CPU for a dense search by vector
-    /// (docs/benchmarks.md, "Search over HTTP: the answer encoded
-    /// optimised").
+    /// was a large share of a search's server CPU (docs/benchmarks.md,
+    /// "Search over HTTP: the answer encoded optimised").
     pub fn to_json(&self) -> serde_json::Result<Vec<u8>> {
         serde_json::to_vec(self)
     }

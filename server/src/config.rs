@@ -184,7 +184,7 @@ pub struct OcrConfig {
     #[arg(
         long = "ocr-page-secs",
         env = "DOCSHELF_OCR_PAGE_SECS",
-        default_value_t = 120.0
+        default_value_t = crate::ingest::ocr::DEFAULT_PAGE_SECS
     )]
     pub page_secs: f64,
 
@@ -192,7 +192,7 @@ pub struct OcrConfig {
     #[arg(
         long = "ocr-memory-mib",
         env = "DOCSHELF_OCR_MEMORY_MIB",
-        default_value_t = 2048
+        default_value_t = crate::ingest::ocr::DEFAULT_MEMORY_MIB
     )]
     pub memory_mib: u64,
 
@@ -201,7 +201,7 @@ pub struct OcrConfig {
     #[arg(
         long = "ocr-languages",
         env = "DOCSHELF_OCR_LANGUAGES",
-        default_value = "eng"
+        default_value = crate::ingest::ocr::DEFAULT_LANGUAGES
     )]
     pub languages: String,
 }
@@ -210,9 +210,9 @@ impl Default for OcrConfig {
     fn default() -> Self {
         Self {
             enabled: true,
-            page_secs: 120.0,
-            memory_mib: 2048,
-            languages: "eng".into(),
+            page_secs: crate::ingest::ocr::DEFAULT_PAGE_SECS,
+            memory_mib: crate::ingest::ocr::DEFAULT_MEMORY_MIB,
+            languages: crate::ingest::ocr::DEFAULT_LANGUAGES.into(),
         }
     }
 }

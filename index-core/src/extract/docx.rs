@@ -27,7 +27,7 @@ use std::io::Cursor;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 
-use super::mdx::{code_span, fence, one_line, table_markdown, wrap};
+use super::markdown_out::{code_span, fence, one_line, table_markdown, wrap};
 use super::zip::{open_checked, read_entry, Budget};
 use super::{ArchiveLimits, ExtractError, MemoryGauge};
 
@@ -838,7 +838,7 @@ fn write(blocks: Vec<Block>, core_title: Option<String>) -> Converted {
     let mut first_heading: Option<String> = None;
     let mut out: Vec<String> = Vec::new();
     // Word numbers a list on across what interrupts it.
-    let mut counters: HashMap<(String, u8), u32> = HashMap::new();
+    let mut counters: HashMap<String, Vec<u32>> = HashMap::new();
     let mut i = 0;
     while i < blocks.len() {
         match &blocks[i] {
@@ -879,11 +879,12 @@ fn write(blocks: Vec<Block>, core_title: Option<String>) -> Converted {
                 while lines.last().is_some_and(|l| l.trim().is_empty()) {
                     lines.pop();
                 }
-                while lines.first().is_some_and(|l| l.trim().is_empty()) {
-                    lines.remove(0);
-                }
-                if !lines.is_empty() {
-                    out.push(fence("", &lines.join("\n")));
+                let first = lines
+                    .iter()
+                    .position(|l| !l.trim().is_empty())
+                    .unwrap_or(lines.len());
+                if first < lines.len() {
+                    out.push(fence("", &lines[first..].join("\n")));
                 }
                 continue;
             }
@@ -898,10 +899,13 @@ fn write(blocks: Vec<Block>, core_title: Option<String>) -> Converted {
                 }) = blocks.get(i)
                 {
                     // Markdown nests one level at a time.
-                    let level = previous.map_or(0, |p| (*level).min(p + 1));
+                    let level = previous.map_or(0, |p| (*level).min(p.saturating_add(1)));
                     previous = Some(level);
-                    counters.retain(|(l, n), _| l != list || *n <= level);
-                    let number = counters.entry((list.clone(), level)).or_insert(0);
+                    // This list's counters, one per level: deeper ones
+                    // start again after a shallower item.
+                    let levels = counters.entry(list.clone()).or_default();
+                    levels.resize(usize::from(level) + 1, 0);
+                    let number = &mut levels[usize::from(level)];
                     *number += 1;
                     let marker = if *ordered {
                         format!("{number}. ")
@@ -936,7 +940,11 @@ fn write(blocks: Vec<Block>, core_title: Option<String>) -> Converted {
 /// A paragraph whose text would read as Markdown structure (`# `, `> `)
 /// keeps it as text.
 fn escape_start(text: &str) -> String {
-    if text.starts_with('#') || text.starts_with('>') || text.starts_with("---") {
+    // A heading, a quote, a rule, or a fence that would swallow the rest.
+    if ["#", ">", "---", "```", "~~~"]
+        .iter()
+        .any(|opening| text.starts_with(opening))
+    {
         format!("\\{text}")
     } else {
         text.to_owned()
@@ -1202,5 +1210,21 @@ mod tests {
         .err()
         .unwrap();
         assert!(matches!(err, ExtractError::HostileZip(_)), "{err}");
+    }
+
+    /// Body text that Markdown would read as structure is escaped: a fence
+    /// would swallow the rest of the document and its headings.
+    #[test]
+    fn paragraphs_that_read_as_markdown_structure_are_escaped() {
+        for text in [
+            "# not a heading",
+            "> not a quote",
+            "--- not a rule",
+            "``` not code",
+            "~~~ nor this",
+        ] {
+            assert_eq!(escape_start(text), format!("\\{text}"));
+        }
+        assert_eq!(escape_start("plain `code` text"), "plain `code` text");
     }
 }

@@ -24,6 +24,7 @@
 use markdown::mdast::{AttributeContent, AttributeValue, Node};
 use markdown::{Constructs, MdxSignal, ParseOptions};
 
+use super::markdown_out::{code_span, fence, one_line, table_markdown, wrap};
 use super::text;
 
 /// An MDX page as Markdown, and a warning when it was not valid MDX and was
@@ -40,7 +41,7 @@ const MAX_DEPTH: usize = 64;
 /// The Markdown an MDX page reads as (see the module's documentation),
 /// with a warning when it was not valid MDX.
 pub fn to_markdown(src: &str) -> Converted {
-    let src = normalise_newlines(src);
+    let src = super::rst::normalise_newlines(src);
     if let Some(why) = too_costly(&src) {
         return Converted {
             markdown: line_by_line(&src),
@@ -49,7 +50,13 @@ pub fn to_markdown(src: &str) -> Converted {
             )),
         };
     }
-    match markdown::to_mdast(&without_html_comments(&src), &options()) {
+    // markdown-rs 1.0 still panics on some inputs (its issue 139: `Hi <>`
+    // over a setext underline): such a page is read line by line too.
+    let parsed = super::guard("the MDX parser failed on this page", || {
+        markdown::to_mdast(&without_html_comments(&src), &options())
+    })
+    .and_then(|parsed| parsed.map_err(|message| message_text(&message)));
+    match parsed {
         Ok(tree) => Converted {
             markdown: write_root(&tree),
             warning: None,
@@ -57,8 +64,7 @@ pub fn to_markdown(src: &str) -> Converted {
         Err(message) => Converted {
             markdown: line_by_line(&src),
             warning: Some(format!(
-                "not valid MDX ({}), so read line by line: some component markup may remain",
-                message_text(&message)
+                "not valid MDX ({message}), so read line by line: some component markup may remain"
             )),
         },
     }
@@ -91,7 +97,8 @@ fn too_costly(src: &str) -> Option<String> {
             MAX_PARSED_BYTES / 1024
         ));
     }
-    let mut open: usize = 0;
+    let mut elements = OpenElements::default();
+    let mut fence = Fence::default();
     for (number, line) in src.lines().enumerate() {
         if line_containers(line) > MAX_LINE_CONTAINERS {
             return Some(format!(
@@ -99,15 +106,16 @@ fn too_costly(src: &str) -> Option<String> {
                 number + 1
             ));
         }
+        let in_code = fence.holds(line);
         let bytes = line.as_bytes();
         let mut run = 0;
+        elements.new_line();
         for (i, &byte) in bytes.iter().enumerate() {
-            match (byte, bytes.get(i + 1)) {
-                (b'<', Some(b'/')) => open = open.saturating_sub(1),
-                (b'<', Some(c)) if c.is_ascii_alphabetic() => open += 1,
-                (b'/', Some(b'>')) => open = open.saturating_sub(1),
-                _ => {}
-            }
+            let open = if in_code {
+                elements.open
+            } else {
+                elements.step(byte, bytes.get(i + 1).copied())
+            };
             if open > MAX_OPEN_ELEMENTS {
                 return Some(format!(
                     "more than {MAX_OPEN_ELEMENTS} elements open at line {}",
@@ -128,6 +136,66 @@ fn too_costly(src: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// The JSX elements left open, counted byte by byte. A `<` counts only
+/// where the parser would read a tag: not in a code span, nor inside a
+/// tag's quoted attribute values or `{…}` expressions, where TypeScript's
+/// `Array<ToolCall<TOOLS>>` is text (the API reference pages of real MDX
+/// sites are full of it). Fenced code is skipped by the caller.
+#[derive(Default)]
+struct OpenElements {
+    open: usize,
+    /// Inside a backtick code span (spans end with their line here).
+    code_span: bool,
+    /// Inside a tag, between its `<` and `>`.
+    in_tag: bool,
+    /// The quote a tag's attribute value opened, while inside it.
+    quote: Option<u8>,
+    /// Depth of `{…}` inside a tag.
+    braces: usize,
+}
+
+impl OpenElements {
+    fn new_line(&mut self) {
+        self.code_span = false;
+    }
+
+    /// Reads `byte` (with the byte after it); returns the count open.
+    fn step(&mut self, byte: u8, next: Option<u8>) -> usize {
+        if self.in_tag {
+            match (self.quote, byte) {
+                (Some(q), b) if b == q => self.quote = None,
+                (Some(_), _) => {}
+                (None, b'"' | b'\'') => self.quote = Some(byte),
+                (None, b'{') => self.braces += 1,
+                (None, b'}') => self.braces = self.braces.saturating_sub(1),
+                (None, _) if self.braces > 0 => {}
+                (None, b'/') if next == Some(b'>') => {
+                    self.open = self.open.saturating_sub(1);
+                }
+                (None, b'>') => self.in_tag = false,
+                // Not valid JSX, but what a hostile page would nest with.
+                (None, b'<') if next.is_some_and(|c| c.is_ascii_alphabetic()) => self.open += 1,
+                _ => {}
+            }
+            return self.open;
+        }
+        match (byte, next) {
+            (b'`', _) => self.code_span = !self.code_span,
+            _ if self.code_span => {}
+            (b'<', Some(b'/')) => {
+                self.open = self.open.saturating_sub(1);
+                self.in_tag = true;
+            }
+            (b'<', Some(c)) if c.is_ascii_alphabetic() => {
+                self.open += 1;
+                self.in_tag = true;
+            }
+            _ => {}
+        }
+        self.open
+    }
 }
 
 /// Quote markers and list markers that open a line, one after another.
@@ -223,10 +291,6 @@ fn without_html_comments(src: &str) -> String {
         }
     }
     out
-}
-
-fn normalise_newlines(src: &str) -> String {
-    src.replace("\r\n", "\n").replace('\r', "\n")
 }
 
 fn options() -> ParseOptions {
@@ -687,86 +751,6 @@ fn inline_node(node: &Node, depth: usize, out: &mut String) {
     }
 }
 
-/// `marker` text `marker`, with the markers inside any space at its ends
-/// (`** a**` is no emphasis); nothing for no text.
-pub(super) fn wrap(out: &mut String, marker: &str, text: &str) {
-    let trimmed = text.trim();
-    if trimmed.is_empty() {
-        out.push_str(text);
-        return;
-    }
-    let lead = &text[..text.len() - text.trim_start().len()];
-    let trail = &text[text.trim_end().len()..];
-    out.push_str(lead);
-    out.push_str(marker);
-    out.push_str(trimmed);
-    out.push_str(marker);
-    out.push_str(trail);
-}
-
-/// Inline code with a fence longer than any run of backticks in it.
-pub(super) fn code_span(code: &str) -> String {
-    let ticks = "`".repeat(longest_run(code, '`') + 1);
-    let pad = if code.starts_with('`') || code.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
-    format!("{ticks}{pad}{code}{pad}{ticks}")
-}
-
-/// A fenced code block that no line of the code can close.
-pub(super) fn fence(lang: &str, code: &str) -> String {
-    let ticks = "`".repeat((longest_run(code, '`') + 1).max(3));
-    format!("{ticks}{lang}\n{code}\n{ticks}")
-}
-
-fn longest_run(text: &str, c: char) -> usize {
-    let (mut best, mut run) = (0, 0);
-    for ch in text.chars() {
-        run = if ch == c { run + 1 } else { 0 };
-        best = best.max(run);
-    }
-    best
-}
-
-/// `first` before the first line, `rest` before the others (empty lines
-/// stay empty, but for a quote's `>`).
-fn prefix_lines(text: &str, first: &str, rest: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let prefix = if i == 0 { first } else { rest };
-        if line.is_empty() {
-            out.push_str(prefix.trim_end());
-        } else {
-            out.push_str(prefix);
-            out.push_str(line);
-        }
-    }
-    out
-}
-
-pub(super) fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// A GFM table; the first row is the header. `None` when it has no cells.
-pub(super) fn table_markdown(rows: &[Vec<String>]) -> Option<String> {
-    let width = rows.iter().map(Vec::len).max().filter(|&w| w > 0)?;
-    let line = |row: &[String]| {
-        let mut cells: Vec<&str> = row.iter().map(String::as_str).collect();
-        cells.resize(width, "");
-        format!("| {} |", cells.join(" | "))
-    };
-    let mut out = vec![line(&rows[0])];
-    out.push(format!("|{}", " --- |".repeat(width)));
-    out.extend(rows[1..].iter().map(|row| line(row)));
-    Some(out.join("\n"))
-}
-
 /// A node's text, without markup (for what nests too deep, and flow where
 /// phrasing was expected).
 fn plain_text(node: &Node) -> String {
@@ -920,6 +904,25 @@ fn without_heading_id(line: &str) -> String {
     line.to_owned()
 }
 
+/// `first` before the first line, `rest` before the others (empty lines
+/// stay empty, but for a quote's `>`).
+fn prefix_lines(text: &str, first: &str, rest: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let prefix = if i == 0 { first } else { rest };
+        if line.is_empty() {
+            out.push_str(prefix.trim_end());
+        } else {
+            out.push_str(prefix);
+            out.push_str(line);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1058,6 +1061,40 @@ mod tests {
         let fine =
             "> - 1. quoted list\n\n<Tabs><TabItem>x</TabItem></Tabs>\n\n---\n\n***bold italic***\n";
         assert_eq!(to_markdown(fine).warning, None);
+    }
+
+    /// markdown-rs 1.0 panics on this input (its issue 139); the page is
+    /// read line by line instead of failing its upload.
+    #[test]
+    fn a_page_the_parser_panics_on_is_read_line_by_line() {
+        let out = to_markdown("Hi <>\n=====\n\nMore text.\n");
+        assert!(out.markdown.contains("More text."), "{}", out.markdown);
+        assert!(out.warning.is_some());
+    }
+
+    /// API reference pages: TypeScript generics in code and in components'
+    /// quoted or `{…}` props are text, not elements, however many there are.
+    #[test]
+    fn generics_in_code_and_props_are_not_counted_as_elements() {
+        let prop = "<PropertiesTable content={[{ name: 'steps', type: 'Array<StepResult<TOOLS>>' }]} />\n\n";
+        let quoted = "<Type name=\"Array<ToolCall<TOOLS>>\" />\n\n";
+        let code = format!(
+            "```ts\n{}```\n\n",
+            "const x: Array<Promise<T>> = [];\n".repeat(200)
+        );
+        let inline = "Returns `Promise<Array<T>>`.\n\n";
+        for page in [
+            prop.repeat(150),
+            quoted.repeat(150),
+            code,
+            inline.repeat(150),
+        ] {
+            let out = to_markdown(&page);
+            assert_eq!(out.warning, None, "{}", &page[..80]);
+        }
+        // Unclosed tags inside a tag still count.
+        let hostile = format!("<a{}", "<a".repeat(500));
+        assert!(too_costly(&hostile).is_some());
     }
 
     #[test]

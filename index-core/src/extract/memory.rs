@@ -69,14 +69,19 @@ pub fn memory_estimate(path: &str, bytes: &[u8], limits: &ArchiveLimits) -> u64 
             kept.saturating_add(largest.min(limits.max_total_bytes).saturating_mul(2))
         }
         Some(Format::Pdf) => len.saturating_mul(4),
-        // A Word document's XML parts inflate (about ten times), and are
+        // A Word document's XML parts inflate several times over, and are
         // held while they convert: what they declare, and a copy.
         Some(Format::Docx) => {
             let Ok(mut archive) = ZipArchive::new(Cursor::new(bytes)) else {
                 return len.saturating_mul(2);
             };
+            // Only the XML parts are read; images and fonts are not.
             let declared = (0..archive.len())
-                .filter_map(|i| archive.by_index_raw(i).ok().map(|e| e.size()))
+                .filter_map(|i| {
+                    let entry = archive.by_index_raw(i).ok()?;
+                    let name = entry.name().ok()?;
+                    (name.ends_with(".xml") || name.ends_with(".rels")).then(|| entry.size())
+                })
                 .fold(0u64, u64::saturating_add)
                 .min(limits.max_total_bytes);
             declared.saturating_mul(2)

@@ -10,6 +10,7 @@ mod asciidoc;
 mod docx;
 mod html;
 pub mod links;
+mod markdown_out;
 mod mdx;
 mod memory;
 mod notebook;
@@ -266,12 +267,18 @@ pub fn extract_pdf_pages(
     limits: &ArchiveLimits,
     memory: &mut dyn MemoryGauge,
 ) -> Result<Extracted, ExtractError> {
-    let mut doc = pdf::extract(bytes, limits.max_pdf_inflated_bytes, memory)?;
+    let doc = pdf::extract(bytes, limits.max_pdf_inflated_bytes, memory)?;
+    Ok(named(doc, path))
+}
+
+/// `doc` as the document at `path`: its path, and a title from the file's
+/// name where the content gave none.
+fn named(mut doc: Extracted, path: &str) -> Extracted {
     doc.file_path = path.to_owned();
     if doc.title.is_none() {
         doc.title = title_from_path(path);
     }
-    Ok(doc)
+    doc
 }
 
 /// Extracts a single non-archive document.
@@ -294,7 +301,7 @@ fn extract_one(
         .next()
         .and_then(|name| name.rsplit_once('.'))
         .map(|(_, extension)| extension.to_ascii_lowercase());
-    let mut doc = match format {
+    let doc = match format {
         Format::Markdown if extension.as_deref() == Some("mdx") => {
             let mdx = mdx::to_markdown(&text::decode(bytes)?);
             let mut doc = text::markdown(mdx.markdown.as_bytes())?;
@@ -328,11 +335,7 @@ fn extract_one(
         // caller that forced the format) is refused rather than a panic.
         Format::Zip | Format::TarGz => return Err(ExtractError::Unsupported(path.to_owned())),
     };
-    doc.file_path = path.to_owned();
-    if doc.title.is_none() {
-        doc.title = title_from_path(path);
-    }
-    Ok(doc)
+    Ok(named(doc, path))
 }
 
 /// A title made from a file name, for documents that name themselves nowhere
@@ -356,6 +359,19 @@ pub fn title_from_path(path: &str) -> Option<String> {
         .filter(|w| !w.is_empty())
         .collect();
     (!words.is_empty()).then(|| words.join(" "))
+}
+
+/// Runs a third-party parser, turning a panic into an error: a hostile
+/// file must fail alone (with `fallback` as the reason when the panic
+/// carries none), not take its upload down with it.
+pub(crate) fn guard<T>(fallback: &str, f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+        panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| fallback.to_owned())
+    })
 }
 
 #[cfg(test)]

@@ -104,7 +104,7 @@ pub fn to_markdown(bytes: &[u8]) -> Result<String, ExtractError> {
                 let level = usize::from(cell.level.unwrap_or(1).clamp(1, 6));
                 format!("{} {}", "#".repeat(level), text.trim())
             }
-            "code" => fenced(
+            "code" => super::markdown_out::fence(
                 cell.language.as_deref().unwrap_or(&language),
                 text.trim_end(),
             ),
@@ -118,14 +118,6 @@ pub fn to_markdown(bytes: &[u8]) -> Result<String, ExtractError> {
     }
     out.push('\n');
     Ok(out)
-}
-
-/// `code` as a fenced block, the fence longer than any run of backticks in
-/// it, so no line of the code can close it early.
-fn fenced(language: &str, code: &str) -> String {
-    let longest = code.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest.max(2) + 1);
-    format!("{fence}{language}\n{code}\n{fence}")
 }
 
 #[cfg(test)]

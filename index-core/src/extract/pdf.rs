@@ -27,7 +27,7 @@ pub fn extract(
     memory: &mut dyn MemoryGauge,
 ) -> Result<Extracted, ExtractError> {
     let (loaded, left) = with_object_stream_budget(max_inflated, || {
-        guard(|| {
+        super::guard("the PDF reader failed on this file", || {
             Document::load_mem_with_options(
                 bytes,
                 LoadOptions {
@@ -64,7 +64,7 @@ fn pages_of(doc: Document) -> Result<Extracted, ExtractError> {
     let mut pages = Vec::with_capacity(page_count as usize);
     let mut warnings = Vec::new();
     for page in 1..=page_count {
-        let extracted = guard(|| {
+        let extracted = super::guard("the PDF reader failed on this file", || {
             let mut out = String::new();
             let mut sink = PlainTextOutput::new(&mut out);
             pdf_extract::output_doc_page(&doc, &mut sink, page).map(|()| out)
@@ -218,18 +218,6 @@ fn is_flate(stream: &Stream) -> bool {
 
 fn is_image(stream: &Stream) -> bool {
     matches!(stream.dict.get(b"Subtype"), Ok(Object::Name(name)) if name == b"Image")
-}
-
-/// Runs the PDF library, turning its panics on malformed input into errors:
-/// one bad file must never take the server down.
-fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
-        panic
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "the PDF reader failed on this file".to_owned())
-    })
 }
 
 /// Collapses the extractor's runs of blank lines and trailing spaces, spells

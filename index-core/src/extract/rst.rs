@@ -18,6 +18,8 @@
 //! times, and inline markup is scanned once left to right, so time is linear
 //! in the input whatever it holds.
 
+use super::markdown_out::code_span;
+
 /// Admonition directives and the label each is shown with.
 const ADMONITIONS: &[(&str, &str)] = &[
     ("note", "Note"),
@@ -671,21 +673,6 @@ fn field(text: &str) -> Option<(&str, &str)> {
         from = close + 1;
     }
     None
-}
-
-/// `text` as inline code, however many backticks it holds.
-fn code_span(text: &str) -> String {
-    let mut run = 0;
-    let mut longest = 0;
-    for b in text.bytes() {
-        run = if b == b'`' { run + 1 } else { 0 };
-        longest = longest.max(run);
-    }
-    if longest == 0 {
-        return format!("`{text}`");
-    }
-    let ticks = "`".repeat(longest + 1);
-    format!("{ticks} {text} {ticks}")
 }
 
 /// Inline markup as Markdown: ``literal`` and code roles as code spans,

@@ -11,6 +11,8 @@ use std::time::Instant;
 
 use docshelf_kernels::PackedWeights;
 
+mod common;
+
 const MODEL_BYTES: usize = 42 << 20;
 
 fn main() {
@@ -32,33 +34,7 @@ fn main() {
                 black_box(packed[i].product(&x, rows));
             });
             let general = time(weights.len(), |i| {
-                let mut out = vec![0.0f32; rows * n];
-                // SAFETY: `out` is [rows, n], `x` is [rows, k] and the
-                // weights [k, n], all row-major and alive for the call.
-                unsafe {
-                    gemm::gemm(
-                        rows,
-                        n,
-                        k,
-                        out.as_mut_ptr(),
-                        1,
-                        n as isize,
-                        false,
-                        x.as_ptr(),
-                        1,
-                        k as isize,
-                        weights[i].as_ptr(),
-                        1,
-                        n as isize,
-                        0.0,
-                        1.0,
-                        false,
-                        false,
-                        false,
-                        gemm::Parallelism::Rayon(threads),
-                    );
-                }
-                black_box(out);
+                black_box(common::gemm_f32(&x, &weights[i], rows, k, n, threads));
             });
             let gbs = |secs: f64| (k * n * 4) as f64 / secs / 1e9;
             println!(

@@ -11,6 +11,8 @@ use std::time::Instant;
 
 use docshelf_kernels::{Bf16Weights, Int8Weights};
 
+mod common;
+
 fn main() {
     let threads = rayon::current_num_threads();
     println!(
@@ -31,7 +33,7 @@ fn main() {
             let bf16 = Bf16Weights::new(&w, Some(&bias), k, n);
             let reps = (2_000_000_000 / (rows * k * n)).clamp(3, 2000);
             let f32_us = time(reps, || {
-                black_box(gemm_f32(&x, &w, rows, k, n, threads));
+                black_box(common::gemm_f32(&x, &w, rows, k, n, threads));
             });
             let int8_us = time(reps, || {
                 black_box(int8.product(&x, rows));
@@ -64,34 +66,4 @@ fn time(reps: usize, mut f: impl FnMut()) -> f64 {
         .collect();
     runs.sort_by(f64::total_cmp);
     runs[runs.len() / 2]
-}
-
-fn gemm_f32(x: &[f32], w: &[f32], rows: usize, k: usize, n: usize, threads: usize) -> Vec<f32> {
-    let mut out = vec![0.0f32; rows * n];
-    // SAFETY: `out` is [rows, n], `x` is [rows, k] and `w` [k, n], all
-    // row-major and alive for the call.
-    unsafe {
-        gemm::gemm(
-            rows,
-            n,
-            k,
-            out.as_mut_ptr(),
-            1,
-            n as isize,
-            false,
-            x.as_ptr(),
-            1,
-            k as isize,
-            w.as_ptr(),
-            1,
-            n as isize,
-            0.0,
-            1.0,
-            false,
-            false,
-            false,
-            gemm::Parallelism::Rayon(threads),
-        );
-    }
-    out
 }

@@ -11,8 +11,8 @@
 //! loops did not pay on this project's machines: AMD's Zen 4 runs a 512-bit
 //! multiply-add as two 256-bit halves, so the arithmetic is no faster, and
 //! the 16-lane build of the few-token product (8-column panels) turned its
-//! stores into scatters and took a search query from about 6 to about 140
-//! ms (docs/benchmarks.md, "Reduced precision"). What pays is new
+//! loads and stores into gathers and scatters and made search queries many
+//! times slower (docs/benchmarks.md, "Reduced precision"). What pays is new
 //! instructions, not width: the bf16 and int8 products' tiles are written
 //! for AVX-512 BF16 and VNNI directly (`reduced`).
 //!

@@ -217,21 +217,8 @@ fn query_worker(embedder: &Embedder, mut rx: mpsc::Receiver<Request>, counters: 
             .iter()
             .flat_map(|r| r.texts.iter().map(String::as_str))
             .collect();
-        match pass(embedder, &texts, counters, Lane::Query) {
-            Ok(vectors) => {
-                let mut vectors = vectors.into_iter();
-                for request in batch {
-                    let mine: Vec<Embedding> = vectors.by_ref().take(request.texts.len()).collect();
-                    // The caller may have gone away (a cancelled search): fine.
-                    let _ = request.reply.send(Ok(mine));
-                }
-            }
-            Err(err) => {
-                for request in batch {
-                    let _ = request.reply.send(Err(err.clone()));
-                }
-            }
-        }
+        let result = pass(embedder, &texts, counters, Lane::Query);
+        reply_all(batch, result);
     }
 }
 
@@ -278,17 +265,28 @@ fn bulk_worker(
                 }
             }
         }
-        let mut done = done.into_iter();
-        for request in group {
-            let mine: Vec<Embedding> = done.by_ref().take(request.texts.len()).collect();
-            let answer = match &failed {
-                Some(err) => Err(err.clone()),
-                None if mine.len() == request.texts.len() => Ok(mine),
-                // Cut short because it was cancelled: nobody is listening.
-                None => Err(Arc::new(EmbedError::WorkerGone)),
-            };
-            let _ = request.reply.send(answer);
-        }
+        reply_all(group, failed.map_or(Ok(done), Err));
+    }
+}
+
+/// Hands each request of `group` its share of `result` (the vectors of
+/// all their texts, in order), or the error.
+fn reply_all(group: Vec<Request>, result: Result<Vec<Embedding>, Arc<EmbedError>>) {
+    let (done, failed) = match result {
+        Ok(done) => (done, None),
+        Err(err) => (Vec::new(), Some(err)),
+    };
+    let mut done = done.into_iter();
+    for request in group {
+        let mine: Vec<Embedding> = done.by_ref().take(request.texts.len()).collect();
+        let answer = match &failed {
+            Some(err) => Err(err.clone()),
+            None if mine.len() == request.texts.len() => Ok(mine),
+            // Cut short because it was cancelled: nobody is listening.
+            None => Err(Arc::new(EmbedError::WorkerGone)),
+        };
+        // The caller may have gone away (a cancelled search or upload): fine.
+        let _ = request.reply.send(answer);
     }
 }
 

@@ -238,6 +238,9 @@ impl<'p, 'a> JobRun<'p, 'a> {
         // Pages without text: read by OCR when it can, else named.
         match (ocr, pdf, extraction.documents.first_mut()) {
             (Some(ocr), Some(pdf), Some(doc)) => {
+                // OCR may take minutes: hold only what it keeps (the text so
+                // far and the PDF's bytes), not what extraction needed.
+                memory.shrink_to(doc.text.len() as u64 + pdf.len() as u64);
                 if let Err(reason) = read_by_ocr(ocr, doc, pdf).await {
                     return finish(pipeline, job, slot, FileState::Failed { reason });
                 }

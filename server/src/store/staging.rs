@@ -33,7 +33,6 @@ pub(super) const STAGED: &str = "staged_v2";
 
 const JOB_ID: &str = "job_id";
 
-///
 /// The chunk table's columns and the job's id, except that
 /// [`schema::INPUT_HASH`] comes after the job's id: a staging table written
 /// before that column existed gets it appended (see `Store::open`), and a
@@ -77,12 +76,19 @@ impl Store {
             return Err(StoreError::EmptyDocument);
         }
         let batch = schema::to_batch(doc).map_err(|e| StoreError::Shape(e.to_string()))?;
-        let mut columns = batch.columns().to_vec();
-        let input_hash = columns
-            .pop()
-            .ok_or_else(|| StoreError::Shape("a chunk batch without columns".into()))?;
-        columns.push(Arc::new(StringArray::from(vec![job; batch.num_rows()])));
-        columns.push(input_hash);
+        // Column by column, by name: the two tables order them differently.
+        let job_ids: arrow_array::ArrayRef =
+            Arc::new(StringArray::from(vec![job; batch.num_rows()]));
+        let columns = staged_schema()
+            .fields()
+            .iter()
+            .map(|field| match field.name().as_str() {
+                JOB_ID => Ok(job_ids.clone()),
+                name => batch.column_by_name(name).cloned().ok_or_else(|| {
+                    StoreError::Shape(format!("a chunk batch without the column {name}"))
+                }),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let staged = RecordBatch::try_new(staged_schema(), columns)
             .map_err(|e| StoreError::Shape(e.to_string()))?;
         let reader: Box<dyn arrow_array::RecordBatchReader + Send> =

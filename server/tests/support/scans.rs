@@ -133,6 +133,10 @@ pub fn words(text: &str) -> Vec<String> {
 /// The share of `reference`'s words (counted with repeats) that `read`
 /// has too.
 pub fn recall(reference: &[String], read: &[String]) -> f64 {
+    assert!(
+        !reference.is_empty(),
+        "an empty reference would give any reading full recall"
+    );
     let mut left: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for w in read {
         *left.entry(w.as_str()).or_default() += 1;
