@@ -54,6 +54,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--precisions", default="fp32",
                     help="comma list of docshelf's --embed-precision values, a server each")
+    ap.add_argument("--baseline-bin",
+                    help="another docshelf binary (an earlier commit's) served beside --bin "
+                         "at each precision, its lines marked 'before'")
     args = ap.parse_args()
 
     import chromadb
@@ -102,15 +105,18 @@ def main():
     print(f"chroma: {rows} chunks added in {time.perf_counter() - t:.0f} s")
     del table, ids, libs, texts, vectors
 
+    binaries = [("", args.bin)] + ([(" before", args.baseline_bin)] if args.baseline_bin else [])
     servers = []
     for precision in args.precisions.split(","):
-        server, base = docshelf_proc.start(args.bin, args.store, args.model,
-                                           extra=("--embed-precision", precision), wait_s=300)
-        servers.append((precision, server, base))
-        t = time.perf_counter()
-        in_memory = docshelf_proc.wait_in_memory(base)
-        print(f"docshelf {precision}: {'in-memory copy read' if in_memory else 'searching on disk'} "
-              f"{time.perf_counter() - t:.1f} s after start")
+        for mark, binary in binaries:
+            server, base = docshelf_proc.start(binary, args.store, args.model,
+                                               extra=("--embed-precision", precision), wait_s=300)
+            servers.append((precision + mark, server, base))
+            t = time.perf_counter()
+            in_memory = docshelf_proc.wait_in_memory(base)
+            print(f"docshelf {precision}{mark}: "
+                  f"{'in-memory copy read' if in_memory else 'searching on disk'} "
+                  f"{time.perf_counter() - t:.1f} s after start")
     where = f"library = '{args.library}'"
 
     def docshelf(base, mode):

@@ -22,6 +22,8 @@
 //!   reduced precision, with AVX-512 VNNI and BF16 where the CPU has them.
 //! - [`QuantizedRows`]: the rows nearest a query by cosine, scanning 8-bit
 //!   vectors in memory (the dense search leg).
+//! - [`Bm25Index`]: BM25 over postings held in memory (the keyword search
+//!   leg), built from tokens by [`Bm25Builder`].
 //! - `simd`: runs those loops compiled for AVX2 and FMA where the CPU has
 //!   them.
 //!
@@ -31,6 +33,8 @@
 mod activation;
 pub mod approx;
 mod attention;
+mod best;
+mod bm25;
 mod matmul;
 mod packed;
 mod reduced;
@@ -39,6 +43,7 @@ mod simd;
 
 pub use activation::gelu_in_place;
 pub use attention::{attention, Shape};
+pub use bm25::{Bm25Builder, Bm25Index};
 pub use packed::PackedWeights;
 pub use reduced::{Bf16Weights, Int8Weights};
 pub use scan::QuantizedRows;

@@ -12,27 +12,33 @@
 //! [`PackedWeights`] stores the weights once in the order this kernel
 //! reads them: panels of [`PANEL`] columns, each panel's `k` rows
 //! contiguous, so a product streams memory front to back. The kernel keeps
-//! a tile of up to [`TILE`] rows × [`PANEL`] columns of the result in
-//! registers while it walks down `k`, so a query of up to [`TILE`] tokens
-//! reads each weight exactly once; the panels are spread over the cores.
-//! `benches/packed.rs` measures it against `gemm`: from 4 to 12 rows as
-//! fast or faster, about even at 16, slower beyond, and slower for a single
-//! row, where `gemm` has a dedicated matrix–vector path (a query is never
-//! one token: it has at least `[CLS]` and `[SEP]`). A 14-row tile (all 16
-//! registers) ran slower per pass than 12 (docs/benchmarks.md, "Embedding
-//! speed and the CPU kernels").
+//! a tile of [`TILE`] rows × [`PANEL`] columns of the result in registers
+//! while it walks down `k`, and runs every tile of rows over one panel
+//! before the next: a panel comes from memory once and from cache for the
+//! further tiles. The panels are spread over the cores.
+//!
+//! Why 6 × 16 and not 12 × 8, which held a 12-token query in one tile:
+//! each step down `k` broadcasts one input per row, and with 12 rows a
+//! step spent as many broadcasts as multiply-adds. Those, not the weights'
+//! reads, bounded the kernel: with the weights in cache it ran no faster.
+//! Two 8-lane weight vectors per broadcast halve them
+//! (docs/benchmarks.md, "The few-token product: 6 × 16 tiles").
+//! `benches/packed.rs` measures it against `gemm`: faster from 4 to 32
+//! rows, and slower for a single row, where `gemm` has a dedicated
+//! matrix–vector path (a query is never one token: it has at least
+//! `[CLS]` and `[SEP]`).
 
 use rayon::prelude::*;
 
 use super::simd;
 
-/// Columns per panel: one 8-lane AVX register.
-const PANEL: usize = 8;
-/// Rows per register tile: 12 accumulator registers of [`PANEL`] lanes,
-/// leaving 4 of the 16 AVX registers for the weights and broadcasts.
-const TILE: usize = 12;
+/// Columns per panel: two 8-lane AVX registers.
+const PANEL: usize = 16;
+/// Rows per register tile: 12 accumulator registers (6 rows of two), which
+/// leaves 4 of the 16 AVX registers for the weights and a broadcast.
+const TILE: usize = 6;
 /// Panels per parallel task: enough work to outweigh scheduling.
-const PANELS_PER_TASK: usize = 8;
+const PANELS_PER_TASK: usize = 4;
 
 /// A `[k, n]` weight matrix and its `n` biases, packed for [`Self::product`].
 #[derive(Debug, Clone)]
@@ -45,10 +51,9 @@ pub struct PackedWeights {
 }
 
 impl PackedWeights {
-    /// The most rows a product computes in one pass over the weights; more
-    /// take a pass per [`TILE`] rows, and a general matrix product then
-    /// does as well or better (see `benches/packed.rs`).
-    pub const ROWS_PER_PASS: usize = TILE;
+    /// The most rows this product is meant for: the bench measured it
+    /// faster than a general product up to here, by less as rows grow.
+    pub const MAX_ROWS: usize = 32;
 
     /// Packs `weight`, `[k, n]` row-major, and `bias` (`n` values, or none).
     ///
@@ -103,9 +108,7 @@ impl PackedWeights {
             return Vec::new();
         }
         // Zero rows up to a whole number of tiles: every tile then runs the
-        // same fully unrolled loop. The padding's arithmetic hides behind
-        // the weight reads: in the bench, 1, 4 and 10 rows take about the
-        // same time.
+        // same fully unrolled loop, at the cost of up to five rows' padding.
         let tiles = rows.div_ceil(TILE);
         let padded_rows = tiles * TILE;
         // Each tile's rows interleaved, `[tiles][k][TILE]`: one k-step reads
@@ -136,11 +139,19 @@ impl PackedWeights {
                 });
         }
 
-        let mut result = Vec::with_capacity(rows * self.n);
-        for r in 0..rows {
-            for j in 0..self.n {
-                let (p, c) = (j / PANEL, j % PANEL);
-                result.push(by_panel[p * panel_out + r * PANEL + c] + self.bias[j]);
+        // Back to row-major, a panel's columns at a time, with the biases.
+        let mut result = vec![0.0f32; rows * self.n];
+        for (p, panel) in by_panel.chunks_exact(panel_out).enumerate() {
+            let first = p * PANEL;
+            let width = PANEL.min(self.n - first);
+            let bias = &self.bias[first..first + width];
+            for (out, computed) in result
+                .chunks_exact_mut(self.n)
+                .zip(panel.chunks_exact(PANEL))
+            {
+                for ((o, &c), &b) in out[first..first + width].iter_mut().zip(computed).zip(bias) {
+                    *o = c + b;
+                }
             }
         }
         result

@@ -22,6 +22,7 @@
 
 use std::ops::Range;
 
+use super::best::best_first;
 use super::simd::{self, Kernel};
 
 /// The largest code: −127..=127 keeps quantisation symmetric.
@@ -117,13 +118,7 @@ impl QuantizedRows {
                 out: &mut scored,
             });
         }
-        let better = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if scored.len() > k {
-            scored.select_nth_unstable_by(k, better);
-            scored.truncate(k);
-        }
-        scored.sort_unstable_by(better);
-        scored
+        best_first(scored, k)
     }
 }
 

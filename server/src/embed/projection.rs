@@ -6,9 +6,9 @@
 //! burn's CPU backend runs such small products on one core, after copying
 //! the weights into its own order on every call. So on the CPU:
 //!
-//! - up to [`PackedWeights::ROWS_PER_PASS`] tokens ([`Plan::Packed`]) run
+//! - up to [`PackedWeights::MAX_ROWS`] tokens ([`Plan::Packed`]) run
 //!   through `docshelf-kernels`' product on weights packed once at load,
-//!   which reads each weight once, on every core;
+//!   which reads each weight from memory once, on every core;
 //! - up to 256 tokens ([`Plan::Columns`]) split each weight matrix into
 //!   column blocks, one burn product per core side by side; the outputs are
 //!   joined along the feature axis, so the result is the same;
@@ -107,7 +107,7 @@ pub enum Plan {
     /// This many column blocks per projection, burn products in parallel.
     Columns(usize),
     /// `docshelf-kernels`' product on the packed weights (CPU, up to
-    /// [`PackedWeights::ROWS_PER_PASS`] tokens).
+    /// [`PackedWeights::MAX_ROWS`] tokens).
     Packed,
 }
 
@@ -116,7 +116,7 @@ impl Plan {
     pub fn for_batch(on_cpu: bool, tokens: usize) -> Self {
         match tokens {
             _ if !on_cpu => Plan::Whole,
-            t if t <= PackedWeights::ROWS_PER_PASS => Plan::Packed,
+            t if t <= PackedWeights::MAX_ROWS => Plan::Packed,
             t if t <= COLUMNS_MAX_TOKENS => Plan::Columns(rayon::current_num_threads()),
             _ => Plan::Whole,
         }

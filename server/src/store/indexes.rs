@@ -8,6 +8,14 @@ use lancedb::Table;
 
 use super::{schema, writers, Store, StoreError};
 
+/// How the full-text index reads `search_text`: LanceDB's defaults (simple
+/// tokens, lower case, English stems, stop words out, ASCII folding). The
+/// in-memory copy's keyword index reads text with the analyzer these build
+/// (`super::keywords`), so both ways of answering see the same tokens.
+pub(super) fn full_text_params() -> FtsIndexBuilder {
+    FtsIndexBuilder::default()
+}
+
 impl Store {
     /// Compacts the table, builds any missing index and folds new rows into
     /// the existing ones, so full-text search covers everything stored so
@@ -54,7 +62,7 @@ impl Store {
                 schema::INPUT_HASH,
                 Index::BTree(BTreeIndexBuilder::default()),
             ),
-            (schema::SEARCH_TEXT, Index::FTS(FtsIndexBuilder::default())),
+            (schema::SEARCH_TEXT, Index::FTS(full_text_params())),
         ];
         for (column, index) in wanted {
             if !indices.iter().any(|i| i.columns == [column]) {

@@ -40,6 +40,7 @@ pub mod feedback;
 pub mod filter;
 mod indexes;
 pub mod job_log;
+mod keywords;
 pub mod lease;
 pub mod legacy;
 pub mod location;
@@ -170,12 +171,6 @@ impl Store {
     /// Bytes the in-memory copy holds (whatever its version), if any.
     pub fn resident_bytes(&self) -> Option<usize> {
         self.resident.held().map(|c| c.bytes())
-    }
-
-    /// Keyword answers read from disk because a commit landed while the
-    /// in-memory copy was answering (see [`resident::Resident::missed`]).
-    pub fn resident_misses(&self) -> u64 {
-        self.resident.missed()
     }
 
     /// Searches the vector index with these settings.

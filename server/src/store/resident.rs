@@ -8,8 +8,10 @@
 //! fraction of that (`make bench-kernels`), and a chunk read from memory
 //! costs a copy. So the dense leg scans this copy
 //! ([`QuantizedRows`], exact up to quantisation, so no recall to tune), and
-//! the keyword leg asks LanceDB's full-text index for ids and scores only,
-//! taking the chunks from here.
+//! the keyword leg searches the copy's own BM25 postings
+//! ([`super::keywords`]), which read text and score as LanceDB's full-text
+//! index does: asking that index cost a few milliseconds a search however
+//! small the table.
 //!
 //! **Consistency.** A copy is tagged with the table version it was read
 //! at, and a search uses it only while the table (as this process sees
@@ -25,9 +27,9 @@
 //! and 16 clients over HTTP got three times the searches a second
 //! (docs/benchmarks.md, "Searches answer from memory").
 //!
-//! **Memory.** A little over a KB a chunk of 700 bytes: 384 bytes of codes
-//! and the stored columns (docs/benchmarks.md, "Search on 700-byte
-//! chunks"). While a new copy is read the old one is still held. A
+//! **Memory.** A little over a KB a chunk of 700 bytes: 384 bytes of codes,
+//! the stored columns (docs/benchmarks.md, "Search on 700-byte chunks") and
+//! the keyword postings. While a new copy is read the old one is still held. A
 //! table of more than the configured rows (`--resident-chunks`) is not
 //! copied and is searched on disk only.
 
@@ -37,13 +39,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use arrow_array::{RecordBatch, UInt64Array};
-use docshelf_kernels::QuantizedRows;
+use arrow_array::RecordBatch;
+use docshelf_kernels::{Bm25Index, QuantizedRows};
 use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::Table;
 
 use super::filter::Scope;
+use super::keywords::{self, Analyzer};
 use super::schema::{self, ChunkColumns, StoredChunk};
 use super::{Retrieved, StoreError};
 use crate::embed::DIM;
@@ -67,9 +70,10 @@ pub struct Copy {
     rows: Vec<(u32, u32)>,
     /// The rows' vectors, in the same order.
     vectors: QuantizedRows,
-    /// LanceDB's `_rowid` of each row at this version: what the keyword
-    /// leg asks the full-text index for, so that it reads no column.
-    rows_by_rowid: HashMap<u64, u32>,
+    /// The rows' `search_text` as BM25 postings, in the same order.
+    keywords: Bm25Index,
+    /// What reads a query into the tokens `keywords` holds.
+    analyzer: Analyzer,
     /// Each (library, version) and its rows.
     groups: Vec<(String, String, Range<usize>)>,
 }
@@ -92,6 +96,28 @@ impl Copy {
 
     /// The `limit` chunks in `scope` nearest `vector` by cosine.
     pub fn nearest(&self, vector: &[f32], scope: &Scope, limit: usize) -> Vec<Retrieved> {
+        self.in_scope(scope, |ranges, keep| {
+            self.vectors.nearest(vector, ranges, keep, limit)
+        })
+    }
+
+    /// The `limit` chunks in `scope` best matching `query` by BM25, as
+    /// LanceDB's full-text index would rank them (see [`super::keywords`]).
+    pub fn keyword(&self, query: &str, scope: &Scope, limit: usize) -> Vec<Retrieved> {
+        let tokens = self.analyzer.query_tokens(query);
+        let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
+        self.in_scope(scope, |ranges, keep| {
+            self.keywords.search(&tokens, ranges, keep, limit)
+        })
+    }
+
+    /// The hits `search` finds among the rows in `scope`, given as row
+    /// ranges and, with a file prefix, a test per row.
+    fn in_scope(
+        &self,
+        scope: &Scope,
+        search: impl FnOnce(&[Range<usize>], Option<&dyn Fn(usize) -> bool>) -> Vec<(usize, f32)>,
+    ) -> Vec<Retrieved> {
         let ranges: Vec<Range<usize>> = self
             .groups
             .iter()
@@ -104,8 +130,7 @@ impl Copy {
         };
         // Without a prefix every row in range is kept: no call per row.
         let keep: Option<&dyn Fn(usize) -> bool> = scope.file_prefix.as_ref().map(|_| &keep as _);
-        self.vectors
-            .nearest(vector, &ranges, keep, limit)
+        search(&ranges, keep)
             .into_iter()
             .map(|(row, score)| Retrieved {
                 chunk: self.chunk(row),
@@ -114,26 +139,19 @@ impl Copy {
             .collect()
     }
 
-    /// The chunk at LanceDB's `_rowid` `rowid` in this version, if any.
-    pub fn chunk_at(&self, rowid: u64) -> Option<StoredChunk> {
-        self.rows_by_rowid
-            .get(&rowid)
-            .map(|&row| self.chunk(row as usize))
-    }
-
     fn chunk(&self, row: usize) -> StoredChunk {
         let (batch, at) = self.rows[row];
         self.batches[batch as usize].chunk(at as usize)
     }
 
-    /// Bytes held: the columns' buffers, the vectors' codes and the row
-    /// tables (the hash map's at its capacity).
+    /// Bytes held: the columns' buffers, the vectors' codes, the keyword
+    /// postings and the row table.
     pub fn bytes(&self) -> usize {
         let columns: usize = self.batches.iter().map(ChunkColumns::buffer_bytes).sum();
         columns
             + self.vectors.bytes()
+            + self.keywords.bytes()
             + self.rows.capacity() * std::mem::size_of::<(u32, u32)>()
-            + self.rows_by_rowid.capacity() * (std::mem::size_of::<(u64, u32)>() + 1)
     }
 
     /// Reads every row of `table`; `None` when the table moved on while it
@@ -145,10 +163,9 @@ impl Copy {
         let mut stream = table
             .query()
             .select(Select::columns(&columns))
-            .with_row_id()
             .execute()
             .await?;
-        let (mut batches, mut read_order, mut rowids) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut batches, mut read_order) = (Vec::new(), Vec::new());
         let mut vectors = QuantizedRows::with_capacity(DIM, 0);
         while let Some(batch) = stream.try_next().await? {
             let batch: RecordBatch = batch;
@@ -156,7 +173,6 @@ impl Copy {
             let index = u32::try_from(batches.len())
                 .map_err(|_| StoreError::Shape("too many batches".into()))?;
             read_order.extend((0..stored.len() as u32).map(|row| (index, row)));
-            rowids.extend(rowid_column(&batch)?.values().iter().copied());
             let slice = std::slice::from_ref(&batch);
             for vector in schema::vectors_from_batches(slice).map_err(StoreError::Shape)? {
                 if vector.len() != DIM {
@@ -196,19 +212,23 @@ impl Copy {
                 _ => groups.push((library.to_owned(), version.to_owned(), row..row + 1)),
             }
         }
-        let rows_by_rowid = order
-            .iter()
-            .enumerate()
-            .map(|(row, &read)| (rowids[read], row as u32))
-            .collect();
-        let rows = order.iter().map(|&read| read_order[read]).collect();
+        let rows: Vec<(u32, u32)> = order.iter().map(|&read| read_order[read]).collect();
         let vectors = vectors.reordered(&order);
+        // Reading every chunk's text into postings takes seconds at a
+        // million chunks: off the async workers, which serve searches.
+        let (batches, rows, keywords) = tokio::task::spawn_blocking(move || {
+            let keywords = keywords::index(&batches, &rows);
+            (batches, rows, keywords)
+        })
+        .await
+        .map_err(|e| StoreError::Shape(format!("indexing the copy's text: {e}")))?;
         Ok(Some(Self {
             version,
             batches,
             rows,
             vectors,
-            rows_by_rowid,
+            keywords: keywords?,
+            analyzer: Analyzer::new()?,
             groups,
         }))
     }
@@ -232,14 +252,6 @@ fn release_freed_memory() {
     }
 }
 
-/// The `_rowid` column of a query result read `with_row_id`.
-pub fn rowid_column(batch: &RecordBatch) -> Result<&UInt64Array, StoreError> {
-    batch
-        .column_by_name("_rowid")
-        .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
-        .ok_or_else(|| StoreError::Shape("_rowid is not u64".into()))
-}
-
 /// The store's in-memory copy and its reloads.
 pub struct Resident {
     inner: Arc<Inner>,
@@ -253,8 +265,6 @@ struct Inner {
     loading: AtomicBool,
     /// The last version found too large to copy (not counted again).
     too_large: AtomicU64,
-    /// Keyword answers the copy could not complete (see [`Resident::missed`]).
-    missed: AtomicU64,
 }
 
 impl Resident {
@@ -266,7 +276,6 @@ impl Resident {
                 copy: RwLock::new(None),
                 loading: AtomicBool::new(false),
                 too_large: AtomicU64::new(u64::MAX),
-                missed: AtomicU64::new(0),
             }),
         }
     }
@@ -285,18 +294,6 @@ impl Resident {
             self.reload_in_background(table.clone());
         }
         Ok(None)
-    }
-
-    /// Counts a keyword answer that had to be read from disk although the
-    /// copy was current when the search began (a commit landed during it).
-    pub fn count_miss(&self) {
-        self.inner.missed.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// How many keyword answers were read from disk that way: rare, and
-    /// what a test reads to prove the copy answered.
-    pub fn missed(&self) -> u64 {
-        self.inner.missed.load(Ordering::Relaxed)
     }
 
     /// The copy held now, whatever its version.

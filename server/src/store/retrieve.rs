@@ -13,7 +13,6 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::DistanceType;
 
 use super::filter::Scope;
-use super::resident::Copy;
 use super::schema::{self, StoredChunk};
 use super::vector_index::VectorSearchTuning;
 use super::{filter, Store, StoreError};
@@ -94,9 +93,8 @@ impl Store {
 
     /// The `limit` chunks best matching `query` by BM25 over the chunk's
     /// context and text as one field (see [`schema::search_text`]), within
-    /// `scope`. While the in-memory copy is current, the index is
-    /// asked for row ids and scores only (no column is read) and the chunks
-    /// come from the copy.
+    /// `scope`: from the in-memory copy's postings while it is current (see
+    /// [`super::keywords`]), else from LanceDB's full-text index.
     #[tracing::instrument(skip_all, fields(limit, resident))]
     pub async fn keyword(
         &self,
@@ -104,58 +102,28 @@ impl Store {
         scope: &Scope,
         limit: usize,
     ) -> Result<Vec<Retrieved>, StoreError> {
+        let copy = self.resident.current(&self.chunks).await?;
+        tracing::Span::current().record("resident", copy.is_some());
+        if let Some(copy) = copy {
+            return Ok(copy.keyword(query, scope, limit));
+        }
         if !self.has_fts_index().await? {
             // Nothing was ever indexed: an empty store.
             return Ok(Vec::new());
         }
-        let sql = scope.to_sql();
-        let copy = self.resident.current(&self.chunks).await?;
-        tracing::Span::current().record("resident", copy.is_some());
-        if let Some(copy) = copy {
-            let batches = self
-                .keyword_batches(query, sql.as_deref(), limit, &["_score"], true)
-                .await?;
-            // Row ids name rows of one version: they are the copy's only if
-            // the table has not moved on since the copy was checked (the
-            // query then ran on the copy's version).
-            if self.chunks.version().await? == copy.version() {
-                if let Some(hits) = from_copy(&copy, &batches)? {
-                    return Ok(hits);
-                }
-            }
-            // A commit landed between the version check and the query:
-            // read the chunks from disk.
-            self.resident.count_miss();
-        }
-        let batches = self
-            .keyword_batches(query, sql.as_deref(), limit, &columns_with("_score"), false)
-            .await?;
-        with_scores(&batches, "_score", |s| s)
-    }
-
-    async fn keyword_batches(
-        &self,
-        query: &str,
-        sql: Option<&str>,
-        limit: usize,
-        columns: &[&str],
-        row_ids: bool,
-    ) -> Result<Vec<RecordBatch>, StoreError> {
         let matching =
             MatchQuery::new(query.to_owned()).with_column(Some(schema::SEARCH_TEXT.to_owned()));
         let mut q = self
             .chunks
             .query()
             .full_text_search(FullTextSearchQuery::new_query(FtsQuery::Match(matching)))
-            .select(Select::columns(columns))
+            .select(Select::columns(&columns_with("_score")))
             .limit(limit);
-        if let Some(sql) = sql {
+        if let Some(sql) = scope.to_sql() {
             q = q.only_if(sql);
         }
-        if row_ids {
-            q = q.with_row_id();
-        }
-        Ok(q.execute().await?.try_collect().await?)
+        let batches: Vec<RecordBatch> = q.execute().await?.try_collect().await?;
+        with_scores(&batches, "_score", |s| s)
     }
 
     /// Whether the full-text index exists. It is never dropped, so once
@@ -199,26 +167,6 @@ impl Store {
             .await?
             > 0)
     }
-}
-
-/// Keyword hits (row ids and scores) with their chunks from `copy`, or
-/// `None` if the copy lacks one of them.
-fn from_copy(copy: &Copy, batches: &[RecordBatch]) -> Result<Option<Vec<Retrieved>>, StoreError> {
-    let mut out = Vec::new();
-    for batch in batches {
-        let rowids = super::resident::rowid_column(batch)?;
-        let scores = score_column(batch, "_score")?;
-        for row in 0..batch.num_rows() {
-            let Some(chunk) = copy.chunk_at(rowids.value(row)) else {
-                return Ok(None);
-            };
-            out.push(Retrieved {
-                chunk,
-                score: scores.value(row),
-            });
-        }
-    }
-    Ok(Some(out))
 }
 
 /// Stored chunks with the score column mapped through `score`.

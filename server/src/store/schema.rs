@@ -386,6 +386,16 @@ impl ChunkColumns {
         self.path.value(row)
     }
 
+    /// Row `row`'s context ("" in a v1 table, which has none).
+    pub fn context(&self, row: usize) -> &str {
+        self.context.as_ref().map_or("", |c| c.value(row))
+    }
+
+    /// Row `row`'s text.
+    pub fn text(&self, row: usize) -> &str {
+        self.text.value(row)
+    }
+
     /// Row `row` as a stored chunk.
     pub fn chunk(&self, row: usize) -> StoredChunk {
         StoredChunk {

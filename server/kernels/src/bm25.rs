@@ -1,0 +1,288 @@
+//! BM25 over an inverted index held in memory.
+//!
+//! The keyword leg answers from this while the server's in-memory copy of
+//! the chunk table is current. Asking LanceDB's full-text index instead
+//! costs a query plan, an async stream and a row-id mask for the scope on
+//! every search: a fixed few milliseconds, which on a documentation set of a
+//! few thousand chunks was most of a hybrid search's time
+//! (docs/benchmarks.md, "The keyword leg from memory").
+//!
+//! The index does not tokenize: the caller feeds it tokens from the same
+//! analyzer LanceDB's index uses, and the scores follow Lance's BM25
+//! (k1 = 1.2, b = 0.75, idf = ln(1 + (N − n + 0.5) / (n + 0.5)), the
+//! `(k1 + 1)` numerator kept), with the collection's statistics taken over
+//! every row whatever the scope, as Lance's are. So both ways of answering
+//! rank alike, and which one answered is invisible to a client.
+//!
+//! Rows are numbered in the order they are added; a search takes the rows
+//! in scope as ranges of those numbers, as the copy's dense scan
+//! ([`crate::QuantizedRows`]) does. It lives beside that scan, in this crate
+//! built optimised even in the dev profile, for the same reason: it runs on
+//! every keyword search, and reads every chunk's tokens when the copy is
+//! built.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use super::best::best_first;
+
+/// Lance's BM25 term-frequency saturation.
+const K1: f32 = 1.2;
+/// Lance's BM25 length normalisation.
+const B: f32 = 0.75;
+
+/// Builds a [`Bm25Index`] one row at a time.
+#[derive(Debug, Default)]
+pub struct Bm25Builder {
+    terms: HashMap<Box<str>, u32>,
+    /// Each term's (row, frequency), rows ascending.
+    postings: Vec<Vec<(u32, u32)>>,
+    lengths: Vec<u32>,
+    /// The term ids of the row being added.
+    row: Vec<u32>,
+}
+
+impl Bm25Builder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a token to the row being built.
+    pub fn push_token(&mut self, token: &str) {
+        let next = self.postings.len() as u32;
+        let id = match self.terms.get(token) {
+            Some(&id) => id,
+            None => {
+                self.terms.insert(token.into(), next);
+                self.postings.push(Vec::new());
+                next
+            }
+        };
+        self.row.push(id);
+    }
+
+    /// Ends the row being built; the next token starts the next row.
+    pub fn end_row(&mut self) {
+        let row = self.lengths.len() as u32;
+        self.lengths.push(self.row.len() as u32);
+        self.row.sort_unstable();
+        for run in self.row.chunk_by(|a, b| a == b) {
+            self.postings[run[0] as usize].push((row, run.len() as u32));
+        }
+        self.row.clear();
+    }
+
+    /// The index of the rows ended so far.
+    pub fn finish(self) -> Bm25Index {
+        let total: u64 = self.lengths.iter().map(|&l| u64::from(l)).sum();
+        let average_length = if self.lengths.is_empty() {
+            0.0
+        } else {
+            total as f32 / self.lengths.len() as f32
+        };
+        let entries: usize = self.postings.iter().map(Vec::len).sum();
+        let mut starts = Vec::with_capacity(self.postings.len() + 1);
+        let (mut rows, mut frequencies) =
+            (Vec::with_capacity(entries), Vec::with_capacity(entries));
+        starts.push(0);
+        for list in self.postings {
+            for (row, frequency) in list {
+                rows.push(row);
+                frequencies.push(frequency);
+            }
+            starts.push(rows.len());
+        }
+        let mut terms = self.terms;
+        terms.shrink_to_fit();
+        Bm25Index {
+            terms,
+            starts,
+            rows,
+            frequencies,
+            lengths: self.lengths,
+            average_length,
+        }
+    }
+}
+
+/// Rows' tokens as postings lists, searchable by BM25.
+#[derive(Debug, Default)]
+pub struct Bm25Index {
+    terms: HashMap<Box<str>, u32>,
+    /// Term `t`'s postings are `rows[starts[t]..starts[t + 1]]` (ascending)
+    /// and the same range of `frequencies`.
+    starts: Vec<usize>,
+    rows: Vec<u32>,
+    frequencies: Vec<u32>,
+    /// Tokens in each row.
+    lengths: Vec<u32>,
+    average_length: f32,
+}
+
+impl Bm25Index {
+    /// How many rows it indexes.
+    pub fn len(&self) -> usize {
+        self.lengths.len()
+    }
+
+    /// Whether it indexes no row.
+    pub fn is_empty(&self) -> bool {
+        self.lengths.is_empty()
+    }
+
+    /// Bytes held, the term table at its capacity.
+    pub fn bytes(&self) -> usize {
+        let term_text: usize = self.terms.keys().map(|t| t.len()).sum();
+        term_text
+            + self.terms.capacity() * (std::mem::size_of::<(Box<str>, u32)>() + 1)
+            + self.starts.capacity() * std::mem::size_of::<usize>()
+            + (self.rows.capacity() + self.frequencies.capacity() + self.lengths.capacity()) * 4
+    }
+
+    /// The `k` rows within `ranges` (and, when given, accepted by `keep`)
+    /// that score highest for `query` (its tokens, each counted once per
+    /// time it occurs), best first, as (row, score). Rows matching no
+    /// token are left out. Equal scores go to the lower row, so the answer
+    /// is deterministic.
+    pub fn search(
+        &self,
+        query: &[&str],
+        ranges: &[Range<usize>],
+        keep: Option<&dyn Fn(usize) -> bool>,
+        k: usize,
+    ) -> Vec<(usize, f32)> {
+        if k == 0 || self.is_empty() {
+            return Vec::new();
+        }
+        let rows = self.lengths.len() as f32;
+        // Scores by row, and the rows touched, in the order first touched.
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        for token in query {
+            let Some(&term) = self.terms.get(*token) else {
+                continue;
+            };
+            let postings = self.starts[term as usize]..self.starts[term as usize + 1];
+            let (in_rows, frequencies) =
+                (&self.rows[postings.clone()], &self.frequencies[postings]);
+            let containing = in_rows.len() as f32;
+            let idf = ((rows - containing + 0.5) / (containing + 0.5) + 1.0).ln();
+            for range in ranges {
+                let from = in_rows.partition_point(|&r| (r as usize) < range.start);
+                let to = in_rows.partition_point(|&r| (r as usize) < range.end);
+                for (&row, &frequency) in in_rows[from..to].iter().zip(&frequencies[from..to]) {
+                    if keep.is_some_and(|keep| !keep(row as usize)) {
+                        continue;
+                    }
+                    *scores.entry(row).or_insert(0.0) += idf * self.weight(row, frequency);
+                }
+            }
+        }
+        let scored = scores
+            .into_iter()
+            .map(|(row, s)| (row as usize, s))
+            .collect();
+        best_first(scored, k)
+    }
+
+    /// The frequency half of BM25 for a term seen `frequency` times in `row`.
+    fn weight(&self, row: u32, frequency: u32) -> f32 {
+        let length = self.lengths[row as usize] as f32;
+        let norm = K1 * (1.0 - B + B * length / self.average_length);
+        let frequency = frequency as f32;
+        (K1 + 1.0) * frequency / (frequency + norm)
+    }
+}
+
+#[cfg(test)]
+// A scope of one row range is what these searches mean, not a range's rows.
+#[allow(clippy::single_range_in_vec_init)]
+mod tests {
+    use super::*;
+
+    fn index(rows: &[&str]) -> Bm25Index {
+        let mut builder = Bm25Builder::new();
+        for row in rows {
+            for token in row.split_whitespace() {
+                builder.push_token(token);
+            }
+            builder.end_row();
+        }
+        builder.finish()
+    }
+
+    /// BM25 by its formula, in f64, for one row.
+    fn reference(rows: &[&str], query: &[&str], row: usize) -> f64 {
+        let tokens: Vec<Vec<&str>> = rows
+            .iter()
+            .map(|r| r.split_whitespace().collect())
+            .collect();
+        let n = rows.len() as f64;
+        let average = tokens.iter().map(Vec::len).sum::<usize>() as f64 / n;
+        query
+            .iter()
+            .map(|term| {
+                let containing = tokens.iter().filter(|t| t.contains(term)).count() as f64;
+                let frequency = tokens[row].iter().filter(|t| *t == term).count() as f64;
+                if frequency == 0.0 {
+                    return 0.0;
+                }
+                let idf = ((n - containing + 0.5) / (containing + 0.5) + 1.0).ln();
+                let norm = 1.2 * (1.0 - 0.75 + 0.75 * tokens[row].len() as f64 / average);
+                idf * 2.2 * frequency / (frequency + norm)
+            })
+            .sum()
+    }
+
+    const ROWS: &[&str] = &[
+        "git rebase onto a branch",
+        "rebase rebase rebase interactive",
+        "merge a branch into main",
+        "the stash keeps work aside",
+        "git merge and git rebase compared at length with many more words here",
+    ];
+
+    #[test]
+    fn scores_follow_the_formula() {
+        let idx = index(ROWS);
+        let query = ["rebase", "branch", "absent"];
+        let hits = idx.search(&query, &[0..ROWS.len()], None, 10);
+        assert_eq!(hits.len(), 4, "rows without a query token are left out");
+        for (row, score) in &hits {
+            let expected = reference(ROWS, &query, *row);
+            assert!(
+                (f64::from(*score) - expected).abs() < 1e-5,
+                "{row}: {score} vs {expected}"
+            );
+        }
+        assert!(hits.windows(2).all(|w| w[0].1 >= w[1].1));
+        assert_eq!(hits[0].0, 0, "both tokens outrank one token thrice");
+    }
+
+    #[test]
+    fn ranges_and_keep_limit_the_rows_but_not_the_statistics() {
+        let idx = index(ROWS);
+        let all = idx.search(&["git"], &[0..5], None, 10);
+        let rows: Vec<usize> = all.iter().map(|h| h.0).collect();
+        assert_eq!(rows.len(), 2);
+        let scoped = idx.search(&["git"], &[4..5], None, 10);
+        assert_eq!(scoped, vec![*all.iter().find(|h| h.0 == 4).expect("row 4")]);
+        let kept = idx.search(&["branch"], &[0..2, 2..5], Some(&|row| row != 0), 10);
+        assert_eq!(kept.iter().map(|h| h.0).collect::<Vec<_>>(), vec![2]);
+        assert!(idx.search(&["git"], &[], None, 10).is_empty());
+    }
+
+    #[test]
+    fn a_repeated_query_token_counts_each_time_and_ties_go_to_the_lower_row() {
+        let idx = index(&["a b", "a c", "a b"]);
+        let once = idx.search(&["b"], &[0..3], None, 10);
+        let twice = idx.search(&["b", "b"], &[0..3], None, 10);
+        assert_eq!(once.iter().map(|h| h.0).collect::<Vec<_>>(), vec![0, 2]);
+        assert!((twice[0].1 - 2.0 * once[0].1).abs() < 1e-6);
+        assert_eq!(idx.search(&["b"], &[0..3], None, 1), vec![once[0]]);
+        assert!(Bm25Builder::new()
+            .finish()
+            .search(&["a"], &[0..0], None, 5)
+            .is_empty());
+    }
+}
