@@ -2,7 +2,7 @@
 """Search latency over HTTP per mode, for one or more docshelf binaries.
 
     scripts/bench-modes.py --store DIR --library NAME --queries queries.jsonl \\
-        before=/path/to/old/docshelf after=/path/to/new/docshelf [--rounds 3]
+        before=/path/to/old/docshelf after=/path/to/new/docshelf [--rounds 2]
 
 Each round starts each binary in turn on the same store, so two builds are
 compared minutes apart on the same machine and its noise lands on both. A
@@ -49,6 +49,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
     queries = [json.loads(line)["text"] for line in open(args.queries) if line.strip()]
+    if any("=" not in spec for spec in args.binaries):
+        ap.error("name each binary as LABEL=PATH")
     binaries = [spec.split("=", 1) for spec in args.binaries]
     print(f"{len(queries)} queries per mode, library {args.library}, {args.rounds} round(s)")
     print(f"{'round':>5} {'binary':<10} {'mode':<8} {'p50':>7} {'p99':>7} {'took p50':>9} "

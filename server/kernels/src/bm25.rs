@@ -75,11 +75,13 @@ impl Bm25Builder {
 
     /// The index of the rows ended so far.
     pub fn finish(self) -> Bm25Index {
+        // Rows without a token count in neither statistic, as in Lance.
+        let documents = self.lengths.iter().filter(|&&l| l > 0).count();
         let total: u64 = self.lengths.iter().map(|&l| u64::from(l)).sum();
-        let average_length = if self.lengths.is_empty() {
+        let average_length = if documents == 0 {
             0.0
         } else {
-            total as f32 / self.lengths.len() as f32
+            total as f32 / documents as f32
         };
         let entries: usize = self.postings.iter().map(Vec::len).sum();
         let mut starts = Vec::with_capacity(self.postings.len() + 1);
@@ -101,6 +103,7 @@ impl Bm25Builder {
             rows,
             frequencies,
             lengths: self.lengths,
+            documents,
             average_length,
         }
     }
@@ -117,6 +120,8 @@ pub struct Bm25Index {
     frequencies: Vec<u32>,
     /// Tokens in each row.
     lengths: Vec<u32>,
+    /// Rows with at least one token: the N of the idf.
+    documents: usize,
     average_length: f32,
 }
 
@@ -155,9 +160,15 @@ impl Bm25Index {
         if k == 0 || self.is_empty() {
             return Vec::new();
         }
-        let rows = self.lengths.len() as f32;
-        // Scores by row, and the rows touched, in the order first touched.
-        let mut scores: HashMap<u32, f32> = HashMap::new();
+        let documents = self.documents as f32;
+        // Scores by row, in a buffer as long as the index: a common term
+        // touches a large share of a large copy's rows, and adding into a
+        // buffer costs far less than into a hash map. Its pages are zeroed
+        // by the system as they are first written, so a search pays for the
+        // rows it touches. Every term's share is positive (idf > 0 since
+        // n ≤ N, and the frequency ≥ 1), so a zero score is an untouched row.
+        let mut scores = vec![0.0f32; self.lengths.len()];
+        let mut touched: Vec<u32> = Vec::new();
         for token in query {
             let Some(&term) = self.terms.get(*token) else {
                 continue;
@@ -166,7 +177,7 @@ impl Bm25Index {
             let (in_rows, frequencies) =
                 (&self.rows[postings.clone()], &self.frequencies[postings]);
             let containing = in_rows.len() as f32;
-            let idf = ((rows - containing + 0.5) / (containing + 0.5) + 1.0).ln();
+            let idf = ((documents - containing + 0.5) / (containing + 0.5) + 1.0).ln();
             for range in ranges {
                 let from = in_rows.partition_point(|&r| (r as usize) < range.start);
                 let to = in_rows.partition_point(|&r| (r as usize) < range.end);
@@ -174,13 +185,17 @@ impl Bm25Index {
                     if keep.is_some_and(|keep| !keep(row as usize)) {
                         continue;
                     }
-                    *scores.entry(row).or_insert(0.0) += idf * self.weight(row, frequency);
+                    let score = &mut scores[row as usize];
+                    if *score == 0.0 {
+                        touched.push(row);
+                    }
+                    *score += idf * self.weight(row, frequency);
                 }
             }
         }
-        let scored = scores
+        let scored = touched
             .into_iter()
-            .map(|(row, s)| (row as usize, s))
+            .map(|row| (row as usize, scores[row as usize]))
             .collect();
         best_first(scored, k)
     }
@@ -284,5 +299,15 @@ mod tests {
             .finish()
             .search(&["a"], &[0..0], None, 5)
             .is_empty());
+    }
+
+    #[test]
+    fn rows_without_a_token_count_in_no_statistic() {
+        let with_empty = index(&["a b", "", "a c", "a b"]);
+        let without = index(&["a b", "a c", "a b"]);
+        let got = with_empty.search(&["b"], &[0..4], None, 10);
+        let want = without.search(&["b"], &[0..3], None, 10);
+        assert_eq!(got.iter().map(|h| h.0).collect::<Vec<_>>(), vec![0, 3]);
+        assert_eq!(got[0].1, want[0].1);
     }
 }

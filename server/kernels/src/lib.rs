@@ -9,8 +9,9 @@
 //! and another fifth in the attention op's softmax (a scalar loop that
 //! checks the mask per score and calls `expf` per element), against about
 //! half in the matrix products, which already run near the cores' peak.
-//! A query's few tokens are instead bound by reading the weights, which a
-//! general matrix product re-packs on every call (see [`PackedWeights`]).
+//! A query's few tokens do little arithmetic per weight, and a general
+//! matrix product re-packs the weights on every call (see
+//! [`PackedWeights`]).
 //!
 //! - [`approx`]: vectorisable `exp`, `erf` and GELU.
 //! - [`gelu_in_place`]: GELU over a buffer on every core.

@@ -3,11 +3,11 @@
 //!
 //! A query is a handful of tokens, so each projection multiplies a
 //! `[rows, k]` matrix by a `[k, n]` weight matrix that is used for only
-//! those few rows: the work is bound by reading the weights (42 MB in all,
-//! more than the last-level cache of this project's test machine), not by
-//! arithmetic. A general matrix product is built for many rows: on that
-//! machine the `gemm` crate read the weights at a fraction of the speed of a
-//! plain streaming read on both cores.
+//! those few rows: little arithmetic per weight, and 42 MB of weights in
+//! all, more than the last-level cache of this project's test machine. A
+//! general matrix product is built for many rows: on that machine the
+//! `gemm` crate re-packed the weights on every call and ran such products
+//! at a fraction of a plain streaming read's speed on both cores.
 //!
 //! [`PackedWeights`] stores the weights once in the order this kernel
 //! reads them: panels of [`PANEL`] columns, each panel's `k` rows

@@ -192,25 +192,33 @@ impl Embedder {
         batch: usize,
     ) -> Result<Vec<Embedding>, EmbedError> {
         let encoded = self.tokenizer.encode(texts)?;
-        // The passes run on a thread of rayon's pool (the caller's, or the
-        // global one for a thread outside every pool, such as the query
-        // lane's): a pass's many parallel steps (every projection, the
-        // attention) then share out work from inside the pool, rather than
-        // each being handed in from outside while the caller sleeps until
-        // it ends (docs/benchmarks.md, "The few-token product: 6 × 16
-        // tiles").
-        rayon::scope(|_| {
-            batching::run(
-                &encoded,
-                Vec::len,
-                batch,
-                self.backend == Backend::Cpu,
-                |rows| {
-                    let rows: Vec<&[u32]> = rows.iter().map(|r| r.as_slice()).collect();
-                    self.forward_padded(&rows)
-                },
-            )
-        })
+        let span = tracing::Span::current();
+        let run = || {
+            span.in_scope(|| {
+                batching::run(
+                    &encoded,
+                    Vec::len,
+                    batch,
+                    self.backend == Backend::Cpu,
+                    |rows| {
+                        let rows: Vec<&[u32]> = rows.iter().map(|r| r.as_slice()).collect();
+                        self.forward_padded(&rows)
+                    },
+                )
+            })
+        };
+        match self.backend {
+            // On the CPU the passes run on a thread of rayon's pool (the
+            // caller's, or the global one for a thread outside every pool,
+            // such as the query lane's): a pass's many parallel steps (every
+            // projection, the attention) then share out work from inside the
+            // pool, rather than each being handed in from outside while the
+            // caller sleeps until it ends (docs/benchmarks.md, "The few-token
+            // product: 6 × 16 tiles"). The caller's span goes with them.
+            Backend::Cpu => rayon::scope(|_| run()),
+            // A GPU pass mostly waits on the card: nothing to share out.
+            Backend::Wgpu { .. } => run(),
+        }
     }
 
     /// One forward pass over already tokenised rows, padded to the longest.

@@ -105,7 +105,9 @@ impl Engine {
             .await?
             .with_resident_rows(config.resident_chunks);
         // A job killed before it folded its rows into the full-text
-        // indexes left documents the keyword leg cannot see: catch up now.
+        // indexes left documents that LanceDB's index cannot see (the
+        // keyword leg asks it while the in-memory copy is not current):
+        // catch up now.
         match store.unindexed_text_rows().await {
             Ok(0) => {}
             Ok(rows) => {

@@ -116,7 +116,7 @@ impl Store {
 /// new data file per fragment; the rows are not rewritten). Its index is
 /// built by the next [`Store::refresh_indexes`], which the engine runs on
 /// open when [`Store::unindexed_text_rows`] finds the index missing (until
-/// then the keyword leg finds nothing). Writers take turns, so two servers
+/// then only the in-memory copy's keyword postings find anything). Writers take turns, so two servers
 /// opening the same old store add it once.
 pub(super) async fn add_search_text(
     chunks: &Table,

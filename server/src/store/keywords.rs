@@ -5,8 +5,12 @@
 //! Why the same analyzer: the keyword leg answers from this index while the
 //! copy is current and from LanceDB's full-text index otherwise (a write
 //! not yet copied, a table too large to copy). Reading text the same way
-//! and scoring by the same formula makes the two answers agree, so which
-//! one answered never shows in a ranking.
+//! and scoring by the same formula makes the two answers agree (a test
+//! compares them), so which one answered does not show in a ranking. They
+//! can differ in two cases: between a delete and the next index refresh,
+//! LanceDB's statistics still count the deleted rows (every upload ends
+//! with a refresh); and an index built by an older LanceDB with other
+//! defaults reads text by those, where this reads by today's.
 
 use docshelf_kernels::{Bm25Builder, Bm25Index};
 use lance_index::scalar::inverted::tokenizer::document_tokenizer::LanceTokenizer;

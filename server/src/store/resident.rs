@@ -27,9 +27,11 @@
 //! and 16 clients over HTTP got three times the searches a second
 //! (docs/benchmarks.md, "Searches answer from memory").
 //!
-//! **Memory.** A little over a KB a chunk of 700 bytes: 384 bytes of codes,
-//! the stored columns (docs/benchmarks.md, "Search on 700-byte chunks") and
-//! the keyword postings. While a new copy is read the old one is still held. A
+//! **Memory.** About 1.5 KB a chunk of 700 bytes: 384 bytes of codes, the
+//! stored columns (docs/benchmarks.md, "Search on 700-byte chunks") and the
+//! keyword postings ("The keyword leg from memory"). While a new copy is
+//! read the old one is still held, and while its postings are built they
+//! take about twice their final size. A
 //! table of more than the configured rows (`--resident-chunks`) is not
 //! copied and is searched on disk only.
 
@@ -54,8 +56,9 @@ use crate::embed::DIM;
 /// How long the table must go without a commit before a reload starts.
 pub const QUIET: Duration = Duration::from_secs(2);
 
-/// The default most rows held in memory: a little over a GiB for a million
-/// chunks of 700 bytes (docs/benchmarks.md, "Search on 700-byte chunks").
+/// The default most rows held in memory: about 1.5 GiB for a million
+/// chunks of 700 bytes (docs/benchmarks.md, "Search on 700-byte chunks"
+/// and "The keyword leg from memory").
 pub const DEFAULT_MAX_ROWS: usize = 1_000_000;
 
 /// The chunk table at one version, in memory.
