@@ -107,8 +107,9 @@ impl PackedWeights {
         if rows == 0 || self.n == 0 {
             return Vec::new();
         }
-        // Zero rows up to a whole number of tiles: every tile then runs the
-        // same fully unrolled loop, at the cost of up to five rows' padding.
+        // Zero rows up to a whole number of tiles: every tile reads its
+        // inputs from one layout, and the last computes only its real rows
+        // rounded up to an even count (see `Panels::run`).
         let tiles = rows.div_ceil(TILE);
         let padded_rows = tiles * TILE;
         // Each tile's rows interleaved, `[tiles][k][TILE]`: one k-step reads
@@ -134,6 +135,7 @@ impl PackedWeights {
                         input: &input,
                         k,
                         panel_out,
+                        last_rows: rows - (tiles - 1) * TILE,
                         out,
                     })
                 });
@@ -166,6 +168,8 @@ struct Panels<'a> {
     input: &'a [f32],
     k: usize,
     panel_out: usize,
+    /// Real rows in the last tile (1 to [`TILE`]): only those are computed.
+    last_rows: usize,
     out: &'a mut [f32],
 }
 
@@ -175,28 +179,38 @@ impl simd::Kernel for Panels<'_> {
     #[inline(always)]
     fn run<const FMA: bool>(self) {
         let k = self.k;
+        let tiles = self.input.len() / (k * TILE);
         for (out, panel) in self
             .out
             .chunks_exact_mut(self.panel_out)
             .zip(self.panels.chunks_exact(k * PANEL))
         {
-            for (tile_out, x) in out
+            for (t, (tile_out, x)) in out
                 .chunks_exact_mut(TILE * PANEL)
                 .zip(self.input.chunks_exact(k * TILE))
+                .enumerate()
             {
-                tile::<FMA>(panel, x, tile_out);
+                // The last tile computes its real rows rounded up to an even
+                // count, not all six: a 10-token query does 10 rows' work,
+                // not 12. The rows left out stay zero and are never read.
+                match if t + 1 == tiles { self.last_rows } else { TILE } {
+                    1 | 2 => tile::<FMA, 2>(panel, x, tile_out),
+                    3 | 4 => tile::<FMA, 4>(panel, x, tile_out),
+                    _ => tile::<FMA, TILE>(panel, x, tile_out),
+                }
             }
         }
     }
 }
 
-/// One tile: `TILE` rows of input (interleaved, `[k][TILE]`) times one
-/// panel (`[k][PANEL]`), written row-major into `out` (`TILE × PANEL`).
+/// One tile: the first `R` (at most [`TILE`]) of `TILE` rows of input
+/// (interleaved, `[k][TILE]`) times one panel (`[k][PANEL]`), written
+/// row-major into the first `R` rows of `out` (`TILE × PANEL`).
 #[inline(always)]
-fn tile<const FMA: bool>(panel: &[f32], x: &[f32], out: &mut [f32]) {
-    let mut acc = [[0.0f32; PANEL]; TILE];
+fn tile<const FMA: bool, const R: usize>(panel: &[f32], x: &[f32], out: &mut [f32]) {
+    let mut acc = [[0.0f32; PANEL]; R];
     for (w, xs) in panel.chunks_exact(PANEL).zip(x.chunks_exact(TILE)) {
-        for (acc, &xv) in acc.iter_mut().zip(xs) {
+        for (acc, &xv) in acc.iter_mut().zip(&xs[..R]) {
             for (a, &wv) in acc.iter_mut().zip(w) {
                 *a = simd::multiply_add::<FMA>(xv, wv, *a);
             }
@@ -217,7 +231,7 @@ mod tests {
         let w: Vec<f32> = (0..k * n).map(|i| ((i as f32) * 0.013).sin()).collect();
         let bias: Vec<f32> = (0..n).map(|j| j as f32 * 0.5).collect();
         let packed = PackedWeights::new(&w, Some(&bias), k, n);
-        for rows in [1, 2, 3, 4, 5, 7, 9, 17] {
+        for rows in [1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 13, 17] {
             let x: Vec<f32> = (0..rows * k).map(|i| ((i as f32) * 0.29).cos()).collect();
             let got = packed.product(&x, rows);
             assert_eq!(got.len(), rows * n);
@@ -254,11 +268,19 @@ mod tests {
             .collect();
         let mut plain = vec![0.0; TILE * PANEL];
         let mut fused = vec![0.0; TILE * PANEL];
-        tile::<false>(&panel, &x, &mut plain);
-        tile::<true>(&panel, &x, &mut fused);
+        let mut four = vec![0.0; TILE * PANEL];
+        tile::<false, TILE>(&panel, &x, &mut plain);
+        tile::<true, TILE>(&panel, &x, &mut fused);
+        tile::<true, 4>(&panel, &x, &mut four);
         for (at, want) in want.iter().enumerate() {
             assert!((f64::from(plain[at]) - want).abs() < 1e-5, "plain {at}");
             assert!((f64::from(fused[at]) - want).abs() < 1e-5, "fused {at}");
+            let got = if at < 4 * PANEL {
+                f64::from(four[at]) - want
+            } else {
+                f64::from(four[at])
+            };
+            assert!(got.abs() < 1e-5, "four rows {at}");
         }
     }
 
