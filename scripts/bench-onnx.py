@@ -351,9 +351,10 @@ def main():
         # the word and token-type tables), activations quantized on the fly
         # at each call. Two variants: the defaults, which a stack that calls
         # quantize_dynamic plainly gets (per_channel=False: one scale per
-        # weight tensor, which costs this model a cosine of about 0.93 to
-        # fp32 on git-manual chunks), and per_channel=True (a scale per
-        # output column, as docshelf's int8 has), which loses far less.
+        # weight tensor, which moves this model's vectors far from fp32's:
+        # docs/benchmarks.md, "Reduced precision"), and per_channel=True (a
+        # scale per output column, as docshelf's int8 has), which loses far
+        # less.
         variants = [("int8", False), ("int8 per-channel", True)]
         models = []
         for name, per_channel in variants:

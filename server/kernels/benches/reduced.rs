@@ -9,7 +9,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use docshelf_kernels::{Bf16Weights, Int8Weights};
+use docshelf_kernels::{Bf16Weights, Int8Weights, ReducedProduct};
 
 mod common;
 

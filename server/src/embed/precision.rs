@@ -15,7 +15,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use docshelf_kernels::{Bf16Weights, Int8Weights};
+use docshelf_kernels::{Bf16Weights, Int8Weights, ReducedProduct};
 
 /// What the projections compute in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -61,12 +61,8 @@ impl Precision {
     ) -> Option<Arc<Reduced>> {
         match self {
             Precision::Fp32 => None,
-            Precision::Bf16 => Some(Arc::new(Reduced::Bf16(Bf16Weights::new(
-                weight, bias, inputs, outputs,
-            )))),
-            Precision::Int8 => Some(Arc::new(Reduced::Int8(Int8Weights::new(
-                weight, bias, inputs, outputs,
-            )))),
+            Precision::Bf16 => Some(Arc::new(Bf16Weights::new(weight, bias, inputs, outputs))),
+            Precision::Int8 => Some(Arc::new(Int8Weights::new(weight, bias, inputs, outputs))),
         }
     }
 }
@@ -81,33 +77,5 @@ impl fmt::Display for Precision {
     }
 }
 
-/// A projection's parameters at a reduced precision.
-#[derive(Debug)]
-pub enum Reduced {
-    Bf16(Bf16Weights),
-    Int8(Int8Weights),
-}
-
-impl Reduced {
-    pub fn inputs(&self) -> usize {
-        match self {
-            Reduced::Bf16(w) => w.inputs(),
-            Reduced::Int8(w) => w.inputs(),
-        }
-    }
-
-    pub fn outputs(&self) -> usize {
-        match self {
-            Reduced::Bf16(w) => w.outputs(),
-            Reduced::Int8(w) => w.outputs(),
-        }
-    }
-
-    /// `x · weight + bias` for `x` `[rows, inputs]` row-major.
-    pub fn product(&self, x: &[f32], rows: usize) -> Vec<f32> {
-        match self {
-            Reduced::Bf16(w) => w.product(x, rows),
-            Reduced::Int8(w) => w.product(x, rows),
-        }
-    }
-}
+/// A projection's parameters at a reduced precision, whichever format.
+pub type Reduced = dyn ReducedProduct;

@@ -27,11 +27,11 @@
 //! and 16 clients over HTTP got three times the searches a second
 //! (docs/benchmarks.md, "Searches answer from memory").
 //!
-//! **Memory.** About 1.5–1.7 KB a chunk of 700 bytes: 384 bytes of codes, the
-//! stored columns (docs/benchmarks.md, "Search on 700-byte chunks") and the
-//! keyword postings ("The keyword leg from memory"). While a new copy is
-//! read the old one is still held, and while its postings are built they
-//! take about twice their final size. A
+//! **Memory.** A chunk's 384 bytes of codes, its stored columns and its
+//! share of the keyword postings (measured per chunk in docs/benchmarks.md,
+//! "Search on 700-byte chunks" and "The keyword leg from memory"). While a
+//! new copy is read the old one is still held, and while its postings are
+//! built their per-term lists sit beside the final arrays. A
 //! table of more than the configured rows (`--resident-chunks`) is not
 //! copied and is searched on disk only.
 
@@ -56,9 +56,8 @@ use crate::embed::DIM;
 /// How long the table must go without a commit before a reload starts.
 pub const QUIET: Duration = Duration::from_secs(2);
 
-/// The default most rows held in memory: about 1.7 GiB for a million
-/// chunks of 700 bytes (docs/benchmarks.md, "Search on 700-byte chunks"
-/// and "The keyword leg from memory").
+/// The default most rows held in memory (what a million chunks of 700
+/// bytes cost: docs/benchmarks.md, "The keyword leg from memory").
 pub const DEFAULT_MAX_ROWS: usize = 1_000_000;
 
 /// The chunk table at one version, in memory.

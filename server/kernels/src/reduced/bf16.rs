@@ -81,24 +81,6 @@ impl Bf16Weights {
         }
     }
 
-    pub fn inputs(&self) -> usize {
-        self.inputs
-    }
-
-    pub fn outputs(&self) -> usize {
-        self.outputs
-    }
-
-    /// `x · weight + bias` for `x` `[rows, inputs]` row-major, each row
-    /// rounded to bfloat16 on the way in; the result is `[rows, outputs]`
-    /// row-major.
-    ///
-    /// # Panics
-    /// If `x` is not `rows × inputs` long (a programming error).
-    pub fn product(&self, x: &[f32], rows: usize) -> Vec<f32> {
-        super::product(self, x, rows)
-    }
-
     #[cfg(test)]
     fn portable(mut self) -> Self {
         self.isa = Isa::Portable;
@@ -247,7 +229,7 @@ unsafe fn tile_bf16(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{case, relative_error};
+    use super::super::tests::{case, product_is_close};
     use super::*;
 
     #[test]
@@ -264,20 +246,12 @@ mod tests {
 
     #[test]
     fn the_product_is_close_to_f32_for_every_row_count_and_ragged_edges() {
-        let (inputs, outputs) = (37, COLUMNS * 2 + 7);
-        for rows in [1, 5, 6, 7, 13, 50, 101] {
-            let (w, bias, x, want) = case(inputs, outputs, rows);
-            let weights = Bf16Weights::new(&w, Some(&bias), inputs, outputs);
-            let got = weights.product(&x, rows);
-            let err = relative_error(&got, &want);
-            assert!(err < 0.01, "rows {rows}: relative error {err}");
-            let portable = weights.clone().portable().product(&x, rows);
-            let apart = relative_error(
-                &portable,
-                &got.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
-            );
-            assert!(apart < 1e-5, "rows {rows}: the builds differ by {apart}");
-        }
+        product_is_close(
+            37,
+            0.01,
+            |w, bias, inputs, outputs| Bf16Weights::new(w, Some(bias), inputs, outputs),
+            |weights| weights.clone().portable(),
+        );
     }
 
     /// The two builds sum in different orders, so they agree to rounding;

@@ -118,23 +118,6 @@ impl Int8Weights {
         }
     }
 
-    pub fn inputs(&self) -> usize {
-        self.inputs
-    }
-
-    pub fn outputs(&self) -> usize {
-        self.outputs
-    }
-
-    /// `x · weight + bias` for `x` `[rows, inputs]` row-major, each row
-    /// quantized on the way in; the result is `[rows, outputs]` row-major.
-    ///
-    /// # Panics
-    /// If `x` is not `rows × inputs` long (a programming error).
-    pub fn product(&self, x: &[f32], rows: usize) -> Vec<f32> {
-        super::product(self, x, rows)
-    }
-
     fn blocks(&self) -> usize {
         self.inputs.div_ceil(BLOCK)
     }
@@ -376,28 +359,19 @@ unsafe fn tile_vnni(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{case, relative_error};
+    use super::super::tests::{case, product_is_close};
     use super::*;
+    use crate::ReducedProduct;
 
     #[test]
     fn the_product_is_close_to_f32_for_every_row_count_and_ragged_edges() {
-        // Inputs not a multiple of a block (nor of the step), outputs not a
-        // multiple of a column group; row counts below, at and above a tile
-        // and a task.
-        let (inputs, outputs) = (97, COLUMNS * 2 + 7);
-        for rows in [1, 5, 6, 7, 13, 50, 101] {
-            let (w, bias, x, want) = case(inputs, outputs, rows);
-            let weights = Int8Weights::new(&w, Some(&bias), inputs, outputs);
-            let got = weights.product(&x, rows);
-            let err = relative_error(&got, &want);
-            assert!(err < 0.02, "rows {rows}: relative error {err}");
-            let portable = weights.clone().portable().product(&x, rows);
-            let apart = relative_error(
-                &portable,
-                &got.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
-            );
-            assert!(apart < 1e-5, "rows {rows}: the builds differ by {apart}");
-        }
+        // Inputs not a multiple of a block (nor of the step).
+        product_is_close(
+            97,
+            0.02,
+            |w, bias, inputs, outputs| Int8Weights::new(w, Some(bias), inputs, outputs),
+            |weights| weights.clone().portable(),
+        );
     }
 
     /// The portable tile against the packing's definition, and the VNNI

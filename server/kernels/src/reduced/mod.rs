@@ -42,6 +42,35 @@ pub(crate) const ROWS: usize = 6;
 /// core's L2 cache while every tile of the block reads them.
 const MAX_TASK_ROWS: usize = 8 * ROWS;
 
+/// A projection's weights at a reduced precision, whatever the format:
+/// what the embedder holds and calls.
+pub trait ReducedProduct: std::fmt::Debug + Send + Sync {
+    fn inputs(&self) -> usize;
+    fn outputs(&self) -> usize;
+    /// `x · weight + bias` for `x` `[rows, inputs]` row-major, each row
+    /// encoded in the format on the way in; the result is `[rows, outputs]`
+    /// row-major.
+    ///
+    /// # Panics
+    /// If `x` is not `rows × inputs` long (a programming error).
+    fn product(&self, x: &[f32], rows: usize) -> Vec<f32>;
+}
+
+/// Every format is driven by the one shared [`product`].
+impl<F: Format + std::fmt::Debug + Send> ReducedProduct for F {
+    fn inputs(&self) -> usize {
+        Format::inputs(self)
+    }
+
+    fn outputs(&self) -> usize {
+        Format::outputs(self)
+    }
+
+    fn product(&self, x: &[f32], rows: usize) -> Vec<f32> {
+        product(self, x, rows)
+    }
+}
+
 /// One reduced-precision format, as the shared product drives it.
 pub(crate) trait Format: Sync {
     /// An encoded input element.
@@ -273,6 +302,34 @@ pub(crate) fn bias_or_zero(bias: Option<&[f32]>, outputs: usize) -> Vec<f32> {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::ReducedProduct;
+
+    /// A format's product, built by `new` from `[inputs, outputs]` weights
+    /// and biases, against f64 within `tolerance`, and its portable build
+    /// (`portable`) against it. Outputs are not a multiple of a column
+    /// group; row counts fall below, at and above a tile and a task.
+    pub fn product_is_close<F: ReducedProduct>(
+        inputs: usize,
+        tolerance: f64,
+        new: impl Fn(&[f32], &[f32], usize, usize) -> F,
+        portable: impl Fn(&F) -> F,
+    ) {
+        let outputs = super::COLUMNS * 2 + 7;
+        for rows in [1, 5, 6, 7, 13, 50, 101] {
+            let (w, bias, x, want) = case(inputs, outputs, rows);
+            let weights = new(&w, &bias, inputs, outputs);
+            let got = weights.product(&x, rows);
+            let err = relative_error(&got, &want);
+            assert!(err < tolerance, "rows {rows}: relative error {err}");
+            let other = portable(&weights).product(&x, rows);
+            let apart = relative_error(
+                &other,
+                &got.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
+            );
+            assert!(apart < 1e-5, "rows {rows}: the builds differ by {apart}");
+        }
+    }
+
     /// A `[inputs, outputs]` weight matrix, biases and `[rows, inputs]`
     /// inputs shaped like the model's (values of either sign, a few large
     /// ones), and their product in f64.
