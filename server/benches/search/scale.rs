@@ -115,6 +115,8 @@ async fn sequential(engine: &Engine, queries: &[String]) {
         ("keyword, one library", "keyword", Some(FILTER_LIBRARY)),
         ("dense, one library", "dense", Some(FILTER_LIBRARY)),
         ("hybrid, one library", "hybrid", Some(FILTER_LIBRARY)),
+        ("keyword, every library", "keyword", None),
+        ("dense, every library", "dense", None),
         ("hybrid, every library", "hybrid", None),
     ] {
         let mut ms = Vec::new();

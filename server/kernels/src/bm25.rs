@@ -21,10 +21,12 @@
 //! every keyword search, and reads every chunk's tokens when the copy is
 //! built.
 
-use std::collections::HashMap;
 use std::ops::Range;
 
-use super::best::best_first;
+use foldhash::HashMap;
+
+use super::best::Best;
+use super::Keep;
 
 /// Lance's BM25 term-frequency saturation.
 const K1: f32 = 1.2;
@@ -70,6 +72,29 @@ impl Bm25Builder {
         for run in self.row.chunk_by(|a, b| a == b) {
             self.postings[run[0] as usize].push((row, run.len() as u32));
         }
+        self.row.clear();
+    }
+
+    /// Appends `later`'s rows after the rows ended here, as if they had
+    /// been added to this builder in order: how rows read in parts on
+    /// several threads become one index. A row still being built in either
+    /// is dropped.
+    pub fn append(&mut self, later: Bm25Builder) {
+        let offset = self.lengths.len() as u32;
+        // Later's term ids, in this builder's numbering.
+        let mut renumbered = vec![0u32; later.postings.len()];
+        for (term, id) in later.terms {
+            let next = self.postings.len() as u32;
+            renumbered[id as usize] = *self.terms.entry(term).or_insert_with(|| {
+                self.postings.push(Vec::new());
+                next
+            });
+        }
+        for (id, list) in later.postings.into_iter().enumerate() {
+            let into = &mut self.postings[renumbered[id] as usize];
+            into.extend(list.into_iter().map(|(row, f)| (row + offset, f)));
+        }
+        self.lengths.extend(later.lengths);
         self.row.clear();
     }
 
@@ -154,7 +179,7 @@ impl Bm25Index {
         &self,
         query: &[&str],
         ranges: &[Range<usize>],
-        keep: Option<&dyn Fn(usize) -> bool>,
+        keep: Option<&Keep<'_>>,
         k: usize,
     ) -> Vec<(usize, f32)> {
         if k == 0 || self.is_empty() {
@@ -193,11 +218,11 @@ impl Bm25Index {
                 }
             }
         }
-        let scored = touched
-            .into_iter()
-            .map(|row| (row as usize, scores[row as usize]))
-            .collect();
-        best_first(scored, k)
+        let mut best = Best::new(k);
+        for row in touched {
+            best.offer(row as usize, scores[row as usize]);
+        }
+        best.into_best_first()
     }
 
     /// The frequency half of BM25 for a term seen `frequency` times in `row`.
@@ -215,7 +240,7 @@ impl Bm25Index {
 mod tests {
     use super::*;
 
-    fn index(rows: &[&str]) -> Bm25Index {
+    fn builder(rows: &[&str]) -> Bm25Builder {
         let mut builder = Bm25Builder::new();
         for row in rows {
             for token in row.split_whitespace() {
@@ -223,7 +248,11 @@ mod tests {
             }
             builder.end_row();
         }
-        builder.finish()
+        builder
+    }
+
+    fn index(rows: &[&str]) -> Bm25Index {
+        builder(rows).finish()
     }
 
     /// BM25 by its formula, in f64, for one row.
@@ -299,6 +328,27 @@ mod tests {
             .finish()
             .search(&["a"], &[0..0], None, 5)
             .is_empty());
+    }
+
+    #[test]
+    fn rows_built_in_parts_and_appended_index_as_one_builder_does() {
+        let mut appended = builder(&ROWS[..2]);
+        for part in [&ROWS[2..3], &[], &ROWS[3..]] {
+            appended.append(builder(part));
+        }
+        let (appended, whole) = (appended.finish(), index(ROWS));
+        assert_eq!(appended.len(), ROWS.len());
+        for query in [
+            &["rebase"][..],
+            &["git", "branch", "stash"],
+            &["words", "main"],
+        ] {
+            assert_eq!(
+                appended.search(query, &[0..ROWS.len()], None, 10),
+                whole.search(query, &[0..ROWS.len()], None, 10),
+                "{query:?}"
+            );
+        }
     }
 
     #[test]

@@ -25,6 +25,7 @@
 //!   vectors in memory (the dense search leg).
 //! - [`Bm25Index`]: BM25 over postings held in memory (the keyword search
 //!   leg), built from tokens by [`Bm25Builder`].
+//! - `split`: a scan of many rows divided across the cores.
 //! - `simd`: runs those loops compiled for AVX2 and FMA where the CPU has
 //!   them.
 //!
@@ -41,6 +42,7 @@ mod packed;
 mod reduced;
 mod scan;
 mod simd;
+mod split;
 
 pub use activation::gelu_in_place;
 pub use attention::{attention, Shape};
@@ -48,3 +50,7 @@ pub use bm25::{Bm25Builder, Bm25Index};
 pub use packed::PackedWeights;
 pub use reduced::{Bf16Weights, Int8Weights, ReducedProduct};
 pub use scan::QuantizedRows;
+
+/// A test a search applies to each row in its ranges (a file prefix, say):
+/// shared by the threads a large scan is split across.
+pub type Keep<'a> = dyn Fn(usize) -> bool + Sync + 'a;

@@ -22,8 +22,10 @@
 
 use std::ops::Range;
 
-use super::best::best_first;
+use super::best::Best;
 use super::simd::{self, Kernel};
+use super::split;
+use super::Keep;
 
 /// The largest code: −127..=127 keeps quantisation symmetric.
 const LEVELS: f32 = 127.0;
@@ -101,24 +103,28 @@ impl QuantizedRows {
         &self,
         query: &[f32],
         ranges: &[Range<usize>],
-        keep: Option<&dyn Fn(usize) -> bool>,
+        keep: Option<&Keep<'_>>,
         k: usize,
     ) -> Vec<(usize, f32)> {
         assert_eq!(query.len(), self.dim, "the query has dim components");
         let mut codes = Vec::with_capacity(self.dim);
         let query_scale = quantize_into(query, &mut codes);
-        let mut scored = Vec::new();
-        if k > 0 && self.dim > 0 {
+        if k == 0 || self.dim == 0 {
+            return Vec::new();
+        }
+        let scan = |ranges: &[Range<usize>]| {
+            let mut best = Best::new(k);
             simd::widest(Scan {
                 rows: self,
                 query: &codes,
                 query_scale,
                 ranges,
                 keep,
-                out: &mut scored,
+                out: &mut best,
             });
-        }
-        best_first(scored, k)
+            best
+        };
+        split::across_cores(ranges, scan, Best::absorb).into_best_first()
     }
 }
 
@@ -145,8 +151,8 @@ struct Scan<'a> {
     query: &'a [i8],
     query_scale: f32,
     ranges: &'a [Range<usize>],
-    keep: Option<&'a dyn Fn(usize) -> bool>,
-    out: &'a mut Vec<(usize, f32)>,
+    keep: Option<&'a Keep<'a>>,
+    out: &'a mut Best,
 }
 
 impl Kernel for Scan<'_> {
@@ -163,7 +169,7 @@ impl Kernel for Scan<'_> {
                     continue;
                 }
                 let scale = self.rows.scales[index] * self.query_scale;
-                self.out.push((index, dot(row, self.query) as f32 * scale));
+                self.out.offer(index, dot(row, self.query) as f32 * scale);
             }
         }
     }
@@ -260,6 +266,25 @@ mod tests {
         let mut found: Vec<usize> = found.into_iter().map(|(row, _)| row).collect();
         found.sort_unstable();
         assert_eq!(found, vec![10, 12, 14, 16, 18, 50, 52, 54, 56, 58]);
+    }
+
+    #[test]
+    fn a_scan_split_across_cores_finds_what_its_halves_find() {
+        let count = split::SPLIT_ROWS + 1_001;
+        let vectors: Vec<Vec<f32>> = (0..count as u64).map(|i| vector(i, 16)).collect();
+        let rows = rows(&vectors);
+        let query = vector(7, 16);
+        let keep = |row: usize| !row.is_multiple_of(3);
+        for keep in [None, Some(&keep as &Keep<'_>)] {
+            let whole = rows.nearest(&query, &[0..count], keep, 40);
+            // Each half is below the split, so scanned on one thread.
+            let half = count / 2;
+            let mut halves = rows.nearest(&query, &[0..half], keep, 40);
+            halves.extend(rows.nearest(&query, &[half..count], keep, 40));
+            halves.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            halves.truncate(40);
+            assert_eq!(whole, halves);
+        }
     }
 
     #[test]

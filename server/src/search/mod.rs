@@ -131,7 +131,10 @@ pub async fn run(
         };
         Ok::<_, RunError>(store.dense(&vector, scope, fetch).await?)
     };
-    let (keyword, dense) = futures::join!(keyword_leg, dense_leg);
+    // The dense leg first: it hands the query to the embedder and waits,
+    // and the keyword leg's search of a small copy, which runs on this task,
+    // then overlaps the embedding.
+    let (dense, keyword) = futures::join!(dense_leg, keyword_leg);
     let (keyword, dense) = (keyword?, dense?);
 
     let mut pool = fuse(search, dense, keyword);

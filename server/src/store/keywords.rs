@@ -20,6 +20,9 @@ use super::indexes::full_text_params;
 use super::schema::{self, ChunkColumns};
 use super::StoreError;
 
+/// Fewest rows worth a thread of their own.
+const MIN_PART: usize = 4096;
+
 /// LanceDB's full-text analyzer, as the index on `search_text` is built with.
 pub struct Analyzer(Box<dyn LanceTokenizer>);
 
@@ -56,16 +59,49 @@ impl Analyzer {
 
 /// The BM25 index of `rows` (batch, row within it) of `batches`, row `i`
 /// of the index being `rows[i]`.
+///
+/// Reading text is most of a copy's time at scale (about 45 µs a chunk,
+/// docs/benchmarks.md, "The keyword leg from memory"), so the rows are read
+/// in one part per core and the parts' postings appended in order. Each
+/// part runs on a thread of its own, not in rayon's pool: a part takes
+/// seconds, and the embedder's passes, a search's included, queue for
+/// rayon's threads.
 pub fn index(batches: &[ChunkColumns], rows: &[(u32, u32)]) -> Result<Bm25Index, StoreError> {
-    let mut analyzer = Analyzer::new()?;
-    let mut builder = Bm25Builder::new();
-    for &(batch, row) in rows {
-        let columns = &batches[batch as usize];
-        analyzer.add_row(
-            &mut builder,
-            columns.context(row as usize),
-            columns.text(row as usize),
-        );
+    let analyzer = Analyzer::new()?;
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let part = rows.len().div_ceil(threads).max(MIN_PART);
+    let parts: Vec<Bm25Builder> = std::thread::scope(|scope| {
+        let readers: Vec<_> = rows
+            .chunks(part)
+            .map(|rows| {
+                let mut analyzer = Analyzer(analyzer.0.box_clone());
+                scope.spawn(move || {
+                    let mut builder = Bm25Builder::new();
+                    for &(batch, row) in rows {
+                        let columns = &batches[batch as usize];
+                        analyzer.add_row(
+                            &mut builder,
+                            columns.context(row as usize),
+                            columns.text(row as usize),
+                        );
+                    }
+                    builder
+                })
+            })
+            .collect();
+        readers
+            .into_iter()
+            .map(|reader| {
+                reader
+                    .join()
+                    .map_err(|_| StoreError::TaskStopped("reading the copy's text panicked".into()))
+            })
+            .collect::<Result<_, _>>()
+    })?;
+    let mut parts = parts.into_iter();
+    let mut whole = parts.next().unwrap_or_default();
+    for part in parts {
+        whole.append(part);
     }
-    Ok(builder.finish())
+    Ok(whole.finish())
 }

@@ -98,6 +98,9 @@ pub enum StoreError {
     EmptyDocument,
     #[error("the query could not be built: {0}")]
     Query(String),
+    /// Work handed to a thread of its own panicked or was cancelled.
+    #[error("a store task stopped before it finished: {0}")]
+    TaskStopped(String),
     #[error(transparent)]
     Location(#[from] remote::RemoteError),
     #[error(transparent)]

@@ -42,7 +42,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
-use docshelf_kernels::{Bm25Index, QuantizedRows};
+use docshelf_kernels::{Bm25Index, Keep, QuantizedRows};
 use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::Table;
@@ -113,25 +113,34 @@ impl Copy {
         })
     }
 
+    /// How many rows `scope`'s libraries and versions hold (before any file
+    /// prefix): what a search of it scans at most.
+    pub fn rows_in(&self, scope: &Scope) -> usize {
+        self.ranges(scope).map(|rows| rows.len()).sum()
+    }
+
+    /// The row ranges of `scope`'s libraries and versions.
+    fn ranges<'a>(&'a self, scope: &'a Scope) -> impl Iterator<Item = Range<usize>> + 'a {
+        self.groups
+            .iter()
+            .filter(|(library, version, _)| scope.covers(library, version))
+            .map(|(_, _, rows)| rows.clone())
+    }
+
     /// The hits `search` finds among the rows in `scope`, given as row
     /// ranges and, with a file prefix, a test per row.
     fn in_scope(
         &self,
         scope: &Scope,
-        search: impl FnOnce(&[Range<usize>], Option<&dyn Fn(usize) -> bool>) -> Vec<(usize, f32)>,
+        search: impl FnOnce(&[Range<usize>], Option<&Keep<'_>>) -> Vec<(usize, f32)>,
     ) -> Vec<Retrieved> {
-        let ranges: Vec<Range<usize>> = self
-            .groups
-            .iter()
-            .filter(|(library, version, _)| scope.covers(library, version))
-            .map(|(_, _, rows)| rows.clone())
-            .collect();
+        let ranges: Vec<Range<usize>> = self.ranges(scope).collect();
         let keep = |row: usize| {
             let (batch, at) = self.rows[row];
             scope.covers_path(self.batches[batch as usize].file_path(at as usize))
         };
         // Without a prefix every row in range is kept: no call per row.
-        let keep: Option<&dyn Fn(usize) -> bool> = scope.file_prefix.as_ref().map(|_| &keep as _);
+        let keep: Option<&Keep<'_>> = scope.file_prefix.as_ref().map(|_| &keep as _);
         search(&ranges, keep)
             .into_iter()
             .map(|(row, score)| Retrieved {
@@ -223,7 +232,7 @@ impl Copy {
             (batches, rows, keywords)
         })
         .await
-        .map_err(|e| StoreError::Shape(format!("indexing the copy's text: {e}")))?;
+        .map_err(|e| StoreError::TaskStopped(format!("indexing the copy's text: {e}")))?;
         Ok(Some(Self {
             version,
             batches,
@@ -265,6 +274,11 @@ struct Inner {
     copy: RwLock<Option<Arc<Copy>>>,
     /// Set while a reload task runs.
     loading: AtomicBool,
+    /// Held while a copy is read: a reload asked for while another runs
+    /// waits for it (and then finds its copy current) instead of reading a
+    /// second copy beside it, which at a million chunks doubled both the
+    /// time and the memory.
+    reading: tokio::sync::Mutex<()>,
     /// The last version found too large to copy (not counted again).
     too_large: AtomicU64,
 }
@@ -277,6 +291,7 @@ impl Resident {
                 max_rows,
                 copy: RwLock::new(None),
                 loading: AtomicBool::new(false),
+                reading: tokio::sync::Mutex::new(()),
                 too_large: AtomicU64::new(u64::MAX),
             }),
         }
@@ -354,7 +369,12 @@ impl Inner {
         if self.max_rows == 0 {
             return Ok(false);
         }
+        let _one_at_a_time = self.reading.lock().await;
         let version = table.version().await?;
+        let held = self.copy.read().unwrap_or_else(|e| e.into_inner()).clone();
+        if held.is_some_and(|copy| copy.version == version) {
+            return Ok(true);
+        }
         let rows = table.count_rows(None).await?;
         tracing::Span::current().record("rows", rows);
         if rows > self.max_rows {

@@ -51,7 +51,11 @@ impl Store {
         let copy = self.resident.current(&self.chunks).await?;
         tracing::Span::current().record("resident", copy.is_some());
         if let Some(copy) = copy {
-            return Ok(copy.nearest(vector, scope, limit));
+            if copy.rows_in(scope) < OFF_THE_WORKERS {
+                return Ok(copy.nearest(vector, scope, limit));
+            }
+            let (vector, scope) = (vector.to_vec(), scope.clone());
+            return off_the_workers(move || copy.nearest(&vector, &scope, limit)).await;
         }
         let sql = scope.to_sql();
         self.dense_with(vector, sql.as_deref(), limit, self.tuning, false)
@@ -105,7 +109,11 @@ impl Store {
         let copy = self.resident.current(&self.chunks).await?;
         tracing::Span::current().record("resident", copy.is_some());
         if let Some(copy) = copy {
-            return Ok(copy.keyword(query, scope, limit));
+            if copy.rows_in(scope) < OFF_THE_WORKERS {
+                return Ok(copy.keyword(query, scope, limit));
+            }
+            let (query, scope) = (query.to_owned(), scope.clone());
+            return off_the_workers(move || copy.keyword(&query, &scope, limit)).await;
         }
         if !self.has_fts_index().await? {
             // Nothing was ever indexed: an empty store.
@@ -170,6 +178,29 @@ impl Store {
 }
 
 /// Stored chunks with the score column mapped through `score`.
+/// Rows in scope from which a search of the in-memory copy runs on a
+/// thread of its own ([`off_the_workers`]); a smaller one takes a
+/// millisecond or less and runs on the async task, where the hand-over
+/// would cost a tenth of a keyword search at a few thousand chunks
+/// (docs/benchmarks.md, "Every library of a million chunks").
+const OFF_THE_WORKERS: usize = 50_000;
+
+/// Runs a search of the in-memory copy on the blocking pool and waits for
+/// it. Scanning a large copy takes tens of milliseconds (every library of a
+/// million chunks), and on the async task it would run one leg of a hybrid
+/// search after the other, since both legs are polled by the same task,
+/// and stall whatever else shares its worker. On its own thread, the
+/// keyword leg runs while the query is embedded and the dense leg scans,
+/// as LanceDB's own searches did on its threads.
+async fn off_the_workers<T: Send + 'static>(
+    search: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, StoreError> {
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(search))
+        .await
+        .map_err(|e| StoreError::TaskStopped(format!("a search of the in-memory copy: {e}")))
+}
+
 fn with_scores(
     batches: &[RecordBatch],
     column: &str,
