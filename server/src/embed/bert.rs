@@ -320,19 +320,11 @@ impl Projections {
     }
 
     fn for_cpu(self, precision: Precision) -> Result<Self, EmbedError> {
-        let exp = std::env::var("XP_KEEP").unwrap_or_default();
-        let p = |name: &str| {
-            if exp.contains(name) {
-                Precision::Bf16
-            } else {
-                precision
-            }
-        };
         Ok(Self {
-            qkv: self.qkv.for_cpu(p("qkv"))?,
-            attention_output: self.attention_output.for_cpu(p("attn"))?,
-            intermediate: self.intermediate.for_cpu(p("inter"))?,
-            output: self.output.for_cpu(p("out"))?,
+            qkv: self.qkv.for_cpu(precision)?,
+            attention_output: self.attention_output.for_cpu(precision)?,
+            intermediate: self.intermediate.for_cpu(precision)?,
+            output: self.output.for_cpu(precision)?,
         })
     }
 }
