@@ -23,6 +23,11 @@
 //! reads, bounded the kernel: with the weights in cache it ran no faster.
 //! Two 8-lane weight vectors per broadcast halve them
 //! (docs/benchmarks.md, "The few-token product: 6 × 16 tiles").
+//!
+//! Where the CPU has AVX-512, a tile is up to 12 rows of one 16-lane
+//! register each ([`wide`]): a 7–12 token query then reads each panel for
+//! one tile, not two, and the tiles are cut to equal heights no taller
+//! than the query.
 //! `benches/packed.rs` measures it against `gemm`: faster from 4 to 32
 //! rows, and slower for a single row, where `gemm` has a dedicated
 //! matrix–vector path (a query is never one token: it has at least
@@ -37,6 +42,9 @@ const PANEL: usize = 16;
 /// Rows per register tile: 12 accumulator registers (6 rows of two), which
 /// leaves 4 of the 16 AVX registers for the weights and a broadcast.
 const TILE: usize = 6;
+/// Rows per register tile of the AVX-512 build ([`wide`]): one 16-lane
+/// register per row, 12 of its 32.
+const WIDE_TILE: usize = 12;
 /// Panels per parallel task: enough work to outweigh scheduling.
 const PANELS_PER_TASK: usize = 4;
 
@@ -48,6 +56,9 @@ pub struct PackedWeights {
     /// `[panels][k][PANEL]`; the last panel padded with zero columns.
     panels: Vec<f32>,
     bias: Vec<f32>,
+    /// Whether products run the AVX-512 tile ([`wide`]): where the CPU
+    /// has AVX-512 and `DOCSHELF_KERNEL_ISA` does not cap it.
+    wide: bool,
 }
 
 impl PackedWeights {
@@ -83,7 +94,15 @@ impl PackedWeights {
             n,
             panels: packed,
             bias,
+            wide: simd::Isa::current() == simd::Isa::Avx512,
         }
+    }
+
+    /// The same weights, run by the AVX2 or portable tile.
+    #[cfg(test)]
+    fn narrow(mut self) -> Self {
+        self.wide = false;
+        self
     }
 
     /// Input width.
@@ -110,17 +129,27 @@ impl PackedWeights {
         // Zero rows up to a whole number of tiles: every tile reads its
         // inputs from one layout, and the last computes only its real rows
         // rounded up to an even count (see `Panels::run`).
-        let tiles = rows.div_ceil(TILE);
-        let padded_rows = tiles * TILE;
-        // Each tile's rows interleaved, `[tiles][k][TILE]`: one k-step reads
-        // the tile's inputs from one contiguous, bounds-proven chunk.
+        let height = if self.wide {
+            // Tiles of equal even heights up to 12: a short query's tile
+            // (and the inputs it reads for every panel) is no taller than
+            // its rows, and 16 rows are two tiles of 8, not 12 and 4.
+            let tiles = rows.div_ceil(WIDE_TILE);
+            rows.div_ceil(tiles).next_multiple_of(2).min(WIDE_TILE)
+        } else {
+            TILE
+        };
+        let tiles = rows.div_ceil(height);
+        let padded_rows = tiles * height;
+        // Each tile's rows interleaved, `[tiles][k][height]`: one k-step
+        // reads the tile's inputs from one contiguous, bounds-proven chunk.
         let mut input = vec![0.0f32; padded_rows * k];
         for (r, row) in x.chunks_exact(k.max(1)).enumerate() {
-            let (t, lane) = (r / TILE, r % TILE);
+            let (t, lane) = (r / height, r % height);
             for (i, &value) in row.iter().enumerate() {
-                input[(t * k + i) * TILE + lane] = value;
+                input[(t * k + i) * height + lane] = value;
             }
         }
+        let last_rows = rows - (tiles - 1) * height;
 
         // Panel-major while computing: each task owns a contiguous range.
         let panel_out = padded_rows * PANEL;
@@ -130,12 +159,21 @@ impl PackedWeights {
                 .par_chunks_mut(panel_out * PANELS_PER_TASK)
                 .zip(self.panels.par_chunks(k * PANEL * PANELS_PER_TASK))
                 .for_each(|(out, panels)| {
+                    if self.wide {
+                        #[cfg(target_arch = "x86_64")]
+                        // SAFETY: `wide` is set only where the CPU has
+                        // AVX-512 (`new`).
+                        unsafe {
+                            wide::panels(panels, &input, k, height, last_rows, out)
+                        };
+                        return;
+                    }
                     simd::widest(Panels {
                         panels,
                         input: &input,
                         k,
                         panel_out,
-                        last_rows: rows - (tiles - 1) * TILE,
+                        last_rows,
                         out,
                     })
                 });
@@ -221,6 +259,91 @@ fn tile<const FMA: bool, const R: usize>(panel: &[f32], x: &[f32], out: &mut [f3
     }
 }
 
+/// The product on AVX-512, in tiles of 12 rows × one 16-column panel.
+///
+/// With 32 vector registers a tile holds a 12-token query's whole result
+/// for a panel in 12 of them, one 16-lane register per row, so a panel is
+/// read once, and its arithmetic overlaps the reading of the next. AVX2's
+/// 16 registers hold 6 rows of two, and a 7–12 token query's second tile
+/// computes after the panel has arrived, not while it arrives
+/// (docs/benchmarks.md, "The few-token product on AVX-512"). Zen 4 runs a
+/// 16-lane multiply-add as two 8-lane halves: what pays is the registers,
+/// not the width. The panels' layout is AVX2's: a panel row of 16 floats is
+/// one register.
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    use std::arch::x86_64::{
+        __m512, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_set1_ps, _mm512_setzero_ps,
+        _mm512_storeu_ps,
+    };
+
+    use super::{PANEL, WIDE_TILE as TILE};
+
+    /// [`super::Panels`] on AVX-512: every tile of `input` (`[tiles][k]
+    /// [height]`, `height` even and at most [`TILE`]) times each panel of
+    /// `panels`, each panel's `height × tiles` rows of results after the
+    /// last in `out`; the last tile computes `last_rows` rounded up to an
+    /// even count.
+    ///
+    /// # Safety
+    /// Only on a CPU with AVX-512 F.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn panels(
+        panels: &[f32],
+        input: &[f32],
+        k: usize,
+        height: usize,
+        last_rows: usize,
+        out: &mut [f32],
+    ) {
+        let tiles = input.len() / (k * height);
+        for (out, panel) in out
+            .chunks_exact_mut(tiles * height * PANEL)
+            .zip(panels.chunks_exact(k * PANEL))
+        {
+            for (t, (tile_out, x)) in out
+                .chunks_exact_mut(height * PANEL)
+                .zip(input.chunks_exact(k * height))
+                .enumerate()
+            {
+                match if t + 1 == tiles { last_rows } else { height } {
+                    1 | 2 => tile::<2>(panel, x, height, tile_out),
+                    3 | 4 => tile::<4>(panel, x, height, tile_out),
+                    5 | 6 => tile::<6>(panel, x, height, tile_out),
+                    7 | 8 => tile::<8>(panel, x, height, tile_out),
+                    9 | 10 => tile::<10>(panel, x, height, tile_out),
+                    _ => tile::<TILE>(panel, x, height, tile_out),
+                }
+            }
+        }
+    }
+
+    /// The first `R` rows of a tile: `x` is `[k][height]`, `panel`
+    /// `[k][PANEL]`, and `out` takes `R` rows of `PANEL`.
+    #[target_feature(enable = "avx512f")]
+    fn tile<const R: usize>(panel: &[f32], x: &[f32], height: usize, out: &mut [f32]) {
+        let steps = panel.len() / PANEL;
+        assert!(R <= height && x.len() >= steps * height && out.len() >= R * PANEL);
+        let mut acc: [__m512; R] = [_mm512_setzero_ps(); R];
+        for step in 0..steps {
+            // SAFETY: `step < steps`, so the panel row `step * PANEL ..
+            // step * PANEL + 16` and the inputs `step * height .. step *
+            // height + R` are in bounds (asserted above).
+            unsafe {
+                let w = _mm512_loadu_ps(panel.as_ptr().add(step * PANEL));
+                let xs = x.as_ptr().add(step * height);
+                for (r, acc) in acc.iter_mut().enumerate() {
+                    *acc = _mm512_fmadd_ps(_mm512_set1_ps(*xs.add(r)), w, *acc);
+                }
+            }
+        }
+        for (row, acc) in out.chunks_exact_mut(PANEL).zip(&acc) {
+            // SAFETY: `row` holds `PANEL` (16) floats.
+            unsafe { _mm512_storeu_ps(row.as_mut_ptr(), *acc) };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,8 +353,11 @@ mod tests {
         let (k, n) = (37, PANEL * 5 + 7);
         let w: Vec<f32> = (0..k * n).map(|i| ((i as f32) * 0.013).sin()).collect();
         let bias: Vec<f32> = (0..n).map(|j| j as f32 * 0.5).collect();
-        let packed = PackedWeights::new(&w, Some(&bias), k, n);
-        for rows in [1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 13, 17] {
+        let wide = PackedWeights::new(&w, Some(&bias), k, n);
+        let narrow = wide.clone().narrow();
+        for (packed, rows) in [&wide, &narrow].into_iter().flat_map(|p| {
+            [1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 17, 24, 25, 32].map(|rows| (p, rows))
+        }) {
             let x: Vec<f32> = (0..rows * k).map(|i| ((i as f32) * 0.29).cos()).collect();
             let got = packed.product(&x, rows);
             assert_eq!(got.len(), rows * n);
