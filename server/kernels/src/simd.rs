@@ -13,8 +13,9 @@
 //! the 16-lane build of the few-token product (8-column panels) turned its
 //! loads and stores into gathers and scatters and made search queries many
 //! times slower (docs/benchmarks.md, "Reduced precision"). What pays is new
-//! instructions, not width: the bf16 and int8 products' tiles are written
-//! for AVX-512 BF16 and VNNI directly (`reduced`).
+//! instructions and registers, not width: the bf16 and int8 products'
+//! tiles are written for AVX-512 BF16 and VNNI directly (`reduced`), and
+//! the few-token product's for AVX-512's 32 registers (`packed`).
 //!
 //! `DOCSHELF_KERNEL_ISA` (`baseline`, `avx2` or `avx512`) caps the choice,
 //! read once per process: the tests and benches use it to run the narrower

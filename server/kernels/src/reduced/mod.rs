@@ -56,20 +56,31 @@ pub trait ReducedProduct: std::fmt::Debug + Send + Sync {
     fn product(&self, x: &[f32], rows: usize) -> Vec<f32>;
 }
 
-/// Every format is driven by the one shared [`product`].
-impl<F: Format + std::fmt::Debug + Send> ReducedProduct for F {
-    fn inputs(&self) -> usize {
-        Format::inputs(self)
-    }
+/// Every format is driven by the one shared [`product`], implemented here
+/// format by format rather than by a blanket `impl<F: Format>`: a generic
+/// impl is compiled in the crate that turns the weights into a `dyn
+/// ReducedProduct`, the server, which the dev profile builds unoptimised,
+/// and there int8 embedded seven times slower (docs/benchmarks.md, "The
+/// reduced products compiled in the server").
+macro_rules! driven_by_the_shared_product {
+    ($($format:ty),+) => {$(
+        impl ReducedProduct for $format {
+            fn inputs(&self) -> usize {
+                Format::inputs(self)
+            }
 
-    fn outputs(&self) -> usize {
-        Format::outputs(self)
-    }
+            fn outputs(&self) -> usize {
+                Format::outputs(self)
+            }
 
-    fn product(&self, x: &[f32], rows: usize) -> Vec<f32> {
-        product(self, x, rows)
-    }
+            fn product(&self, x: &[f32], rows: usize) -> Vec<f32> {
+                product(self, x, rows)
+            }
+        }
+    )+};
 }
+
+driven_by_the_shared_product!(bf16::Bf16Weights, int8::Int8Weights);
 
 /// One reduced-precision format, as the shared product drives it.
 pub(crate) trait Format: Sync {
