@@ -42,7 +42,13 @@ pub struct Bm25Builder {
     lengths: Vec<u32>,
     /// The term ids of the row being added.
     row: Vec<u32>,
+    /// Each word given to [`Self::push_word`], and its terms' ids.
+    words: HashMap<Box<str>, Box<[u32]>>,
 }
+
+/// What reads a word into its terms for [`Bm25Builder::push_word`]: called
+/// with the word and a function to call once per term.
+pub type Analyze<'a> = dyn FnMut(&str, &mut dyn FnMut(&str)) + 'a;
 
 impl Bm25Builder {
     /// An empty builder.
@@ -52,15 +58,39 @@ impl Bm25Builder {
 
     /// Adds a token to the row being built.
     pub fn push_token(&mut self, token: &str) {
-        let next = self.postings.len() as u32;
-        let id = match self.terms.get(token) {
-            Some(&id) => id,
-            None => {
-                self.terms.insert(token.into(), next);
-                self.postings.push(Vec::new());
-                next
-            }
-        };
+        let id = self.term(token);
+        self.push_term(id);
+    }
+
+    /// Adds to the row being built the terms `analyze` gives for `word`
+    /// (it calls its second argument once per term). `analyze` runs the
+    /// first time the builder meets `word`; after that its terms are
+    /// remembered, so they must depend on the word alone. This saves an
+    /// analyzer's work (lower case, stem, stop words) on every repeat of a
+    /// word, which is most words of a large text.
+    pub fn push_word(&mut self, word: &str, analyze: &mut Analyze<'_>) {
+        if let Some(ids) = self.words.get(word) {
+            self.row.extend_from_slice(ids);
+            return;
+        }
+        let mut ids = Vec::new();
+        analyze(word, &mut |term| ids.push(self.term(term)));
+        self.row.extend_from_slice(&ids);
+        self.words.insert(word.into(), ids.into_boxed_slice());
+    }
+
+    /// The id of `token`'s term, numbered now if it is new.
+    fn term(&mut self, token: &str) -> u32 {
+        if let Some(&id) = self.terms.get(token) {
+            return id;
+        }
+        let id = self.postings.len() as u32;
+        self.terms.insert(token.into(), id);
+        self.postings.push(Vec::new());
+        id
+    }
+
+    fn push_term(&mut self, id: u32) {
         self.row.push(id);
     }
 
@@ -346,6 +376,40 @@ mod tests {
             assert_eq!(
                 appended.search(query, &[0..ROWS.len()], None, 10),
                 whole.search(query, &[0..ROWS.len()], None, 10),
+                "{query:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_word_is_analysed_once_and_indexes_as_its_terms() {
+        let rows = ["The Rebase", "the rebase rebase REBASE", "merge rebase"];
+        let mut calls = 0;
+        let mut by_word = Bm25Builder::new();
+        {
+            // Lower case, and "the" a stop word.
+            let mut analyze = |word: &str, term: &mut dyn FnMut(&str)| {
+                calls += 1;
+                if !word.eq_ignore_ascii_case("the") {
+                    term(&word.to_lowercase());
+                }
+            };
+            for row in rows {
+                for word in row.split_whitespace() {
+                    by_word.push_word(word, &mut analyze);
+                }
+                by_word.end_row();
+            }
+        }
+        assert_eq!(calls, 6, "The, Rebase, the, rebase, REBASE, merge");
+        let (by_word, by_token) = (
+            by_word.finish(),
+            index(&["rebase", "rebase rebase rebase", "merge rebase"]),
+        );
+        for query in [&["rebase"][..], &["merge", "rebase"], &["the"]] {
+            assert_eq!(
+                by_word.search(query, &[0..3], None, 10),
+                by_token.search(query, &[0..3], None, 10),
                 "{query:?}"
             );
         }

@@ -46,7 +46,7 @@ mod split;
 
 pub use activation::gelu_in_place;
 pub use attention::{attention, Shape};
-pub use bm25::{Bm25Builder, Bm25Index};
+pub use bm25::{Analyze, Bm25Builder, Bm25Index};
 pub use packed::PackedWeights;
 pub use reduced::{Bf16Weights, Int8Weights, ReducedProduct};
 pub use scan::QuantizedRows;

@@ -15,6 +15,7 @@
 use docshelf_kernels::{Bm25Builder, Bm25Index};
 use lance_index::scalar::inverted::tokenizer::document_tokenizer::LanceTokenizer;
 use lance_tokenizer::TokenStream;
+use lancedb::index::scalar::FtsIndexBuilder;
 
 use super::indexes::full_text_params;
 use super::schema::{self, ChunkColumns};
@@ -29,7 +30,24 @@ pub struct Analyzer(Box<dyn LanceTokenizer>);
 impl Analyzer {
     /// The analyzer of [`full_text_params`].
     pub fn new() -> Result<Self, StoreError> {
-        full_text_params()
+        Self::of(full_text_params())
+    }
+
+    /// Its first stage alone: [`full_text_params`]'s split into words,
+    /// every later stage off.
+    fn words() -> Result<Self, StoreError> {
+        Self::of(
+            full_text_params()
+                .max_token_length(None)
+                .lower_case(false)
+                .stem(false)
+                .remove_stop_words(false)
+                .ascii_folding(false),
+        )
+    }
+
+    fn of(params: FtsIndexBuilder) -> Result<Self, StoreError> {
+        params
             .build()
             .map(Self)
             .map_err(|e| StoreError::Shape(format!("the full-text analyzer: {e}")))
@@ -46,13 +64,46 @@ impl Analyzer {
             .process(&mut |t| tokens.push(t.text.clone()));
         tokens
     }
+}
+
+/// Reads chunks' text into a [`Bm25Builder`], each distinct word analysed
+/// once.
+///
+/// Every stage of LanceDB's analyzer after the split into words (length
+/// limit, lower case, stem, stop words, ASCII folding) reads one word at a
+/// time and nothing around it, so a word's terms are the analyzer's terms
+/// for that word alone. Documentation repeats its words: at a million
+/// chunks, analysing each word at every occurrence, the stemmer above all,
+/// was most of reading the copy's text (a `perf` profile; docs/benchmarks.md,
+/// "The copy's text analysed once per word"). So the text is only split
+/// into words here, and the builder remembers each word's terms
+/// ([`Bm25Builder::push_word`]).
+struct TextReader {
+    analyzer: Box<dyn LanceTokenizer>,
+    /// The analyzer's first stage alone: text to words.
+    words: Box<dyn LanceTokenizer>,
+}
+
+impl TextReader {
+    fn new(analyzer: &Analyzer, words: &Analyzer) -> Self {
+        Self {
+            analyzer: analyzer.0.box_clone(),
+            words: words.0.box_clone(),
+        }
+    }
 
     /// Adds one chunk's `search_text` to `builder` as its next row.
     fn add_row(&mut self, builder: &mut Bm25Builder, context: &str, text: &str) {
         let search_text = schema::search_text(context, text);
-        self.0
+        let analyzer = &mut self.analyzer;
+        let mut analyze = |word: &str, term: &mut dyn FnMut(&str)| {
+            analyzer
+                .token_stream_for_doc(word)
+                .process(&mut |t| term(&t.text));
+        };
+        self.words
             .token_stream_for_doc(&search_text)
-            .process(&mut |t| builder.push_token(&t.text));
+            .process(&mut |word| builder.push_word(&word.text, &mut analyze));
         builder.end_row();
     }
 }
@@ -67,19 +118,19 @@ impl Analyzer {
 /// seconds, and the embedder's passes, a search's included, queue for
 /// rayon's threads.
 pub fn index(batches: &[ChunkColumns], rows: &[(u32, u32)]) -> Result<Bm25Index, StoreError> {
-    let analyzer = Analyzer::new()?;
+    let (analyzer, words) = (Analyzer::new()?, Analyzer::words()?);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let part = rows.len().div_ceil(threads).max(MIN_PART);
     let parts: Vec<Bm25Builder> = std::thread::scope(|scope| {
         let readers: Vec<_> = rows
             .chunks(part)
             .map(|rows| {
-                let mut analyzer = Analyzer(analyzer.0.box_clone());
+                let mut reader = TextReader::new(&analyzer, &words);
                 scope.spawn(move || {
                     let mut builder = Bm25Builder::new();
                     for &(batch, row) in rows {
                         let columns = &batches[batch as usize];
-                        analyzer.add_row(
+                        reader.add_row(
                             &mut builder,
                             columns.context(row as usize),
                             columns.text(row as usize),
