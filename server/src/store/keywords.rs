@@ -111,8 +111,8 @@ impl TextReader {
 /// The BM25 index of `rows` (batch, row within it) of `batches`, row `i`
 /// of the index being `rows[i]`.
 ///
-/// Reading text is most of a copy's time at scale (about 45 µs a chunk,
-/// docs/benchmarks.md, "The keyword leg from memory"), so the rows are read
+/// Reading text is most of a copy's time at scale (docs/benchmarks.md,
+/// "Every library of a million chunks"), so the rows are read
 /// in one part per core and the parts' postings appended in order. Each
 /// part runs on a thread of its own, not in rayon's pool: a part takes
 /// seconds, and the embedder's passes, a search's included, queue for
