@@ -13,6 +13,8 @@ use std::cmp::Ordering;
 /// [`MIN_BUFFER`]): a cut costs a selection over the buffer, so a larger
 /// buffer cuts less often and turns away less between cuts.
 const BUFFER_PER_K: usize = 4;
+/// The smallest buffer: for a small `k`, a cut every few rows would cost
+/// more than it turns away.
 const MIN_BUFFER: usize = 1024;
 
 /// Orders (row, score) pairs best first: higher scores, then lower rows,
@@ -34,7 +36,7 @@ pub(crate) struct Best {
 impl Best {
     /// Keeps the best `k`.
     pub(crate) fn new(k: usize) -> Self {
-        let capacity = (k * BUFFER_PER_K).max(MIN_BUFFER);
+        let capacity = k.saturating_mul(BUFFER_PER_K).max(MIN_BUFFER);
         Self {
             k,
             kept: Vec::with_capacity(capacity),

@@ -59,7 +59,7 @@ impl Bm25Builder {
     /// Adds a token to the row being built.
     pub fn push_token(&mut self, token: &str) {
         let id = self.term(token);
-        self.push_term(id);
+        self.row.push(id);
     }
 
     /// Adds to the row being built the terms `analyze` gives for `word`
@@ -90,10 +90,6 @@ impl Bm25Builder {
         id
     }
 
-    fn push_term(&mut self, id: u32) {
-        self.row.push(id);
-    }
-
     /// Ends the row being built; the next token starts the next row.
     pub fn end_row(&mut self) {
         let row = self.lengths.len() as u32;
@@ -107,9 +103,13 @@ impl Bm25Builder {
 
     /// Appends `later`'s rows after the rows ended here, as if they had
     /// been added to this builder in order: how rows read in parts on
-    /// several threads become one index. A row still being built in either
-    /// is dropped.
+    /// several threads become one index. Neither may have a row still being
+    /// built.
     pub fn append(&mut self, later: Bm25Builder) {
+        debug_assert!(
+            self.row.is_empty() && later.row.is_empty(),
+            "rows are appended whole"
+        );
         let offset = self.lengths.len() as u32;
         // Later's term ids, in this builder's numbering.
         let mut renumbered = vec![0u32; later.postings.len()];
@@ -125,7 +125,6 @@ impl Bm25Builder {
             into.extend(list.into_iter().map(|(row, f)| (row + offset, f)));
         }
         self.lengths.extend(later.lengths);
-        self.row.clear();
     }
 
     /// The index of the rows ended so far.

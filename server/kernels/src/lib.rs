@@ -50,6 +50,7 @@ pub use bm25::{Analyze, Bm25Builder, Bm25Index};
 pub use packed::PackedWeights;
 pub use reduced::{Bf16Weights, Int8Weights, ReducedProduct};
 pub use scan::QuantizedRows;
+pub use split::SPLIT_ROWS;
 
 /// A test a search applies to each row in its ranges (a file prefix, say):
 /// shared by the threads a large scan is split across.

@@ -28,10 +28,10 @@
 //! register each ([`wide`]): a 7–12 token query then reads each panel for
 //! one tile, not two, and the tiles are cut to equal heights no taller
 //! than the query.
-//! `benches/packed.rs` measures it against `gemm`: faster from 4 to 32
-//! rows, and slower for a single row, where `gemm` has a dedicated
-//! matrix–vector path (a query is never one token: it has at least
-//! `[CLS]` and `[SEP]`).
+//!
+//! `benches/packed.rs` measures it against `gemm` per shape. For a single
+//! row `gemm` has a dedicated matrix–vector path, but a query is never one
+//! token: it has at least `[CLS]` and `[SEP]`.
 
 use rayon::prelude::*;
 
@@ -94,7 +94,7 @@ impl PackedWeights {
             n,
             panels: packed,
             bias,
-            wide: simd::Isa::current() == simd::Isa::Avx512,
+            wide: cfg!(target_arch = "x86_64") && simd::Isa::current() == simd::Isa::Avx512,
         }
     }
 
@@ -268,8 +268,9 @@ fn tile<const FMA: bool, const R: usize>(panel: &[f32], x: &[f32], out: &mut [f3
 /// computes after the panel has arrived, not while it arrives
 /// (docs/benchmarks.md, "The few-token product on AVX-512"). Zen 4 runs a
 /// 16-lane multiply-add as two 8-lane halves: what pays is the registers,
-/// not the width. The panels' layout is AVX2's: a panel row of 16 floats is
-/// one register.
+/// not the width, and each row's input costs nothing extra: the
+/// multiply-add broadcasts it straight from memory. The panels' layout is
+/// AVX2's: a panel row of 16 floats is one register.
 #[cfg(target_arch = "x86_64")]
 mod wide {
     use std::arch::x86_64::{

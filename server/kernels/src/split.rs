@@ -8,15 +8,21 @@
 //!
 //! The parts run on threads of their own, not in rayon's pool: the
 //! embedder's passes, a search's query among them, queue for rayon's
-//! threads, and a part takes milliseconds.
+//! threads, and a part takes milliseconds. One split scan runs at a time:
+//! with many large searches at once, each scans on its own thread, so the
+//! threads stay about one per search rather than one per core per search.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-/// Rows in scope from which a scan is split: fewer take one core about a
-/// millisecond or less, where starting a thread costs tens of
-/// microseconds.
-pub(crate) const SPLIT_ROWS: usize = 50_000;
+/// Rows in scope from which a scan is split: below this, a scan takes about
+/// as long as starting threads for it saves (docs/benchmarks.md, "Every
+/// library of a million chunks").
+pub const SPLIT_ROWS: usize = 50_000;
+
+/// Set while a split scan runs.
+static SPLITTING: AtomicBool = AtomicBool::new(false);
 
 /// The cores this process may use, read once.
 fn cores() -> usize {
@@ -25,17 +31,25 @@ fn cores() -> usize {
 }
 
 /// `scan` of `ranges`, split into one part per core when they hold at
-/// least [`SPLIT_ROWS`] rows, the parts' results folded into the first
-/// part's by `merge` in order.
+/// least [`SPLIT_ROWS`] rows and no other split scan is running, the parts'
+/// results folded into the first part's by `merge` in order.
 pub(crate) fn across_cores<T: Send>(
     ranges: &[Range<usize>],
     scan: impl Fn(&[Range<usize>]) -> T + Sync,
     merge: impl Fn(&mut T, T),
 ) -> T {
     let parts = parts(ranges, cores());
-    if parts.len() < 2 {
+    if parts.len() < 2 || SPLITTING.swap(true, Ordering::Acquire) {
         return scan(ranges);
     }
+    // Clears the flag however the scan ends, a panic included.
+    struct Done;
+    impl Drop for Done {
+        fn drop(&mut self) {
+            SPLITTING.store(false, Ordering::Release);
+        }
+    }
+    let _done = Done;
     std::thread::scope(|threads| {
         let scan = &scan;
         let running: Vec<_> = parts[1..]

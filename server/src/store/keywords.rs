@@ -33,19 +33,6 @@ impl Analyzer {
         Self::of(full_text_params())
     }
 
-    /// Its first stage alone: [`full_text_params`]'s split into words,
-    /// every later stage off.
-    fn words() -> Result<Self, StoreError> {
-        Self::of(
-            full_text_params()
-                .max_token_length(None)
-                .lower_case(false)
-                .stem(false)
-                .remove_stop_words(false)
-                .ascii_folding(false),
-        )
-    }
-
     fn of(params: FtsIndexBuilder) -> Result<Self, StoreError> {
         params
             .build()
@@ -66,13 +53,29 @@ impl Analyzer {
     }
 }
 
+/// The analyzer's first stage alone: [`full_text_params`]'s split into
+/// words (LanceDB's `simple` tokenizer: runs of letters and digits), every
+/// later stage off.
+fn word_splitter() -> Result<Box<dyn LanceTokenizer>, StoreError> {
+    Analyzer::of(
+        full_text_params()
+            .max_token_length(None)
+            .lower_case(false)
+            .stem(false)
+            .remove_stop_words(false)
+            .ascii_folding(false),
+    )
+    .map(|words| words.0)
+}
+
 /// Reads chunks' text into a [`Bm25Builder`], each distinct word analysed
 /// once.
 ///
 /// Every stage of LanceDB's analyzer after the split into words (length
 /// limit, lower case, stem, stop words, ASCII folding) reads one word at a
-/// time and nothing around it, so a word's terms are the analyzer's terms
-/// for that word alone. Documentation repeats its words: at a million
+/// time and nothing around it, and the split gives a word back unchanged
+/// when it splits that word alone, so a word's terms are the analyzer's
+/// terms for that word alone (a test compares the two on varied text). Documentation repeats its words: at a million
 /// chunks, analysing each word at every occurrence, the stemmer above all,
 /// was most of reading the copy's text (a `perf` profile; docs/benchmarks.md,
 /// "The copy's text analysed once per word"). So the text is only split
@@ -85,10 +88,10 @@ struct TextReader {
 }
 
 impl TextReader {
-    fn new(analyzer: &Analyzer, words: &Analyzer) -> Self {
+    fn new(analyzer: &Analyzer, words: &dyn LanceTokenizer) -> Self {
         Self {
             analyzer: analyzer.0.box_clone(),
-            words: words.0.box_clone(),
+            words: words.box_clone(),
         }
     }
 
@@ -114,18 +117,18 @@ impl TextReader {
 /// Reading text is most of a copy's time at scale (docs/benchmarks.md,
 /// "Every library of a million chunks"), so the rows are read
 /// in one part per core and the parts' postings appended in order. Each
-/// part runs on a thread of its own, not in rayon's pool: a part takes
-/// seconds, and the embedder's passes, a search's included, queue for
+/// part runs on a thread of its own, not in rayon's pool: a part is a long
+/// run of work, and the embedder's passes, a search's included, queue for
 /// rayon's threads.
 pub fn index(batches: &[ChunkColumns], rows: &[(u32, u32)]) -> Result<Bm25Index, StoreError> {
-    let (analyzer, words) = (Analyzer::new()?, Analyzer::words()?);
+    let (analyzer, words) = (Analyzer::new()?, word_splitter()?);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let part = rows.len().div_ceil(threads).max(MIN_PART);
     let parts: Vec<Bm25Builder> = std::thread::scope(|scope| {
         let readers: Vec<_> = rows
             .chunks(part)
             .map(|rows| {
-                let mut reader = TextReader::new(&analyzer, &words);
+                let mut reader = TextReader::new(&analyzer, words.as_ref());
                 scope.spawn(move || {
                     let mut builder = Bm25Builder::new();
                     for &(batch, row) in rows {
@@ -140,12 +143,20 @@ pub fn index(batches: &[ChunkColumns], rows: &[(u32, u32)]) -> Result<Bm25Index,
                 })
             })
             .collect();
-        readers
+        // Every part joined before any error is returned: a part left
+        // unjoined after a panic would panic the scope again.
+        let joined: Vec<_> = readers.into_iter().map(|reader| reader.join()).collect();
+        joined
             .into_iter()
-            .map(|reader| {
-                reader
-                    .join()
-                    .map_err(|_| StoreError::TaskStopped("reading the copy's text panicked".into()))
+            .map(|part| {
+                part.map_err(|panic| {
+                    let why = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    StoreError::TaskStopped(format!("reading the copy's text panicked: {why}"))
+                })
             })
             .collect::<Result<_, _>>()
     })?;
@@ -155,4 +166,38 @@ pub fn index(batches: &[ChunkColumns], rows: &[(u32, u32)]) -> Result<Bm25Index,
         whole.append(part);
     }
     Ok(whole.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The copy analyses each word alone ([`TextReader`]); LanceDB's index
+    /// analyses the whole text. On text that strains the split (punctuation
+    /// inside words, case, accents, other scripts, a word over the length
+    /// limit, stop words) the two must give the same terms in order.
+    #[test]
+    fn words_analysed_alone_give_the_whole_text_s_terms() {
+        let text = "The Rebasing of rebased BRANCHES: git-rebase --onto <upstream>; naïve café \
+                    ÜNÏCÖDÉ fooBar foo_bar snake_case CamelCase x86_64 v2.45.1 e.g. it's don't \
+                    a-very-long-word and aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa \
+                    日本語の文書 emoji 🚀 and the stop words a an is are was of to in";
+        let analyzer = Analyzer::new().expect("analyzer");
+        let mut whole = Vec::new();
+        let mut full = analyzer.0.box_clone();
+        full.token_stream_for_doc(text)
+            .process(&mut |t| whole.push(t.text.clone()));
+
+        let mut by_word = Vec::new();
+        let mut words = word_splitter().expect("splitter");
+        let mut alone = analyzer.0.box_clone();
+        words.token_stream_for_doc(text).process(&mut |word| {
+            alone
+                .token_stream_for_doc(&word.text)
+                .process(&mut |t| by_word.push(t.text.clone()));
+        });
+        assert!(whole.len() > 20, "{whole:?}");
+        assert!(whole.iter().any(|t| t == "rebas"), "stemmed: {whole:?}");
+        assert_eq!(by_word, whole);
+    }
 }

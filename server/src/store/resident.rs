@@ -276,8 +276,8 @@ struct Inner {
     loading: AtomicBool,
     /// Held while a copy is read: a reload asked for while another runs
     /// waits for it (and then finds its copy current) instead of reading a
-    /// second copy beside it, which at a million chunks doubled both the
-    /// time and the memory.
+    /// second copy beside it, which doubles both the time and the memory
+    /// (docs/benchmarks.md, "Every library of a million chunks").
     reading: tokio::sync::Mutex<()>,
     /// The last version found too large to copy (not counted again).
     too_large: AtomicU64,
@@ -315,12 +315,7 @@ impl Resident {
 
     /// The copy held now, whatever its version.
     pub fn held(&self) -> Option<Arc<Copy>> {
-        // A poisoned lock only means a reader panicked; the copy is intact.
-        self.inner
-            .copy
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.inner.held()
     }
 
     /// Reads the table into a new copy now, unless it is too large; what
@@ -349,6 +344,12 @@ impl Resident {
 }
 
 impl Inner {
+    /// The copy held now, whatever its version.
+    fn held(&self) -> Option<Arc<Copy>> {
+        // A poisoned lock only means a reader panicked; the copy is intact.
+        self.copy.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     /// Waits until the table has gone [`QUIET`] without a commit, then
     /// reloads.
     async fn reload_when_quiet(&self, table: &Table) -> Result<(), StoreError> {
@@ -371,8 +372,7 @@ impl Inner {
         }
         let _one_at_a_time = self.reading.lock().await;
         let version = table.version().await?;
-        let held = self.copy.read().unwrap_or_else(|e| e.into_inner()).clone();
-        if held.is_some_and(|copy| copy.version == version) {
+        if self.held().is_some_and(|copy| copy.version == version) {
             return Ok(true);
         }
         let rows = table.count_rows(None).await?;

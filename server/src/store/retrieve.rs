@@ -177,21 +177,20 @@ impl Store {
     }
 }
 
-/// Stored chunks with the score column mapped through `score`.
 /// Rows in scope from which a search of the in-memory copy runs on a
-/// thread of its own ([`off_the_workers`]); a smaller one takes a
-/// millisecond or less and runs on the async task, where the hand-over
-/// would cost a tenth of a keyword search at a few thousand chunks
-/// (docs/benchmarks.md, "Every library of a million chunks").
-const OFF_THE_WORKERS: usize = 50_000;
+/// thread of its own ([`off_the_workers`]): the size from which the dense
+/// scan is split across the cores, which must not happen on an async
+/// worker. A smaller search runs on the async task, where the hand-over
+/// would cost a noticeable share of it (docs/benchmarks.md, "Every library
+/// of a million chunks").
+const OFF_THE_WORKERS: usize = docshelf_kernels::SPLIT_ROWS;
 
 /// Runs a search of the in-memory copy on the blocking pool and waits for
-/// it. Scanning a large copy takes tens of milliseconds (every library of a
-/// million chunks), and on the async task it would run one leg of a hybrid
-/// search after the other, since both legs are polled by the same task,
-/// and stall whatever else shares its worker. On its own thread, the
-/// keyword leg runs while the query is embedded and the dense leg scans,
-/// as LanceDB's own searches did on its threads.
+/// it. On the async task, a large scan would run one leg of a hybrid search
+/// after the other, since both legs are polled by the same task, and stall
+/// whatever else shares its worker. On its own thread, the keyword leg
+/// runs while the query is embedded and the dense leg scans, as LanceDB's
+/// own searches did on its threads.
 async fn off_the_workers<T: Send + 'static>(
     search: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, StoreError> {
@@ -201,6 +200,7 @@ async fn off_the_workers<T: Send + 'static>(
         .map_err(|e| StoreError::TaskStopped(format!("a search of the in-memory copy: {e}")))
 }
 
+/// Stored chunks with the score column mapped through `score`.
 fn with_scores(
     batches: &[RecordBatch],
     column: &str,

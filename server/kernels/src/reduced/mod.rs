@@ -60,8 +60,8 @@ pub trait ReducedProduct: std::fmt::Debug + Send + Sync {
 /// format by format rather than by a blanket `impl<F: Format>`: a generic
 /// impl is compiled in the crate that turns the weights into a `dyn
 /// ReducedProduct`, the server, which the dev profile builds unoptimised,
-/// and there int8 embedded seven times slower (docs/benchmarks.md, "The
-/// reduced products compiled in the server").
+/// and there int8 and bf16 embedded several times slower than fp32
+/// (docs/benchmarks.md, "The reduced products compiled in the server").
 macro_rules! driven_by_the_shared_product {
     ($($format:ty),+) => {$(
         impl ReducedProduct for $format {
