@@ -358,3 +358,75 @@ async fn a_table_over_the_limit_is_searched_on_disk() {
         .expect("dense");
     assert_eq!(hit[0].chunk.chunk_id, "alpha-0-5");
 }
+
+/// A scope of at least `SPLIT_ROWS` rows is searched on a thread of its
+/// own, and its dense scan split across the cores; the answers are still
+/// the disk's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scope_large_enough_to_split_answers_as_the_disk_does() {
+    const PER_DOCUMENT: usize = 200;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let location = dir.path().display().to_string();
+    let store = Store::open(&location)
+        .await
+        .expect("store")
+        .with_resident_rows(100_000);
+    let mut rng = Rng::default();
+    let centres = rng.centres(40);
+    let documents = (docshelf_kernels::SPLIT_ROWS + 1_000).div_ceil(PER_DOCUMENT);
+    let mut vectors = Vec::new();
+    let mut batch = Vec::new();
+    for d in 0..documents {
+        let these: Vec<Vec<f32>> = (0..PER_DOCUMENT)
+            .map(|i| rng.near(&centres[(d * 7 + i) % centres.len()], 0.5))
+            .collect();
+        vectors.extend(these.iter().cloned());
+        batch.push(document(
+            "big",
+            format!("page-{d}.md"),
+            &format!("big-{d}-"),
+            these,
+        ));
+        if batch.len() == 50 || d + 1 == documents {
+            store.append_documents(&batch).await.expect("append");
+            batch.clear();
+        }
+    }
+    let small = document("small", "one.md".into(), "small-", vec![vectors[0].clone()]);
+    store.append_documents(&[small]).await.expect("append");
+    store.refresh_indexes().await.expect("refresh");
+    assert!(store.reload_resident().await.expect("copy"));
+    let disk = Store::open(&location).await.expect("reopen");
+    let scope = Scope {
+        targets: vec![("big".into(), None)],
+        ..Scope::default()
+    };
+    let sql = scope.to_sql();
+
+    for v in vectors.iter().step_by(7_919) {
+        let query = rng.near(v, 0.2);
+        let exact = disk
+            .dense_with(&query, sql.as_deref(), 10, Default::default(), true)
+            .await
+            .expect("exact");
+        let memory = store.dense(&query, &scope, 10).await.expect("memory");
+        assert_eq!((memory.len(), exact.len()), (10, 10));
+        assert_eq!(memory[0].chunk, exact[0].chunk);
+        let overlap = ids(&memory)
+            .iter()
+            .filter(|id| ids(&exact).contains(id))
+            .count();
+        assert!(overlap >= 9, "{overlap}");
+        assert!(memory.iter().all(|h| h.chunk.library == "big"));
+    }
+    for word in ["chunk", "7", "page", "199"] {
+        let memory = store.keyword(word, &scope, 20).await.expect("memory");
+        let on_disk = disk.keyword(word, &scope, 20).await.expect("disk");
+        assert_eq!(on_disk.len(), 20, "{word}");
+        same_ranking(&memory, &on_disk, word);
+    }
+    assert!(
+        store.resident_ready().await.expect("version"),
+        "the copy answered throughout"
+    );
+}
