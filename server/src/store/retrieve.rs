@@ -6,6 +6,8 @@
 //! exist in scope. The scalar indexes on library, version and file path make
 //! that filter cheap.
 
+use std::sync::Arc;
+
 use arrow_array::{Array, Float32Array, RecordBatch};
 use futures::TryStreamExt;
 use lancedb::index::scalar::{FtsQuery, FullTextSearchQuery, MatchQuery};
@@ -13,6 +15,7 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::DistanceType;
 
 use super::filter::Scope;
+use super::resident::Copy;
 use super::schema::{self, StoredChunk};
 use super::vector_index::VectorSearchTuning;
 use super::{filter, Store, StoreError};
@@ -51,11 +54,8 @@ impl Store {
         let copy = self.resident.current(&self.chunks).await?;
         tracing::Span::current().record("resident", copy.is_some());
         if let Some(copy) = copy {
-            if copy.rows_in(scope) < OFF_THE_WORKERS {
-                return Ok(copy.nearest(vector, scope, limit));
-            }
-            let (vector, scope) = (vector.to_vec(), scope.clone());
-            return off_the_workers(move || copy.nearest(&vector, &scope, limit)).await;
+            let vector = vector.to_vec();
+            return from_copy(copy, scope, move |c, s| c.nearest(&vector, s, limit)).await;
         }
         let sql = scope.to_sql();
         self.dense_with(vector, sql.as_deref(), limit, self.tuning, false)
@@ -109,11 +109,8 @@ impl Store {
         let copy = self.resident.current(&self.chunks).await?;
         tracing::Span::current().record("resident", copy.is_some());
         if let Some(copy) = copy {
-            if copy.rows_in(scope) < OFF_THE_WORKERS {
-                return Ok(copy.keyword(query, scope, limit));
-            }
-            let (query, scope) = (query.to_owned(), scope.clone());
-            return off_the_workers(move || copy.keyword(&query, &scope, limit)).await;
+            let query = query.to_owned();
+            return from_copy(copy, scope, move |c, s| c.keyword(&query, s, limit)).await;
         }
         if !self.has_fts_index().await? {
             // Nothing was ever indexed: an empty store.
@@ -178,24 +175,28 @@ impl Store {
 }
 
 /// Rows in scope from which a search of the in-memory copy runs on a
-/// thread of its own ([`off_the_workers`]): the size from which the dense
-/// scan is split across the cores, which must not happen on an async
-/// worker. A smaller search runs on the async task, where the hand-over
-/// would cost a noticeable share of it (docs/benchmarks.md, "Every library
-/// of a million chunks").
+/// thread of its own ([`from_copy`]): the size from which the dense scan is
+/// split across the cores, which must not happen on an async worker.
 const OFF_THE_WORKERS: usize = docshelf_kernels::SPLIT_ROWS;
 
-/// Runs a search of the in-memory copy on the blocking pool and waits for
-/// it. On the async task, a large scan would run one leg of a hybrid search
-/// after the other, since both legs are polled by the same task, and stall
-/// whatever else shares its worker. On its own thread, the keyword leg
-/// runs while the query is embedded and the dense leg scans, as LanceDB's
-/// own searches did on its threads.
-async fn off_the_workers<T: Send + 'static>(
-    search: impl FnOnce() -> T + Send + 'static,
+/// `search` of `copy` within `scope`: on this task for a small scope, where
+/// a hand-over would cost a noticeable share of the search
+/// (docs/benchmarks.md, "Every library of a million chunks"), else on the
+/// blocking pool. On the async task, a large scan would run one leg of a
+/// hybrid search after the other, since both legs are polled by the same
+/// task, and stall whatever else shares its worker; on its own thread the
+/// keyword leg runs while the query is embedded and the dense leg scans, as
+/// LanceDB's own searches did on its threads.
+async fn from_copy<T: Send + 'static>(
+    copy: Arc<Copy>,
+    scope: &Scope,
+    search: impl FnOnce(&Copy, &Scope) -> T + Send + 'static,
 ) -> Result<T, StoreError> {
-    let span = tracing::Span::current();
-    tokio::task::spawn_blocking(move || span.in_scope(search))
+    if copy.rows_in(scope) < OFF_THE_WORKERS {
+        return Ok(search(&copy, scope));
+    }
+    let (scope, span) = (scope.clone(), tracing::Span::current());
+    tokio::task::spawn_blocking(move || span.in_scope(|| search(&copy, &scope)))
         .await
         .map_err(|e| StoreError::TaskStopped(format!("a search of the in-memory copy: {e}")))
 }
