@@ -71,6 +71,7 @@ dev: setup
 # tests) run beside the Rust builds at low priority, on the core they leave
 # idle; the tests need all of them.
 test: setup
+	@scripts/check-offline-crates.sh
 	@scripts/build-beside.sh "trunk llm" $(MAKE) --no-print-directory build-server build-wasm
 	@$(MAKE) --no-print-directory test-rust test-wasm-core test-e2e test-fuzz
 	@echo "==> all tests passed"

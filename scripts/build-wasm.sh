@@ -36,9 +36,9 @@ export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1
 export CARGO_UNSTABLE_BUILD_STD=std,panic_abort
 export CARGO_TARGET_DIR="$target_dir"
 export RUSTFLAGS="${DOCSHELF_WASM_RUSTFLAGS:-}"
-# Trunk builds offline (Trunk.toml): have every crate the lockfile names,
-# for every target, in cargo's cache first (a no-op once it is).
-cargo fetch --locked --quiet
+# Trunk builds offline (Trunk.toml): have every crate it compiles, the
+# standard library's included, in cargo's cache first (a no-op once it is).
+"$root/scripts/fetch-crates.sh"
 
 pkg="$site_dir/pkg"
 if [ "$command" = watch ]; then
@@ -47,15 +47,26 @@ if [ "$command" = watch ]; then
   exec trunk watch --dist "$pkg" "$@"
 fi
 
-staging="$site_dir/.trunk"
+# Bundle builds take turns: two at once (two `make run`s, or one beside
+# `make test`) share the wasm target directory, where Trunk keeps its
+# wasm-bindgen output, and the site directory they swap into. The second
+# waits, then finds cargo's work done. Each build also stages in a directory
+# of its own, so a stale one left by a killed build is never reused.
+mkdir -p "$target_dir" "$site_dir"
+exec 8>"$target_dir/.docshelf-bundle.lock"
+if ! flock --nonblock 8; then
+  echo "==> waiting for another dashboard build (lock: $target_dir/.docshelf-bundle.lock)"
+  flock 8
+fi
+staging=$(mktemp -d "$site_dir/.trunk.XXXXXX")
+trap 'rm -rf "$staging"' EXIT
 echo "==> trunk build: the dashboard for wasm32 (Debian rustc-web, build-std)"
-rm -rf "$staging"
 trunk --quiet build --dist "$staging"
 
 # Swap the new bundle in whole, so a running server never serves half of one.
 # Trunk's index.html is only its entry: the server renders every page.
 rm -f "$staging/index.html"
-rm -rf "$pkg.new" && mv "$staging" "$pkg.new"
+rm -rf "$pkg.new" && mv "$staging" "$pkg.new" && chmod 755 "$pkg.new"
 rm -rf "$pkg.old"; [ -d "$pkg" ] && mv "$pkg" "$pkg.old"
 mv "$pkg.new" "$pkg" && rm -rf "$pkg.old"
 cp -r public/. "$site_dir/"
