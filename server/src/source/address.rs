@@ -76,23 +76,45 @@ fn special_v6(ip: Ipv6Addr) -> Option<&'static str> {
     if let Some(v4) = ip.to_ipv4_mapped() {
         return special_v4(v4);
     }
-    let segments = ip.segments();
-    // NAT64 (64:ff9b::/96) reaches the IPv4 address it embeds.
-    if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        let [.., hi, lo] = segments;
-        return special_v4(Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo)));
+    // Transition forms route to the IPv4 address they embed: a relay or
+    // translator on the server's network would carry the request there.
+    if let Some(what) = embedded_v4(ip).into_iter().find_map(special_v4) {
+        return Some(what);
     }
+    let segments = ip.segments();
     Some(match segments[0] {
         _ if ip.is_loopback() => "a loopback address",
         _ if ip.is_unspecified() => "an unspecified address",
         s if s & 0xfe00 == 0xfc00 => "a private (unique local) address",
         s if s & 0xffc0 == 0xfe80 => "a link-local address",
+        // Deprecated site-local (fec0::/10), still private where honoured.
+        s if s & 0xffc0 == 0xfec0 => "a site-local address",
         s if s & 0xff00 == 0xff00 => "a multicast address",
+        // The discard prefix (100::/64).
+        0x100 if segments[1..4] == [0; 3] => "a discard address",
         // The IPv4-compatible form (::a.b.c.d), deprecated but routable
         // to the IPv4 address on some stacks.
         0 if segments[1..6] == [0; 5] => "an IPv4-compatible address",
         _ => return None,
     })
+}
+
+/// The IPv4 addresses an IPv6 address carries to by a transition
+/// mechanism: NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48),
+/// 6to4 (2002::/16, the address in bits 16–47) and Teredo (2001::/32: its
+/// server in bits 32–63, its client inverted in the last 32 bits).
+fn embedded_v4(ip: Ipv6Addr) -> Vec<Ipv4Addr> {
+    let s = ip.segments();
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    match s {
+        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => vec![v4(hi, lo)],
+        [0x64, 0xff9b, 1, ..] => vec![v4(s[6], s[7])],
+        [0x2002, hi, lo, ..] => vec![v4(hi, lo)],
+        [0x2001, 0, server_hi, server_lo, .., client_hi, client_lo] => {
+            vec![v4(server_hi, server_lo), v4(!client_hi, !client_lo)]
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// The HTTP client's resolver: the system's, with every address the
@@ -164,6 +186,20 @@ mod tests {
             "::7f00:1",
             "224.0.0.1",
             "255.255.255.255",
+            // 6to4 of 127.0.0.1, 10.0.0.1, 169.254.169.254, 192.168.0.1.
+            "2002:7f00:1::",
+            "2002:7f00:0001:0:0:0:0:1",
+            "2002:a00:1::1",
+            "2002:a9fe:a9fe::",
+            "2002:c0a8:1::",
+            // Teredo: a client of 127.0.0.1 (inverted: 80ff:fffe), and a
+            // server of 10.0.0.1 with a public client.
+            "2001:0:5ef5:79fb:0:0:80ff:fffe",
+            "2001:0:a00:1:0:0:f7f7:f7f7",
+            // Local-use NAT64 of 127.0.0.1; site-local; discard.
+            "64:ff9b:1::7f00:1",
+            "fec0::1",
+            "100::1",
         ] {
             assert!(refused(ip), "{ip} should be refused");
         }
@@ -176,6 +212,9 @@ mod tests {
             "151.101.1.69",
             "2606:4700::6810:85e5",
             "8.8.8.8",
+            // 6to4 and Teredo of public addresses.
+            "2002:5db8:d822::1",
+            "2001:0:5ef5:79fb:0:0:a247:2777",
         ] {
             assert!(!refused(ip), "{ip} should pass");
         }

@@ -126,6 +126,13 @@ impl Fetcher {
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .referer(false)
+            // Another crate in the build may turn on reqwest's decoders,
+            // which would inflate a compressed body (unbounded by the
+            // body limit below, and unasked for) and hide its encoding.
+            .no_gzip()
+            .no_brotli()
+            .no_deflate()
+            .no_zstd()
             .dns_resolver(GuardedResolver::shared(policy.clone()))
             .user_agent(USER_AGENT)
             .connect_timeout(Duration::from_secs(10).min(limits.timeout))
