@@ -72,6 +72,9 @@ pub enum EngineError {
     /// (busy), or ever (too large).
     #[error("the upload cannot be accepted: {0}")]
     Memory(#[from] MemoryError),
+    /// One file of an upload could never be extracted within the budget.
+    #[error("the upload cannot be accepted: {file}: {reason}")]
+    FileTooLarge { file: String, reason: MemoryError },
     #[error("the search took longer than {0} s and was stopped; try again, or a shorter query")]
     TimedOut(u64),
     /// The object store holding the tables is down or stalled: nothing
@@ -122,7 +125,9 @@ impl EngineError {
             Self::Busy(_) | Self::TimedOut(_) | Self::Memory(MemoryError::Busy { .. }) => {
                 ErrorKind::Busy
             }
-            Self::Memory(MemoryError::TooLarge { .. }) => ErrorKind::TooLarge,
+            Self::Memory(MemoryError::TooLarge { .. }) | Self::FileTooLarge { .. } => {
+                ErrorKind::TooLarge
+            }
             Self::VersionBusy { .. } => ErrorKind::Conflict,
             Self::Store(_) | Self::Search(RunError::Store(_) | RunError::Embed(_)) => {
                 ErrorKind::Internal

@@ -48,46 +48,106 @@ impl MemoryGauge for Unmetered {
 /// asked for as they are.
 ///
 /// A server reserves this before it starts, so that an extraction waits
-/// for memory at its start rather than midway while holding some.
+/// for memory at its start rather than midway while holding some. An
+/// archive whose headers extraction refuses at once (an entry that
+/// expands like a bomb's, more than the archive limits allow in all)
+/// needs nothing: it holds no memory before it is refused.
 pub fn memory_estimate(path: &str, bytes: &[u8], limits: &ArchiveLimits) -> u64 {
     let len = bytes.len() as u64;
     match Format::from_path(path) {
         Some(Format::Zip) => {
-            let Ok(mut archive) = ZipArchive::new(Cursor::new(bytes)) else {
+            let Some(declared) = declared(bytes, limits, |_| true) else {
                 return 0;
             };
-            let (mut declared, mut largest) = (0u64, 0u64);
-            for i in 0..archive.len() {
-                if let Ok(entry) = archive.by_index_raw(i) {
-                    declared = declared.saturating_add(entry.size());
-                    largest = largest.max(entry.size());
-                }
-            }
-            let kept = declared
-                .min(limits.max_total_bytes)
-                .min(limits.max_text_bytes);
-            kept.saturating_add(largest.min(limits.max_total_bytes).saturating_mul(2))
+            let kept = declared.total.min(limits.max_text_bytes);
+            kept.saturating_add(declared.largest.saturating_mul(2))
         }
         Some(Format::Pdf) => len.saturating_mul(4),
         // A Word document's XML parts inflate several times over, and are
-        // held while they convert: what they declare, and a copy.
+        // held while they convert: what they declare, and a copy. Only
+        // the XML parts are read; images and fonts are not.
         Some(Format::Docx) => {
-            let Ok(mut archive) = ZipArchive::new(Cursor::new(bytes)) else {
-                return len.saturating_mul(2);
-            };
-            // Only the XML parts are read; images and fonts are not.
-            let declared = (0..archive.len())
-                .filter_map(|i| {
-                    let entry = archive.by_index_raw(i).ok()?;
-                    let name = entry.name().ok()?;
-                    (name.ends_with(".xml") || name.ends_with(".rels")).then(|| entry.size())
-                })
-                .fold(0u64, u64::saturating_add)
-                .min(limits.max_total_bytes);
-            declared.saturating_mul(2)
+            match declared(bytes, limits, |name| {
+                name.ends_with(".xml") || name.ends_with(".rels")
+            }) {
+                Some(declared) => declared.total.saturating_mul(2),
+                // Refused at its headers: nothing is held.
+                None if ZipArchive::new(Cursor::new(bytes)).is_ok() => 0,
+                // Not a ZIP at all: the reader says so, from a copy.
+                None => len.saturating_mul(2),
+            }
         }
         Some(_) | None => len.saturating_mul(2),
     }
+}
+
+/// What the headers of `bytes` claim extracting it needs, taken at their
+/// word (no limit applied): for a ZIP, its largest entry and a copy (held
+/// while it converts); for a Word document, its XML parts and a copy; and
+/// at least [`memory_estimate`]'s figure. A server refuses a file at
+/// once when this is more than its budget could ever give: such a file is
+/// refused by extraction anyway (past a limit or a bomb's ratio), or would
+/// wait for memory that never comes.
+pub fn declared_need(path: &str, bytes: &[u8], limits: &ArchiveLimits) -> u64 {
+    let raw = |wanted: &dyn Fn(&str) -> bool| -> Option<(u64, u64)> {
+        let mut archive = ZipArchive::new(Cursor::new(bytes)).ok()?;
+        let (mut total, mut largest) = (0u64, 0u64);
+        for i in 0..archive.len() {
+            let Ok(entry) = archive.by_index_raw(i) else {
+                continue;
+            };
+            if entry.name().is_ok_and(|name| wanted(&name)) {
+                total = total.saturating_add(entry.size());
+                largest = largest.max(entry.size());
+            }
+        }
+        Some((total, largest))
+    };
+    let declared = match Format::from_path(path) {
+        Some(Format::Zip) => raw(&|_| true).map(|(_, largest)| largest.saturating_mul(2)),
+        Some(Format::Docx) => raw(&|name| name.ends_with(".xml") || name.ends_with(".rels"))
+            .map(|(total, _)| total.saturating_mul(2)),
+        _ => None,
+    };
+    declared
+        .unwrap_or(0)
+        .max(memory_estimate(path, bytes, limits))
+}
+
+/// What a ZIP's headers declare, as extraction will hold it.
+struct Declared {
+    /// All of the entries `wanted` takes.
+    total: u64,
+    /// The largest of them.
+    largest: u64,
+}
+
+/// What the entries of the ZIP `bytes` that `wanted` names declare, or
+/// `None` when it is no ZIP, or when extraction would refuse it at its
+/// headers (`zip::open_checked`'s rules: an entry past `max_ratio`, a
+/// declared total past `max_total_bytes`) and so hold nothing.
+fn declared(
+    bytes: &[u8],
+    limits: &ArchiveLimits,
+    wanted: impl Fn(&str) -> bool,
+) -> Option<Declared> {
+    let mut archive = ZipArchive::new(Cursor::new(bytes)).ok()?;
+    let (mut all, mut total, mut largest) = (0u64, 0u64, 0u64);
+    for i in 0..archive.len() {
+        let Ok(entry) = archive.by_index_raw(i) else {
+            continue;
+        };
+        let size = entry.size();
+        if super::archive::bomb_ratio(size, entry.compressed_size(), limits) {
+            return None;
+        }
+        all = all.saturating_add(size);
+        if entry.name().is_ok_and(|name| wanted(&name)) {
+            total = total.saturating_add(size);
+            largest = largest.max(size);
+        }
+    }
+    (all <= limits.max_total_bytes).then_some(Declared { total, largest })
 }
 
 #[cfg(test)]
@@ -139,6 +199,37 @@ mod tests {
             block.extend_from_slice(format!("w{} ", (seed >> 33) % 5000).as_bytes());
         }
         block.iter().copied().cycle().take(bytes).collect()
+    }
+
+    #[test]
+    fn what_extraction_refuses_at_its_headers_needs_nothing() {
+        // A Word document whose body is 64 MiB of one byte (about 1000:1,
+        // past max_ratio), as the hostile run's 2 GiB one was.
+        let bomb = zip_of(&[
+            ("[Content_Types].xml", b"<Types/>".to_vec()),
+            ("word/document.xml", vec![b'a'; 64 << 20]),
+        ]);
+        let limits = ArchiveLimits::default();
+        assert!(bomb.len() < 1 << 20);
+        assert_eq!(memory_estimate("bomb.docx", &bomb, &limits), 0);
+        assert_eq!(memory_estimate("bomb.zip", &bomb, &limits), 0);
+        // What its headers claim, taken at their word: what a server
+        // refuses on upload when its budget could never give it.
+        let claimed = declared_need("bomb.docx", &bomb, &limits);
+        assert!(claimed >= 128 << 20, "{claimed}");
+        assert!(declared_need("bomb.zip", &bomb, &limits) >= 128 << 20);
+        let err = crate::extract::extract_metered("bomb.docx", &bomb, &limits, &mut Unmetered)
+            .unwrap_err();
+        assert!(err.to_string().contains("zip bomb"), "{err}");
+        // Honest text under the ratio is counted: what it declares, twice.
+        let honest = zip_of(&[("word/document.xml", text(2 << 20))]);
+        assert_eq!(memory_estimate("ok.docx", &honest, &limits), 4 << 20);
+        // More than the archive limits allow in all: refused at once too.
+        let small = ArchiveLimits {
+            max_total_bytes: 1 << 20,
+            ..limits
+        };
+        assert_eq!(memory_estimate("ok.zip", &honest, &small), 0);
     }
 
     #[test]

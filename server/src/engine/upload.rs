@@ -29,12 +29,31 @@ impl Engine {
         // The uploads are in memory until each is extracted: admitted only
         // if the extraction budget holds them now, else 503 busy at once.
         let bytes = uploads.iter().map(|u| u.bytes.len() as u64).sum();
+        // A file whose extraction would need more than the budget can give
+        // beside the upload itself is refused now (413), not after a wait
+        // that could never end in anything but a refusal.
+        for upload in &uploads {
+            let needed = index_core::extract::declared_need(
+                &upload.name,
+                &upload.bytes,
+                &self.archive_limits,
+            );
+            self.memory
+                .fits_beside(needed, bytes)
+                .map_err(|reason| EngineError::FileTooLarge {
+                    file: upload.name.clone(),
+                    reason,
+                })?;
+        }
         let admitted = self.memory.try_reserve(bytes)?;
         let job = self.create_job(&library, &version)?;
         let (engine, handle) = (self.clone(), job.clone());
         self.background.spawn(async move {
-            let _admitted = admitted;
             tokio::join!(engine.run_upload(&handle, uploads), engine.record(&handle));
+            // The upload's memory goes back as the job ends, not after the
+            // staging check (which retries for minutes on a full disk).
+            drop(admitted);
+            engine.leave_nothing_staged(&handle).await;
         });
         Ok(job.accepted())
     }

@@ -11,18 +11,23 @@
 //! - an upload reserves its own size when it is accepted, and is refused
 //!   with `busy` (503, `Retry-After`) when that is not free at once;
 //! - each file reserves what its headers declare before it is extracted,
-//!   waiting at most [`RESERVE_WAIT`] for it;
+//!   waiting at most [`RESERVE_WAIT`] for it, and holding nothing while it
+//!   waits: a file that needs most of the budget must not shut every
+//!   other upload out while it waits for the rest;
+//! - a file that needs more than the whole budget could ever give it is
+//!   refused at once (413 when it is uploaded), never after a wait;
 //! - past that, extraction asks as it inflates (`index_core::extract::
 //!   MemoryGauge`), without waiting: a file that would need more than is
 //!   free fails with a reason that says so, and holds nothing more.
 //!
-//! The budget counts KiB in a tokio semaphore: waiting is fair (first come,
-//! first served) and a reservation gives its part back when dropped.
+//! The budget counts KiB in a tokio semaphore, taken whole or not at all
+//! (a waiter tries again each time memory is given back), and a
+//! reservation gives its part back when dropped.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 
 /// How long a file waits for the memory its extraction declares before it
 /// fails: long enough for another upload's extraction to end, short enough
@@ -47,6 +52,8 @@ pub enum MemoryError {
 #[derive(Debug, Clone)]
 pub struct MemoryBudget {
     permits: Arc<Semaphore>,
+    /// Woken whenever memory is given back, for reservations waiting.
+    released: Arc<Notify>,
     total_kib: u64,
 }
 
@@ -56,6 +63,7 @@ impl MemoryBudget {
         let total_kib = (bytes / KIB).clamp(1024, Semaphore::MAX_PERMITS as u64);
         Self {
             permits: Arc::new(Semaphore::new(total_kib as usize)),
+            released: Arc::new(Notify::new()),
             total_kib,
         }
     }
@@ -79,13 +87,46 @@ impl MemoryBudget {
         }
     }
 
-    /// Reserves `bytes`, waiting up to `wait` for them to be free.
+    /// Reserves `bytes`, waiting up to `wait` for them to be free. Nothing
+    /// is held while it waits (a semaphore's waiter would collect permits
+    /// as they come back, and keep every smaller upload out meanwhile):
+    /// it takes all of them at once, when they are free, or none.
     pub async fn reserve(&self, bytes: u64, wait: Duration) -> Result<Reservation, MemoryError> {
         let kib = self.kib_of(bytes)?;
-        match tokio::time::timeout(wait, self.permits.clone().acquire_many_owned(kib)).await {
-            Ok(Ok(permit)) => Ok(self.held(permit)),
-            // Timed out, or closed (never: the budget never closes it).
-            _ => Err(self.busy(bytes)),
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            // Listening before trying, so a release between the two wakes it.
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            if let Ok(permit) = self.permits.clone().try_acquire_many_owned(kib) {
+                return Ok(self.held(permit));
+            }
+            if tokio::time::timeout_at(deadline, released).await.is_err() {
+                return Err(self.busy(bytes));
+            }
+        }
+    }
+
+    /// Whether `bytes` can ever be reserved while `held` of the budget
+    /// stays taken by the same caller (an upload's own bytes, held until
+    /// its job ends): if not, waiting would never help.
+    pub fn fits_beside(&self, bytes: u64, held: u64) -> Result<(), MemoryError> {
+        let needed = bytes.saturating_add(held);
+        if needed > self.total_bytes() {
+            return Err(MemoryError::TooLarge {
+                needed: needed.div_ceil(MIB),
+                budget: self.total_kib / 1024,
+            });
+        }
+        Ok(())
+    }
+
+    /// Gives `kib` back to the budget and wakes the reservations waiting.
+    fn give_back(&self, kib: u64) {
+        if kib > 0 {
+            self.permits.add_permits(kib as usize);
+            self.released.notify_waiters();
         }
     }
 
@@ -158,7 +199,7 @@ impl Reservation {
         if self.held_kib > keep {
             let surplus = self.held_kib - keep;
             self.held_kib = keep;
-            self.budget.permits.add_permits(surplus as usize);
+            self.budget.give_back(surplus);
         }
     }
 }
@@ -202,7 +243,7 @@ impl index_core::extract::MemoryGauge for Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        self.budget.permits.add_permits(self.held_kib as usize);
+        self.budget.give_back(self.held_kib);
     }
 }
 
@@ -280,6 +321,43 @@ mod tests {
         drop(first);
         let second = waiting.await.expect("joined").expect("reserved once freed");
         assert_eq!(second.held_bytes(), 2 * MIB);
+    }
+
+    #[tokio::test]
+    async fn a_waiting_reservation_holds_nothing_while_it_waits() {
+        let budget = MemoryBudget::new(4 * MIB);
+        let first = budget.try_reserve(MIB).expect("free");
+        let waiting = {
+            let budget = budget.clone();
+            tokio::spawn(async move { budget.reserve(4 * MIB, Duration::from_secs(3600)).await })
+        };
+        tokio::task::yield_now().await;
+        // The large one waits for all of the budget; smaller uploads still
+        // get what is free meanwhile.
+        let small = budget.try_reserve(2 * MIB).expect("free beside a waiter");
+        assert_eq!(budget.free_bytes(), MIB);
+        drop(small);
+        assert!(!waiting.is_finished());
+        drop(first);
+        let all = waiting
+            .await
+            .expect("joined")
+            .expect("reserved once all is free");
+        assert_eq!(all.held_bytes(), 4 * MIB);
+    }
+
+    #[test]
+    fn a_need_past_what_the_budget_can_ever_give_is_too_large() {
+        let budget = MemoryBudget::new(4 * MIB);
+        assert!(budget.fits_beside(3 * MIB, MIB).is_ok());
+        let err = budget.fits_beside(4 * MIB, MIB).unwrap_err();
+        assert_eq!(
+            err,
+            MemoryError::TooLarge {
+                needed: 5,
+                budget: 4
+            }
+        );
     }
 
     #[tokio::test]

@@ -197,3 +197,38 @@ async fn an_upload_larger_than_the_whole_budget_is_refused_at_once() {
         "{body}"
     );
 }
+
+/// A small Word document whose parts declare more than the budget could
+/// ever give (honest text, under the bomb ratio) is refused when it is
+/// uploaded, naming the file, and holds nothing: the next upload is
+/// accepted at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_that_could_never_fit_is_refused_at_upload_and_blocks_nobody() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = ServerProcess::start(dir.path(), &["--extract-memory-mib", BUDGET_MIB]).await;
+    let client = reqwest::Client::new();
+    let body = text(5 << 20);
+    let docx = zip(
+        &[("word/document.xml", &body)],
+        zip::CompressionMethod::Deflated,
+    );
+    assert!(docx.len() < 1 << 20, "{} bytes", docx.len());
+    let res = post(&client, &server.base, "word", "large.docx", docx).await;
+    assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let answer = res.json::<Value>().await.expect("json");
+    assert_eq!(answer["code"], "too_large", "{answer}");
+    let error = answer["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("large.docx") && error.contains("--extract-memory-mib"),
+        "{answer}"
+    );
+    let res = post(
+        &client,
+        &server.base,
+        "small",
+        "guide.md",
+        b"# Guide\n\nA small page.\n".to_vec(),
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::ACCEPTED);
+}
