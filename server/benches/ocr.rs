@@ -59,9 +59,10 @@ fn main() {
             .expect("the scan opens");
         let pages = doc.pages_without_text();
         let started = Instant::now();
-        let reads = engine
+        let ocr::Reading { reads, left_out } = engine
             .read_pages(&scan, &pages, &AtomicBool::new(false))
             .expect("OCR runs");
+        assert!(left_out.is_empty(), "pages left out: {left_out:?}");
         let secs = started.elapsed().as_secs_f64();
         let ocr::Outcome { texts, unread } = ocr::Outcome::of(reads);
         doc.replace_pages(&texts);

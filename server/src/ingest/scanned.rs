@@ -31,7 +31,7 @@ pub(super) async fn read_by_ocr(
     };
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     // Dropped with this future (the job cancelled): the OCR stops.
-    let _stop_on_drop = ocr::StopOnDrop(stop.clone());
+    let _stop_on_drop = crate::process::StopOnDrop(stop.clone());
     let engine = ocr.clone();
     let wanted = pages.clone();
     let reading = tokio::task::spawn_blocking(move || {
@@ -45,8 +45,8 @@ pub(super) async fn read_by_ocr(
         );
         reads
     });
-    let reads = match reading.await {
-        Ok(Ok(reads)) => reads,
+    let ocr::Reading { reads, left_out } = match reading.await {
+        Ok(Ok(reading)) => reading,
         Ok(Err(err)) => {
             return Err(format!(
                 "the PDF's pages without text could not be read by OCR: {err}"
@@ -70,6 +70,13 @@ pub(super) async fn read_by_ocr(
             if read.len() == 1 { "was" } else { "were" }
         ));
     }
+    for left in &left_out {
+        doc.warnings.push(format!(
+            "{} left out: {}",
+            pages_named(&left.pages),
+            left.why
+        ));
+    }
     for (page, error) in &unread {
         let why = match error {
             Some(error) => format!("it could not be read by OCR: {error}"),
@@ -87,9 +94,24 @@ pub(super) async fn read_by_ocr(
         let first_error = unread
             .iter()
             .find_map(|(page, error)| Some(format!(" (page {page}: {})", error.as_ref()?)))
+            .or_else(|| {
+                let left = left_out.first()?;
+                Some(format!(
+                    " ({} left out: {})",
+                    pages_named(&left.pages),
+                    left.why
+                ))
+            })
             .unwrap_or_default();
+        // "Found no text" only where OCR looked and saw none; a page it
+        // could not render or read is not a page without text.
+        let outcome = if unread.iter().any(|(_, error)| error.is_none()) {
+            "OCR found no text on"
+        } else {
+            "OCR could not read"
+        };
         return Err(format!(
-            "the PDF has no text layer, and OCR found no text on its {}{first_error}",
+            "the PDF has no text layer, and {outcome} its {}{first_error}",
             pages_named(&pages)
         ));
     }

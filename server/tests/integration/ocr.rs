@@ -264,3 +264,106 @@ async fn with_ocr_off_a_scan_is_refused_with_a_message_that_says_so() {
         "{hint}"
     );
 }
+
+/// One file cannot hold OCR for long: past `--ocr-max-pages` the pages
+/// are left out, named in the file's warnings with the bound, and the
+/// pages read are indexed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_past_the_files_bound_are_left_out_and_named() {
+    scans::require_tools();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = docshelf_server::config::EngineConfig {
+        ocr: OcrConfig {
+            max_pages: 2,
+            ..OcrConfig::default()
+        },
+        ..common::engine_config(&dir.path().join("store"))
+    };
+    let engine = Engine::open(&config).await.expect("engine");
+    assert!(matches!(engine.ocr(), OcrStatus::Ready(_)));
+    let source = pdf_dir().join("pypdf-Seige_of_Vicksburg_Sample_OCR.pdf");
+    let scan = scans::scan(&source, Some((1, 3)), 150, &dir.path().join("scan"));
+    let status = common::run(&engine, "bounded", "1", vec![upload("bounded.pdf", scan)]).await;
+    let progress = file(&status, "bounded.pdf");
+    assert!(
+        matches!(progress.state, FileState::Stored { .. }),
+        "{progress:#?}"
+    );
+    assert!(
+        progress
+            .warnings
+            .iter()
+            .any(|w| w.contains("page 3 left out") && w.contains("--ocr-max-pages")),
+        "{progress:#?}"
+    );
+    let chunks = engine
+        .store()
+        .document("bounded", "1", "bounded.pdf")
+        .await
+        .expect("chunks");
+    let pages: std::collections::BTreeSet<u32> = chunks.iter().filter_map(|c| c.page).collect();
+    assert_eq!(pages, [1, 2].into());
+}
+
+/// A PDF of one page too large for `pdftoppm` to allocate (14,400 pt
+/// square: pdftoppm says "Bogus memory allocation size" and leaves a few
+/// bytes that are no image). Its offsets are computed, so the file is
+/// valid and only its size is hostile.
+fn huge_page_pdf() -> Vec<u8> {
+    let content = "0 0 1 rg 10 10 100 100 re f\n";
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_owned(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 14400 14400] /Contents 4 0 R >>".to_owned(),
+        format!(
+            "<< /Length {} >>\nstream\n{content}endstream",
+            content.len()
+        ),
+    ];
+    let mut pdf = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, object) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend_from_slice(format!("{} 0 obj\n{object}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = pdf.len();
+    pdf.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for offset in offsets {
+        pdf.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    pdf.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    pdf
+}
+
+/// A page `pdftoppm` cannot render is reported as not rendered, with its
+/// reason, not as a page on which OCR found no text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_cannot_be_rendered_is_said_to_be_unrendered() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = ocr_engine(&dir.path().join("store")).await;
+    let status = common::run(
+        &engine,
+        "huge",
+        "1",
+        vec![upload("huge.pdf", huge_page_pdf())],
+    )
+    .await;
+    match &file(&status, "huge.pdf").state {
+        FileState::Failed { reason } => {
+            assert!(reason.contains("could not be rendered"), "{reason}");
+            assert!(
+                !reason.contains("OCR found no text on its page"),
+                "{reason}"
+            );
+        }
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
