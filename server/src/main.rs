@@ -7,6 +7,8 @@ use clap::Parser;
 use docshelf_server::cli::{Cli, Outcome};
 
 fn main() -> ExitCode {
+    // Before any thread exists: the environment is only written here.
+    docshelf_server::embed::device::quiet_gpu_probe();
     let cli = Cli::parse();
     docshelf_server::telemetry::init(cli.verbose);
     match docshelf_server::cli::run(cli) {

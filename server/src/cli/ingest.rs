@@ -64,8 +64,15 @@ pub struct IngestArgs {
 pub(super) async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
     if let [one] = args.paths.as_slice() {
         let raw = one.to_string_lossy();
-        if crate::source::Origin::parse(&raw).is_ok() {
-            return ingest_source(&args, &raw).await;
+        match crate::source::Origin::parse(&raw) {
+            Ok(_) => return ingest_source(&args, &raw).await,
+            // Written as a source (`pypi:…`, `https://…`) and no file of
+            // that name: the source's own reason, as the REST API gives it,
+            // not a complaint about files.
+            Err(err) if looks_like_source(&raw) && !one.exists() => {
+                return Err(crate::engine::EngineError::from(err).into());
+            }
+            Err(_) => {}
         }
     }
     let library = validate::library(&args.library)?;
@@ -97,6 +104,15 @@ pub(super) async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
     }
 
     ended(&status)
+}
+
+/// Whether `raw` is written as a source rather than a path: a registry
+/// prefix or an http(s) scheme.
+fn looks_like_source(raw: &str) -> bool {
+    let lower = raw.trim().to_ascii_lowercase();
+    ["pypi:", "npm:", "crates:", "http://", "https://"]
+        .iter()
+        .any(|prefix| lower.starts_with(prefix))
 }
 
 /// Says how a job ended; an error if anything failed.

@@ -1,7 +1,7 @@
 //! The `docshelf` command line: one binary for the server and the tools.
 //!
 //! - [`serve`]: `serve` (HTTP) and `mcp` (stdio).
-//! - [`ingest`]: `ingest`, files and folders into a library version.
+//! - [`ingest`]: `ingest`, files, folders, a site or a package into a library version.
 //! - [`query`]: `search`, `libraries`, `get`, `delete` against the store.
 //! - [`eval`]: `eval`, retrieval quality on a judged corpus.
 //! - [`ask`]: `ask`, a question answered by a language model from the store.
@@ -45,7 +45,7 @@ pub struct Cli {
 pub enum Command {
     /// Serve the dashboard, the REST API and MCP over HTTP.
     Serve(ServeConfig),
-    /// Upload files, folders and ZIP archives into a library version.
+    /// Add documents to a library version: files, folders and archives, a site to crawl, or a registry package.
     Ingest(IngestArgs),
     /// Print the embedding of each text as a JSON array of 384 floats, one per line.
     Embed(EmbedArgs),
@@ -162,6 +162,15 @@ fn embed(args: EmbedArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every command's flags, flattened settings included, are checked
+    /// together, as clap checks them only when that command is parsed:
+    /// two settings of one name broke `ingest` at its first run.
+    #[test]
+    fn every_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
 
     #[test]
     fn the_exit_status_follows_the_error_kind_through_context() {

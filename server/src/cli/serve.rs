@@ -39,7 +39,7 @@ pub struct ServeConfig {
     pub token: Option<String>,
 
     /// Require the token for reads too (search, documents, MCP, metrics).
-    #[arg(long = "auth-reads", env = "DOCSHELF_AUTH_READS")]
+    #[arg(long = "auth-reads", env = "DOCSHELF_AUTH_READS", value_parser = crate::config::switch())]
     pub auth_reads: bool,
 
     /// Seconds a connection may take to send a request's headers, or sit

@@ -75,6 +75,25 @@ fn wgpu_adapter() -> &'static Result<(Device, Backend), String> {
     })
 }
 
+/// Keeps the GPU probe from printing "error: XDG_RUNTIME_DIR is invalid or
+/// not set" (four times) on every start of a machine without a desktop
+/// session. Those lines come from Mesa's Vulkan device-selection layer,
+/// which asks the Wayland compositor which GPU drives the display, through
+/// a libwayland that prints when there is none: nothing failed, and
+/// docshelf draws on no display. The layer is turned off (its documented
+/// switch, `NODEVICE_SELECT=1`) only where it has nothing to select for:
+/// no Wayland session, and no `MESA_VK_DEVICE_SELECT` or `DRI_PRIME` from
+/// a user choosing a GPU through it. Call it first thing in `main`, before
+/// any thread exists, as writing the environment requires.
+pub fn quiet_gpu_probe() {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    let session = set("WAYLAND_DISPLAY") || set("XDG_RUNTIME_DIR");
+    let choosing = set("MESA_VK_DEVICE_SELECT") || set("DRI_PRIME") || set("NODEVICE_SELECT");
+    if cfg!(target_os = "linux") && !session && !choosing {
+        std::env::set_var("NODEVICE_SELECT", "1");
+    }
+}
+
 /// Resolves a choice to a device, logging what was picked and why.
 pub fn resolve(choice: DeviceChoice) -> Result<(Device, Backend), EmbedError> {
     match choice {

@@ -192,14 +192,21 @@ impl Engine {
                 (version, Work::Site(plan))
             }
             Origin::Package(spec) => {
+                // A version given is checked before any registry is asked:
+                // a bad one must not cost (or reach) a registry request.
+                let asked = request
+                    .version
+                    .as_deref()
+                    .map(validate::version)
+                    .transpose()?;
                 let release = registry::resolve(&self.fetcher, &spec)
                     .await
                     .map_err(SourceError::from)?;
-                let version = request
-                    .version
-                    .clone()
-                    .unwrap_or_else(|| release.version.clone());
-                (validate::version(&version)?, Work::Package(release))
+                let version = match asked {
+                    Some(version) => version,
+                    None => validate::version(&release.version)?,
+                };
+                (version, Work::Package(release))
             }
         };
         request.library = library.clone();
@@ -291,6 +298,7 @@ impl Engine {
         let (engine, handle) = (self.clone(), job.clone());
         self.background.spawn(async move {
             tokio::join!(engine.run_source(&handle, prepared), engine.record(&handle));
+            engine.leave_nothing_staged(&handle).await;
         });
         let accepted = job.accepted();
         Ok(SourceAccepted {

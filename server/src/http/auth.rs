@@ -96,7 +96,7 @@ pub fn check(access: &Access, headers: &HeaderMap, write: bool) -> Result<(), Ap
         return Ok(());
     };
     match bearer(headers) {
-        Some(given) if same(given.trim().as_bytes(), token.as_bytes()) => Ok(()),
+        Some(given) if same(given.as_bytes(), token.as_bytes()) => Ok(()),
         Some(_) => Err(ApiError::unauthorized("the bearer token is wrong")),
         None => Err(ApiError::unauthorized(
             "this request needs a token: send Authorization: Bearer <token>",
@@ -110,19 +110,25 @@ fn check_dashboard(access: &Access, headers: &HeaderMap, write: bool) -> Result<
     let Some(token) = required(access, write) else {
         return Ok(());
     };
-    match bearer(headers).map(str::trim).filter(|g| !g.is_empty()) {
+    match bearer(headers).filter(|g| !g.is_empty()) {
         Some(given) if same(given.as_bytes(), token.as_bytes()) => Ok(()),
         Some(_) => Err("the access token is wrong"),
         None => Err("this needs the access token: enter it at the top of the page"),
     }
 }
 
-/// The token of an `Authorization: Bearer <token>` header, as given.
+/// The token of an `Authorization: Bearer <token>` header, read as
+/// RFC 9110 (§11.4) writes credentials: the scheme in any case, then one
+/// or more spaces, then the token. So `Bearer  t` and `bearer t` carry
+/// `t`; a header of another scheme carries no bearer token. The token
+/// itself is compared whole: whitespace inside or after it (which HTTP
+/// does not strip from inside a value) makes it a different token.
 fn bearer(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, rest) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| rest.trim_start_matches(' '))
 }
 
 /// Compares in time independent of where the inputs differ.
@@ -143,6 +149,29 @@ mod tests {
             );
         }
         headers
+    }
+
+    #[test]
+    fn the_bearer_token_is_read_as_rfc_9110_writes_it() {
+        for (header, token) in [
+            ("Bearer t0k", Some("t0k")),
+            ("Bearer  t0k", Some("t0k")),
+            ("bearer t0k", Some("t0k")),
+            ("BEARER t0k", Some("t0k")),
+            ("Bearer ", Some("")),
+            ("Basic dXNlcjpwYXNz", None),
+            ("Bearer", None),
+            ("Bearert0k", None),
+        ] {
+            assert_eq!(bearer(&headers(Some(header))), token, "{header:?}");
+        }
+        let access = Access {
+            token: Some("t0k".into()),
+            auth_reads: false,
+        };
+        assert!(check(&access, &headers(Some("Bearer  t0k")), true).is_ok());
+        assert!(check(&access, &headers(Some("Bearer t0k x")), true).is_err());
+        assert!(check(&access, &headers(Some("Bearer t0")), true).is_err());
     }
 
     #[test]

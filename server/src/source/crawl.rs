@@ -482,7 +482,11 @@ impl Crawl<'_> {
     }
 
     /// Reads the site's `llms-full.txt`, else queues what its `llms.txt`
-    /// lists; `None` when it offers neither.
+    /// lists; `None` when it offers neither, or nothing of them can be
+    /// taken: the caller then crawls the site, as documented. Whatever is
+    /// refused on the way (a file past its bound, links outside the
+    /// crawl's scope) is listed in the job with its reason, so a crawl
+    /// that ends with nothing says why.
     async fn llms_txt(&mut self, start: &Url) -> Option<Llms> {
         let prefix = self.plan.scope.prefix().to_owned();
         let places = |name: &str| -> Vec<Url> {
@@ -497,32 +501,84 @@ impl Crawl<'_> {
             if self.robots_allow(&url).await.is_err() {
                 continue;
             }
-            if let Ok(body) = self.fetcher.get_body(&url).await {
-                let address = url.to_string();
-                self.addresses.insert(address.clone());
-                let found = self.found(address, Format::Markdown, body, Vec::new());
-                self.send(found).await;
-                return Some(Llms::Full);
+            match self.fetcher.get_body(&url).await {
+                Ok(body) => {
+                    let address = url.to_string();
+                    self.addresses.insert(address.clone());
+                    let found = self.found(address, Format::Markdown, body, Vec::new());
+                    self.send(found).await;
+                    return Some(Llms::Full);
+                }
+                // Not offered there: nothing to say.
+                Err(err) if err.is_gone() => {}
+                Err(err) => {
+                    let reason = format!("llms-full.txt could not be read: {err}");
+                    self.notes.push(format!("{url}: {reason}"));
+                    let address = url.to_string();
+                    self.send(Found::Failed {
+                        address,
+                        reason,
+                        gone: false,
+                    })
+                    .await;
+                }
             }
         }
         for url in places("llms.txt") {
             if self.robots_allow(&url).await.is_err() {
                 continue;
             }
-            if let Ok(body) = self.fetcher.get_body(&url).await {
-                let text = String::from_utf8_lossy(&body.bytes);
-                // The pages llms.txt lists are taken, not what they link.
-                let depth = self.plan.limits.max_depth;
-                for link in markdown_links(&text) {
-                    if let Ok(page) = url.join(link) {
-                        self.enqueue(page, depth);
-                    }
+            let body = match self.fetcher.get_body(&url).await {
+                Ok(body) => body,
+                Err(err) if err.is_gone() => continue,
+                Err(err) => {
+                    let reason = format!("llms.txt could not be read: {err}");
+                    self.notes.push(format!("{url}: {reason}"));
+                    self.send(Found::Failed {
+                        address: url.to_string(),
+                        reason,
+                        gone: false,
+                    })
+                    .await;
+                    continue;
                 }
+            };
+            let text = String::from_utf8_lossy(&body.bytes).into_owned();
+            // The pages llms.txt lists are taken, not what they link.
+            let depth = self.plan.limits.max_depth;
+            let (mut queued, mut refused) = (0, 0);
+            for link in markdown_links(&text) {
+                let Ok(page) = url.join(link) else { continue };
+                let page = normalized(page);
+                if matches!(page.scheme(), "http" | "https") && self.plan.scope.admits(&page) {
+                    self.enqueue(page, depth);
+                    queued += 1;
+                } else {
+                    refused += 1;
+                    let reason = format!(
+                        "listed by {url}, but outside the crawl's scope ({}{})",
+                        start.origin().ascii_serialization(),
+                        self.plan.scope.prefix()
+                    );
+                    self.send(Found::Skipped {
+                        address: page.to_string(),
+                        reason,
+                    })
+                    .await;
+                }
+            }
+            if queued > 0 {
                 return Some(Llms::Index);
             }
+            self.notes.push(format!(
+                "{url} lists no page within the crawl's scope ({refused} outside it); \
+                 the site's pages were crawled instead"
+            ));
+            return None;
         }
         self.notes.push(
-            "the site offers no llms.txt or llms-full.txt; its pages were crawled instead".into(),
+            "the site offers no usable llms.txt or llms-full.txt; its pages were crawled instead"
+                .into(),
         );
         None
     }
@@ -540,20 +596,7 @@ fn markdown_links(text: &str) -> impl Iterator<Item = &str> {
 /// How a fetched body is read: by its media type, else by its URL's
 /// extension. Archives are never taken from a crawl.
 fn format_of(content_type: Option<&str>, url: &Url) -> Option<Format> {
-    let by_path = Format::from_path(url.path()).filter(|f| *f != Format::Zip);
-    match content_type {
-        Some("text/html" | "application/xhtml+xml") => Some(Format::Html),
-        Some("text/markdown" | "text/x-markdown") => Some(Format::Markdown),
-        Some("application/pdf") => Some(Format::Pdf),
-        Some("application/x-ipynb+json") => Some(Format::Notebook),
-        Some("application/vnd.openxmlformats-officedocument.wordprocessingml.document") => {
-            Some(Format::Docx)
-        }
-        // Many servers send Markdown and reST as plain text.
-        Some("text/plain") => Some(by_path.unwrap_or(Format::Text)),
-        None | Some("application/octet-stream" | "binary/octet-stream") => by_path,
-        Some(_) => None,
-    }
+    Format::from_media_type(content_type, url.path()).filter(|f| !f.is_archive())
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ mod scans;
 mod synthetic;
 
 mod ask;
+mod cli;
 mod crash;
 mod cross_encoder;
 mod embed;

@@ -39,7 +39,7 @@ const PAGES: [&str; 12] = [
 ];
 
 /// Pages that fail, each for its own reason, with what the failure says.
-const FAILING: [(&str, &str); 7] = [
+const FAILING: [(&str, &str); 8] = [
     ("missing.html", "answered 404"),
     ("broken.html", "answered 500"),
     ("slow.html", "no answer within"),
@@ -50,6 +50,19 @@ const FAILING: [(&str, &str); 7] = [
         "169.254.169.254 is a link-local address",
     ),
     ("to-private.html", "10.0.0.1 is a private address"),
+    (
+        "gzipped.html",
+        "gzip-compressed data, which docshelf did not ask for",
+    ),
+];
+
+/// A page gzip-compressed although docshelf asks for `identity`:
+/// `<html><body><p>inflated against the rules</p></body></html>`.
+const GZIPPED: [u8; 72] = [
+    31, 139, 8, 0, 0, 0, 0, 0, 2, 3, 179, 201, 40, 201, 205, 177, 179, 73, 202, 79, 169, 180, 179,
+    41, 176, 203, 204, 75, 203, 73, 44, 73, 77, 81, 72, 76, 79, 204, 204, 43, 46, 81, 40, 201, 72,
+    85, 40, 42, 205, 73, 45, 182, 209, 47, 176, 179, 209, 135, 168, 211, 7, 107, 2, 0, 144, 162,
+    37, 61, 59, 0, 0, 0,
 ];
 
 /// The documentation site: pages by path, changeable while it runs, and
@@ -183,6 +196,16 @@ async fn serve_site(State(site): State<Arc<Site>>, request: Request) -> Response
         "/docs/to-metadata.html" => return redirect("http://169.254.169.254/latest/meta-data/"),
         "/docs/to-private.html" => return redirect("http://10.0.0.1/docs/"),
         "/docs/broken.html" => return AxumStatus::INTERNAL_SERVER_ERROR.into_response(),
+        "/docs/gzipped.html" => {
+            return (
+                [
+                    (header::CONTENT_TYPE, "text/html"),
+                    (header::CONTENT_ENCODING, "gzip"),
+                ],
+                GZIPPED.to_vec(),
+            )
+                .into_response()
+        }
         // Never answers: the crawl's own timeout must end it.
         "/docs/slow.html" => return std::future::pending::<Response>().await,
         "/docs/huge.html" => {
@@ -491,6 +514,9 @@ async fn the_servers_own_network_is_refused() {
         ("http://127.0.0.1:9/docs/", "loopback"),
         ("http://localhost:9/docs/", "loopback"),
         ("http://[::1]:9/", "loopback"),
+        // 127.0.0.1 inside 6to4 and Teredo.
+        ("http://[2002:7f00:1::]/", "loopback"),
+        ("http://[2001:0:5ef5:79fb::80ff:fffe]/", "loopback"),
         ("http://10.1.2.3/docs/", "private"),
         ("http://169.254.169.254/latest/meta-data/", "link-local"),
         ("ftp://example.org/docs/", "neither an http(s) URL"),
@@ -640,4 +666,100 @@ async fn a_sites_llms_full_txt_is_read_when_asked_for() {
             .contains("pomegranate"),
         "{found:#}"
     );
+}
+
+/// With `llms_txt`, an `llms-full.txt` past the page bound and an
+/// `llms.txt` that lists only pages outside the crawl's scope are listed
+/// with their reasons, and the site is crawled instead, as documented.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unusable_llms_files_are_named_and_the_site_is_crawled_instead() {
+    let dir = tempfile::tempdir().expect("dir");
+    let site = Site::new();
+    {
+        let mut pages = site.pages.lock().unwrap();
+        pages.insert(
+            "/docs/llms-full.txt".into(),
+            "# Too big\n\n".repeat(200_000),
+        );
+        pages.insert(
+            "/docs/llms.txt".into(),
+            "# Git\n\n- [metadata](http://169.254.169.254/latest/meta-data/)\n\
+             - [elsewhere](http://127.0.0.2/docs/git-add.html)\n"
+                .into(),
+        );
+    }
+    let site_base = start_site(site.clone()).await;
+    let (_engine, base) = docshelf(dir.path()).await;
+    let (status, accepted) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": format!("{site_base}/docs/"), "library": "llms", "version": "1", "llms_txt": true}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    let job = finished(&Client::new(), &base, &accepted).await;
+    assert_eq!(job["state"], "done", "{job:#}");
+    let by_path = files(&job);
+    let full = &by_path[&format!("{site_base}/docs/llms-full.txt")];
+    assert_eq!(full["state"], "failed", "{full}");
+    assert!(
+        full["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("llms-full.txt") && r.contains("larger than")),
+        "{full}"
+    );
+    for listed in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://127.0.0.2/docs/git-add.html",
+    ] {
+        let f = &by_path[listed];
+        assert_eq!(f["state"], "skipped", "{listed}: {f}");
+        assert!(
+            f["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("outside the crawl's scope")),
+            "{f}"
+        );
+    }
+    // The fallback: the site's pages were crawled.
+    assert_eq!(
+        by_path[&format!("{site_base}/docs/git-add.html")]["state"],
+        "stored",
+        "{job:#}"
+    );
+    let (_, sources) = get_json(&base, "/api/sources").await;
+    let notes = sources["sources"][0]["last_refresh"]["notes"].to_string();
+    assert!(notes.contains("crawled instead"), "{notes}");
+    assert!(
+        sources["sources"][0]["last_refresh"]["failures"]
+            .to_string()
+            .contains("llms-full.txt"),
+        "{sources:#}"
+    );
+}
+
+/// A package source's version is checked before any registry is asked: a
+/// bad one is bad input even for a package no registry has (asking first
+/// would have answered "no such package").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_sources_version_is_checked_before_the_registry_is_asked() {
+    let dir = tempfile::tempdir().expect("dir");
+    let engine = common::engine(dir.path()).await;
+    for version in ["../../x", "a\0b", &"9".repeat(401)] {
+        let request = SourceRequest {
+            url: "pypi:docshelf-no-such-package-x9q".into(),
+            library: "nothing".into(),
+            version: Some(version.to_owned()),
+            ..SourceRequest::default()
+        };
+        let err = engine
+            .ingest_source(request, |_| {})
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            err.kind(),
+            index_core::ErrorKind::BadInput,
+            "{version:?}: {err}"
+        );
+    }
 }
