@@ -13,6 +13,7 @@
 //! the reason, so its status and its event stream end.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use index_core::job::{FileState, JobState, JobStatus};
@@ -23,6 +24,12 @@ use crate::ingest::JobHandle;
 use crate::store::job_log::{self, StoredJob};
 use crate::store::now_micros;
 use crate::store::runs::run_of;
+
+/// How often a finished job's staged rows are dropped again, when
+/// dropping them failed.
+const STAGING_RETRY: Duration = Duration::from_secs(30);
+/// How many times, in all.
+const STAGING_TRIES: u32 = 20;
 
 /// A job found to follow: its live handle here, or its row in the store.
 pub enum JobWatch {
@@ -95,6 +102,54 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// Makes sure a job that ended left nothing staged: a drop that
+    /// failed (a full disk) is tried again, every [`STAGING_RETRY`], up to
+    /// [`STAGING_TRIES`] times, the staging table's old versions pruned
+    /// first to make room. Said once in the log when it fails, once when it
+    /// succeeds; past the last try, the next start drops them.
+    pub(super) async fn leave_nothing_staged(&self, job: &JobHandle) {
+        let id = job.id();
+        for attempt in 0..=STAGING_TRIES {
+            match self.store.staging_jobs().await {
+                Ok(staging) if !staging.contains(&id) => {
+                    if attempt > 0 {
+                        tracing::info!(job = id, "a finished job's staged rows are dropped");
+                    }
+                    return;
+                }
+                Ok(_) => {}
+                Err(err) => {
+                    // Not knowing is no reason to retry for minutes.
+                    tracing::debug!(%err, job = id, "cannot read what jobs have staged");
+                    return;
+                }
+            }
+            if attempt == STAGING_TRIES {
+                break;
+            }
+            if attempt > 0 {
+                tokio::time::sleep(STAGING_RETRY).await;
+                if let Err(err) = self.store.prune_staging().await {
+                    tracing::debug!(%err, "cannot prune the staging table");
+                }
+            }
+            if let Err(err) = self.store.discard_staged(&id).await {
+                if attempt == 0 {
+                    tracing::warn!(
+                        %err,
+                        job = id,
+                        "cannot drop a finished job's staged rows; trying again every {} s",
+                        STAGING_RETRY.as_secs()
+                    );
+                }
+            }
+        }
+        tracing::warn!(
+            job = id,
+            "a finished job's staged rows are left to the next start"
+        );
     }
 
     /// `stored`, or, if it is unfinished and its process is gone, the same

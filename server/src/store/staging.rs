@@ -254,6 +254,22 @@ impl Store {
         Ok(())
     }
 
+    /// Frees what the staging table's older versions hold on disk (each
+    /// staged document was a commit of its own), so that a drop can be
+    /// written on a disk that filled up. Versions of the last minute are
+    /// kept: a job staging or publishing now may still read them.
+    pub async fn prune_staging(&self) -> Result<(), StoreError> {
+        let _writer = self.write.acquire().await?;
+        self.staged
+            .optimize(OptimizeAction::Prune {
+                older_than: Some(lancedb::table::optimize::Duration::minutes(1)),
+                delete_unverified: None,
+                error_if_tagged_old_versions: None,
+            })
+            .await?;
+        Ok(())
+    }
+
     /// The jobs that have rows staged, whatever process runs them.
     pub async fn staging_jobs(&self) -> Result<HashSet<String>, StoreError> {
         strings_where(&self.staged, None, JOB_ID).await

@@ -345,10 +345,14 @@ async fn on_a_full_disk_the_job_says_so_and_claims_nothing() {
             "the summary claims documents were stored: {error}"
         );
     }
+    // Said at job level, whether or not some files were stored.
     assert!(
-        error.contains("full") || stored > 0,
+        error.contains("disk holding the store is full"),
         "the job does not say the disk is full: {job:#}"
     );
+    if stored == 0 {
+        assert_eq!(job["state"], "failed", "{job:#}");
+    }
     // The server still answers, and lists nothing it did not publish.
     let listed = versions(base, "manual").await;
     assert!(
