@@ -624,7 +624,7 @@ mod tests {
         );
         let docs = documentation_paths(attrs);
         assert_eq!(docs[0].archive_path, "attrs-24.2.0/README.md");
-        assert_eq!(docs[1].format, Format::Text);
+        assert_eq!(docs[1].format, Format::Rst);
     }
 
     #[test]

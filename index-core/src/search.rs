@@ -10,10 +10,7 @@ use crate::scoring::{WeightError, Weights};
 pub const DEFAULT_K: usize = 10;
 pub const MAX_K: usize = 50;
 
-/// The longest query, in characters: a huge query string once took minutes
-/// of work (docs/benchmarks.md), and a question about documentation fits in
-/// far less.
-pub const MAX_QUERY_CHARS: usize = 1000;
+pub use crate::validate::MAX_QUERY_CHARS;
 
 /// Which retrievers run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

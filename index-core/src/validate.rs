@@ -51,9 +51,14 @@ const MAX_NAME: usize = 100;
 pub const MAX_NAME_BYTES: usize = 4 * MAX_NAME;
 /// The longest session id, in bytes (ours are 36-byte UUIDs).
 pub const MAX_SESSION_ID_BYTES: usize = 128;
-/// The longest query or question, in bytes ([`crate::search::MAX_QUERY_CHARS`]
-/// characters of at most 4 bytes each).
-pub const MAX_QUERY_BYTES: usize = 4 * crate::search::MAX_QUERY_CHARS;
+/// The longest query, in characters: a huge query string is minutes of
+/// work (docs/benchmarks.md), and a question about documentation fits in
+/// far less. The limits on what a client sends live here, where they are
+/// checked; `search` and `ask` read them.
+pub const MAX_QUERY_CHARS: usize = 1000;
+/// The longest query or question, in bytes ([`MAX_QUERY_CHARS`] characters
+/// of at most 4 bytes each).
+pub const MAX_QUERY_BYTES: usize = 4 * MAX_QUERY_CHARS;
 /// The longest file path (a document's, or a path prefix), in bytes.
 pub const MAX_FILE_PATH_BYTES: usize = 1024;
 

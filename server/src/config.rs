@@ -133,16 +133,6 @@ pub struct EngineConfig {
     )]
     pub read_consistency_secs: f64,
 
-    /// Seconds between the index refreshes of a long upload: until one
-    /// covers a stored document, every search scans its rows. The job
-    /// always refreshes once more at its end.
-    #[arg(
-        long = "index-refresh-secs",
-        env = "DOCSHELF_INDEX_REFRESH_SECS",
-        default_value_t = 5.0
-    )]
-    pub index_refresh_secs: f64,
-
     /// Most chunks the store keeps a copy of in memory, which searches
     /// answer from (their text and 8-bit vectors; docs/configuration.md
     /// says what a chunk costs). A larger store is searched on disk only;
@@ -174,6 +164,7 @@ pub struct OcrConfig {
         env = "DOCSHELF_OCR",
         default_value_t = true,
         action = clap::ArgAction::Set,
+        value_parser = switch(),
         value_name = "BOOL"
     )]
     pub enabled: bool,
@@ -196,6 +187,28 @@ pub struct OcrConfig {
     )]
     pub memory_mib: u64,
 
+    /// Pages of one file OCR reads at most; the rest are left out, and the
+    /// file's warnings name them.
+    #[arg(
+        id = "ocr_max_pages",
+        long = "ocr-max-pages",
+        env = "DOCSHELF_OCR_MAX_PAGES",
+        default_value_t = crate::ingest::ocr::DEFAULT_MAX_PAGES
+    )]
+    pub max_pages: u32,
+
+    /// Wall seconds OCR may spend on one file, all its pages together;
+    /// pages not reached by then are left out, and the file's warnings
+    /// name them. One file at a time per two cores is read by OCR, so
+    /// this is also how long one file can keep the others waiting.
+    #[arg(
+        id = "ocr_file_secs",
+        long = "ocr-file-secs",
+        env = "DOCSHELF_OCR_FILE_SECS",
+        default_value_t = crate::ingest::ocr::DEFAULT_FILE_SECS
+    )]
+    pub file_secs: f64,
+
     /// Tesseract's languages for OCR, `+`-joined (`eng+deu`); each needs
     /// its data installed (Debian: `tesseract-ocr-deu`).
     #[arg(
@@ -212,6 +225,8 @@ impl Default for OcrConfig {
             enabled: true,
             page_secs: crate::ingest::ocr::DEFAULT_PAGE_SECS,
             memory_mib: crate::ingest::ocr::DEFAULT_MEMORY_MIB,
+            max_pages: crate::ingest::ocr::DEFAULT_MAX_PAGES,
+            file_secs: crate::ingest::ocr::DEFAULT_FILE_SECS,
             languages: crate::ingest::ocr::DEFAULT_LANGUAGES.into(),
         }
     }
@@ -226,6 +241,8 @@ impl OcrConfig {
                 .memory_mib
                 .clamp(64, 1 << 20)
                 .saturating_mul(1024 * 1024),
+            max_pages: self.max_pages.max(1),
+            file_time: seconds(self.file_secs, 1.0, 7.0 * 86_400.0),
             languages: self.languages.trim().to_owned(),
         })
     }
@@ -239,7 +256,11 @@ pub struct SourceConfig {
     /// metadata addresses. Off by default: a URL from a client could
     /// otherwise turn the crawler on the server's own network. Turn it on
     /// for intranet documentation (and trusted clients only).
-    #[arg(long = "allow-private-urls", env = "DOCSHELF_ALLOW_PRIVATE_URLS")]
+    #[arg(
+        long = "allow-private-urls",
+        env = "DOCSHELF_ALLOW_PRIVATE_URLS",
+        value_parser = switch()
+    )]
     pub allow_private_urls: bool,
 
     /// Private addresses crawls may reach, one by one (an intranet docs
@@ -340,6 +361,14 @@ impl SourceConfig {
     }
 }
 
+/// The parser of every on/off setting: environment variables are
+/// conventionally `1`/`0`, `yes`/`no` or `on`/`off` as well as
+/// `true`/`false`, so all of them are accepted (in any case), on the
+/// command line too.
+pub fn switch() -> clap::builder::BoolishValueParser {
+    clap::builder::BoolishValueParser::new()
+}
+
 /// `30m`, `6h`, `1d`, `90s` (humantime's durations) or a number of seconds.
 fn parse_every(raw: &str) -> Result<std::time::Duration, String> {
     let raw = raw.trim();
@@ -369,17 +398,10 @@ impl EngineConfig {
             extract_memory_mib: crate::ingest::memory::default_budget_mib(),
             extract_timeout_secs: 120.0,
             read_consistency_secs: 2.0,
-            index_refresh_secs: crate::ingest::pipeline::REFRESH_EVERY.as_secs_f64(),
             resident_chunks: crate::store::resident::DEFAULT_MAX_ROWS,
             sources: SourceConfig::default(),
             ocr: OcrConfig::default(),
         }
-    }
-
-    /// How often a long upload refreshes the indexes (see
-    /// `--index-refresh-secs`).
-    pub fn index_refresh(&self) -> std::time::Duration {
-        seconds(self.index_refresh_secs, 0.0, 86_400.0)
     }
 
     /// How stale a read may be (see `--read-consistency-secs`).
@@ -445,6 +467,23 @@ mod tests {
             std::time::Duration::from_millis(500)
         );
         assert_eq!(seconds(2.0, 0.5, 9.0), std::time::Duration::from_secs(2));
+    }
+
+    #[test]
+    fn switches_from_the_environment_take_the_usual_spellings() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Probe {
+            #[command(flatten)]
+            engine: EngineConfig,
+        }
+        for (on, off) in [("1", "0"), ("yes", "no"), ("on", "off"), ("TRUE", "False")] {
+            let parsed = Probe::try_parse_from(["probe", "--ocr", off]).expect("--ocr takes {off}");
+            assert!(!parsed.engine.ocr.enabled, "--ocr {off}");
+            let parsed = Probe::try_parse_from(["probe", "--ocr", on]).expect("--ocr takes {on}");
+            assert!(parsed.engine.ocr.enabled, "--ocr {on}");
+        }
+        assert!(Probe::try_parse_from(["probe", "--ocr", "maybe"]).is_err());
     }
 
     #[test]

@@ -178,3 +178,192 @@ fn a_cycle_is_found_and_named() {
         .collect();
     assert_eq!(find_cycle(&acyclic), None);
 }
+
+// ---------------------------------------------------------------------------
+// File level: inside each module, its files (and sub-folders) must not
+// import each other in a loop either. A loop between two files of one
+// folder (each using the other's items) means they share something that
+// belongs in a third file, which both would then use.
+
+/// The module path of a source file under `src`: `ingest/pipeline.rs` is
+/// `ingest::pipeline`, `ingest/mod.rs` is `ingest`, `lib.rs` is the root.
+fn module_path(src: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(src).expect("a file under src");
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().unwrap_or_default();
+    let stem = last.trim_end_matches(".rs");
+    if !matches!(stem, "mod" | "lib" | "main") {
+        parts.push(stem.to_owned());
+    }
+    parts
+}
+
+/// The paths `code` names through `crate::`, `super::` and `self::`, each
+/// resolved against `module` to an absolute module path (groups expanded:
+/// `super::{a::X, b}` is `…::a::X` and `…::b`).
+fn resolved_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for start in ["crate::", "super::", "self::"] {
+        for (at, _) in code.match_indices(start) {
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let mut base: Vec<String> = match start {
+                "crate::" => Vec::new(),
+                "self::" => module.to_vec(),
+                _ => module[..module.len().saturating_sub(1)].to_vec(),
+            };
+            let mut rest = &code[at + start.len()..];
+            // `super::super::…`
+            while let Some(more) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = more;
+            }
+            tree(rest, &base, &mut out);
+        }
+    }
+    out
+}
+
+/// Reads one use-tree at the start of `text` (`a::b`, `a::{b, c::d}`),
+/// pushing each path it names, prefixed with `base`.
+fn tree(text: &str, base: &[String], out: &mut Vec<Vec<String>>) {
+    let mut path = base.to_vec();
+    let mut rest = text;
+    loop {
+        let rest_trimmed = rest.trim_start();
+        if let Some(group) = rest_trimmed.strip_prefix('{') {
+            let (mut depth, mut start) = (0usize, 0usize);
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        tree(&group[start..i], &path, out);
+                        return;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        tree(&group[start..i], &path, out);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            return;
+        }
+        let ident = leading_ident(rest_trimmed);
+        if ident.is_empty() {
+            break;
+        }
+        path.push(ident.clone());
+        rest = &rest_trimmed[ident.len()..];
+        match rest.strip_prefix("::") {
+            Some(more) => rest = more,
+            None => break,
+        }
+    }
+    if path.len() > base.len() {
+        out.push(path);
+    }
+}
+
+/// For each folder of `src` (the root included): its files and
+/// sub-folders as nodes, and which of them each one's code names.
+fn sibling_graphs(src: &Path) -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let mut graphs: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for file in rust_files(src) {
+        let text = std::fs::read_to_string(&file).expect("a source file");
+        // This file's own tests name paths in strings.
+        if text.contains("fn sibling_graphs(") {
+            continue;
+        }
+        // A file's unit tests (at its end, by convention) may exercise it
+        // together with its neighbours: that is no dependency of the file.
+        let text = [
+            "#[cfg(test)]\nmod tests",
+            "#[cfg(test)]\npub(super) mod tests",
+        ]
+        .iter()
+        .filter_map(|start| text.find(start))
+        .min()
+        .map_or(text.as_str(), |at| &text[..at]);
+        let code: String = text
+            .lines()
+            .map(|line| line.split("//").next().unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let module = module_path(src, &file);
+        for path in resolved_paths(&code, &module) {
+            // The folder both sit in: the longest common prefix, then the
+            // node on each side is the next segment.
+            let common = module.iter().zip(&path).take_while(|(a, b)| a == b).count();
+            let (Some(from), Some(to)) = (module.get(common), path.get(common)) else {
+                continue;
+            };
+            let folder = module[..common].join("::");
+            let dir = src.join(module[..common].join("/"));
+            let is_node =
+                |name: &str| dir.join(format!("{name}.rs")).is_file() || dir.join(name).is_dir();
+            if from != to && is_node(to) {
+                graphs
+                    .entry(folder)
+                    .or_default()
+                    .entry(from.clone())
+                    .or_default()
+                    .insert(to.clone());
+            }
+        }
+    }
+    graphs
+}
+
+#[test]
+fn no_two_files_of_a_module_import_each_other() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut loops = Vec::new();
+    for src in [
+        root.join("src"),
+        root.join("../index-core/src"),
+        root.join("../app/src"),
+    ] {
+        for (folder, graph) in sibling_graphs(&src) {
+            if let Some(cycle) = find_cycle(&graph) {
+                loops.push(format!(
+                    "{} {folder}: {}",
+                    src.display(),
+                    cycle.join(" -> ")
+                ));
+            }
+        }
+    }
+    assert!(
+        loops.is_empty(),
+        "file-level import loops:\n{}",
+        loops.join("\n")
+    );
+}
+
+#[test]
+fn paths_are_resolved_against_the_file_that_names_them() {
+    let module = vec!["ingest".to_owned(), "pipeline".to_owned()];
+    let code = "use super::reuse::vectors_for;\nuse super::{jobs::FileSlot, memory::{A, B}};\nuse crate::store::Store;\nself::x::y();";
+    let found: Vec<String> = resolved_paths(code, &module)
+        .into_iter()
+        .map(|p| p.join("::"))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "store::Store",
+            "ingest::reuse::vectors_for",
+            "ingest::jobs::FileSlot",
+            "ingest::memory::A",
+            "ingest::memory::B",
+            "ingest::pipeline::x::y",
+        ]
+    );
+}

@@ -6,6 +6,7 @@
 //! - [`error`]: the engine's errors and the kind each one is.
 //! - [`error_chain`]: an error's causes and an upstream's message, for people.
 //! - [`ingest`]: upload jobs: extract, chunk, embed, store.
+//! - [`process`]: other tools run as child processes within bounds (OCR's).
 //! - [`source`]: documentation from where it lives: sites crawled, registry packages.
 //! - [`store`]: the LanceDB chunk store.
 //! - [`upgrade`]: re-embedding a store written by an older docshelf, on open.
@@ -33,6 +34,7 @@ pub mod ingest;
 pub mod llm;
 pub mod mcp;
 pub mod metrics;
+pub mod process;
 pub mod search;
 pub mod source;
 pub mod store;

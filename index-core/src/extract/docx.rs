@@ -27,8 +27,9 @@ use std::io::Cursor;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 
+use super::archive::{read_entry, too_large, Budget};
 use super::markdown_out::{code_span, fence, one_line, table_markdown, wrap};
-use super::zip::{open_checked, read_entry, Budget};
+use super::zip::open_checked;
 use super::{ArchiveLimits, ExtractError, MemoryGauge};
 
 /// A Word document as Markdown, with the title it gives itself.
@@ -165,7 +166,7 @@ fn part(
     *held += asked;
     budget.bytes += data.len() as u64;
     if budget.bytes > limits.max_total_bytes {
-        return Err(super::zip::too_large(limits));
+        return Err(too_large(limits));
     }
     match String::from_utf8(data) {
         Ok(text) => Ok(Some(text)),

@@ -6,8 +6,10 @@
 //! Everything here is pure Rust so the dashboard (wasm32) can run the same
 //! code the server does.
 
+mod archive;
 mod asciidoc;
 mod docx;
+mod hocr;
 mod html;
 pub mod links;
 mod markdown_out;
@@ -20,10 +22,11 @@ mod tar;
 mod text;
 mod zip;
 
+pub use self::archive::ArchiveLimits;
+pub use self::hocr::hocr_to_markdown;
 pub use self::html::whole_page_markdown;
 pub use self::links::{page_links, PageLinks};
-pub use self::memory::{memory_estimate, MemoryGauge, Unmetered};
-pub use self::zip::ArchiveLimits;
+pub use self::memory::{declared_need, memory_estimate, MemoryGauge, Unmetered};
 // For `crate::package`, which takes only a package's documentation.
 pub(crate) use self::tar::{archive_files, extract_chosen, Pick};
 
@@ -293,27 +296,21 @@ fn extract_one(
     limits: &ArchiveLimits,
     memory: &mut dyn MemoryGauge,
 ) -> Result<Extracted, ExtractError> {
-    // reStructuredText and AsciiDoc are text to `Format`, but read as the
-    // Markdown they convert to, so they get titles, headings and code blocks;
-    // MDX is Markdown to `Format`, but parsed as MDX first (`mdx.rs`).
-    let extension = path
-        .rsplit(['/', '\\'])
-        .next()
-        .and_then(|name| name.rsplit_once('.'))
-        .map(|(_, extension)| extension.to_ascii_lowercase());
+    // reStructuredText, AsciiDoc and MDX are read as the Markdown they
+    // convert to, so they get titles, headings and code blocks.
     let doc = match format {
-        Format::Markdown if extension.as_deref() == Some("mdx") => {
+        Format::Mdx => {
             let mdx = mdx::to_markdown(&text::decode(bytes)?);
             let mut doc = text::markdown(mdx.markdown.as_bytes())?;
             doc.warnings.extend(mdx.warning);
             doc
         }
         Format::Markdown => text::markdown(bytes)?,
-        Format::Text if matches!(extension.as_deref(), Some("rst" | "rest")) => {
+        Format::Rst => {
             let markdown = rst::to_markdown(&text::decode(bytes)?);
             text::markdown(markdown.as_bytes())?
         }
-        Format::Text if matches!(extension.as_deref(), Some("adoc" | "asciidoc" | "asc")) => {
+        Format::AsciiDoc => {
             let markdown = asciidoc::to_markdown(&text::decode(bytes)?);
             text::markdown(markdown.as_bytes())?
         }
@@ -336,6 +333,78 @@ fn extract_one(
         Format::Zip | Format::TarGz => return Err(ExtractError::Unsupported(path.to_owned())),
     };
     Ok(named(doc, path))
+}
+
+/// Expands an archive found inside another, whichever kind each is: the
+/// one place that knows every archive reader, so that `zip` and `tar` need
+/// not know each other.
+fn expand_nested(
+    format: Format,
+    path: &str,
+    bytes: &[u8],
+    depth: usize,
+    prefix: &str,
+    budget: &mut archive::Budget<'_>,
+) -> Result<Extraction, ExtractError> {
+    match format {
+        Format::TarGz => tar::walk_tar(path, bytes, depth, prefix, budget, &mut tar::every_file)
+            .map(|(out, _)| out),
+        _ => zip::expand(path, bytes, depth, prefix, budget),
+    }
+}
+
+/// Converts one archive entry's data, or expands it if it is an archive
+/// itself, into `out`, giving back the `held` bytes when done: how ZIP and
+/// tar entries alike become documents.
+fn keep(
+    path: &str,
+    format: Format,
+    data: Vec<u8>,
+    held: u64,
+    depth: usize,
+    budget: &mut archive::Budget<'_>,
+    out: &mut Extraction,
+) -> Result<(), ExtractError> {
+    let limits = budget.limits;
+    if format.is_archive() {
+        // The nested archive is held while it is expanded, then freed.
+        let nested = expand_nested(format, path, &data, depth + 1, &format!("{path}/"), budget)?;
+        drop(data);
+        budget.memory.shrink(held);
+        out.documents.extend(nested.documents);
+        out.skipped.extend(nested.skipped);
+        return Ok(());
+    }
+    // Converting takes about as much again as the entry while it runs.
+    let converting = data.len() as u64;
+    budget
+        .memory
+        .grow(converting)
+        .map_err(ExtractError::OutOfMemory)?;
+    let extracted = extract_one(path, format, &data, limits, budget.memory);
+    drop(data);
+    budget.memory.shrink(held + converting);
+    match extracted {
+        Ok(doc) => {
+            // What is kept is the text, until the job is done with it.
+            let text = doc.text.len() as u64;
+            budget.text += text;
+            if budget.text > limits.max_text_bytes {
+                return Err(ExtractError::TooMuchText(limits.max_text_bytes));
+            }
+            budget
+                .memory
+                .grow(text)
+                .map_err(ExtractError::OutOfMemory)?;
+            out.documents.push(doc);
+        }
+        Err(err @ ExtractError::OutOfMemory(_)) => return Err(err),
+        Err(err) => out.skipped.push(Skipped {
+            file_path: path.to_owned(),
+            reason: err.to_string(),
+        }),
+    }
+    Ok(())
 }
 
 /// A title made from a file name, for documents that name themselves nowhere
@@ -386,6 +455,51 @@ mod tests {
         assert_eq!(Format::from_path("docs.zip"), Some(Format::Zip));
         assert_eq!(Format::from_path("image.png"), None);
         assert_eq!(Format::from_path("Makefile"), None);
+    }
+
+    /// A small document in each text format, with its title.
+    fn sample(format: Format) -> Option<&'static [u8]> {
+        Some(match format {
+            Format::Markdown | Format::Mdx => b"# Kestrel guide\n\nHow to fly.\n",
+            Format::Text => b"Kestrel guide.\n\nHow to fly.\n",
+            Format::Rst => b"Kestrel guide\n=============\n\nHow to fly.\n",
+            Format::AsciiDoc => b"= Kestrel guide\n\nHow to fly.\n",
+            Format::Html => b"<html><body><h1>Kestrel guide</h1><p>How to fly.</p></body></html>",
+            Format::Notebook => {
+                br##"{"cells":[{"cell_type":"markdown","metadata":{},"source":["# Kestrel guide\n","How to fly."]}],"metadata":{},"nbformat":4,"nbformat_minor":5}"##
+            }
+            Format::Pdf | Format::Docx | Format::Zip | Format::TarGz => return None,
+        })
+    }
+
+    #[test]
+    fn every_extension_of_every_format_is_read_by_its_reader() {
+        let limits = ArchiveLimits::default();
+        for format in Format::ALL {
+            for ext in format.extensions() {
+                let path = format!("docs/guide.{ext}");
+                match sample(format) {
+                    Some(bytes) => {
+                        let read = extract(&path, bytes, &limits)
+                            .unwrap_or_else(|e| panic!("{path}: {e}"));
+                        let doc = &read.documents[0];
+                        assert!(doc.text.contains("How to fly"), "{path}: {doc:?}");
+                        if format != Format::Text {
+                            assert_eq!(doc.title.as_deref(), Some("Kestrel guide"), "{path}");
+                        }
+                    }
+                    // Binary formats: whatever a reader says of bytes that
+                    // are not such a file, it is not "unsupported".
+                    None => {
+                        let err = extract(&path, b"not really", &limits);
+                        assert!(
+                            !matches!(err, Err(ExtractError::Unsupported(_))),
+                            "{path}: {err:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -18,8 +18,8 @@ use ::tar::{Archive, EntryType};
 use ::zip::ZipArchive;
 use flate2::read::GzDecoder;
 
-use super::zip::{is_contained, read_entry, Budget, RATIO_FLOOR_BYTES};
-use super::{extract_one, ArchiveLimits, ExtractError, Extraction, Format, MemoryGauge, Skipped};
+use super::archive::{self, is_contained, read_entry, Budget, RATIO_FLOOR_BYTES};
+use super::{keep, ArchiveLimits, ExtractError, Extraction, Format, MemoryGauge, Skipped};
 
 /// What to do with one entry of an archive, decided from its path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub(crate) type Chooser<'c> = dyn FnMut(&str, Option<&str>) -> Pick + 'c;
 
 /// How an upload takes an archive: every file docshelf reads, the rest
 /// listed with the reason it was left out.
-fn every_file(path: &str, unreadable: Option<&str>) -> Pick {
+pub(super) fn every_file(path: &str, unreadable: Option<&str>) -> Pick {
     if let Some(reason) = unreadable {
         return Pick::Skip(reason.to_owned());
     }
@@ -64,23 +64,6 @@ pub fn extract_archive(
 ) -> Result<Extraction, ExtractError> {
     let mut budget = Budget::new(limits, memory);
     walk_tar(path, bytes, 0, "", &mut budget, &mut every_file).map(|(out, _)| out)
-}
-
-/// Expands an archive found inside another (`zip.rs` calls this too).
-pub(super) fn expand_nested(
-    format: Format,
-    path: &str,
-    bytes: &[u8],
-    depth: usize,
-    prefix: &str,
-    budget: &mut Budget<'_>,
-) -> Result<Extraction, ExtractError> {
-    match format {
-        Format::TarGz => {
-            walk_tar(path, bytes, depth, prefix, budget, &mut every_file).map(|(out, _)| out)
-        }
-        _ => super::zip::expand(path, bytes, depth, prefix, budget),
-    }
 }
 
 /// The paths of the archive `path`'s files (cleaned as documents' paths
@@ -270,7 +253,7 @@ fn too_large(limits: &ArchiveLimits) -> ExtractError {
 
 /// Walks the tar in `bytes`, extracting what `choose` takes. Returns the
 /// extraction and how many files `choose` passed over.
-fn walk_tar(
+pub(super) fn walk_tar(
     archive_path: &str,
     bytes: &[u8],
     depth: usize,
@@ -429,60 +412,6 @@ fn walk_tar(
     Ok((out, passed))
 }
 
-/// Converts one archive entry's data, or expands it if it is an archive
-/// itself, into `out`, giving back the `held` bytes when done: how ZIP and
-/// tar entries alike become documents.
-pub(super) fn keep(
-    path: &str,
-    format: Format,
-    data: Vec<u8>,
-    held: u64,
-    depth: usize,
-    budget: &mut Budget<'_>,
-    out: &mut Extraction,
-) -> Result<(), ExtractError> {
-    let limits = budget.limits;
-    if format.is_archive() {
-        // The nested archive is held while it is expanded, then freed.
-        let nested = expand_nested(format, path, &data, depth + 1, &format!("{path}/"), budget)?;
-        drop(data);
-        budget.memory.shrink(held);
-        out.documents.extend(nested.documents);
-        out.skipped.extend(nested.skipped);
-        return Ok(());
-    }
-    // Converting takes about as much again as the entry while it runs.
-    let converting = data.len() as u64;
-    budget
-        .memory
-        .grow(converting)
-        .map_err(ExtractError::OutOfMemory)?;
-    let extracted = extract_one(path, format, &data, limits, budget.memory);
-    drop(data);
-    budget.memory.shrink(held + converting);
-    match extracted {
-        Ok(doc) => {
-            // What is kept is the text, until the job is done with it.
-            let text = doc.text.len() as u64;
-            budget.text += text;
-            if budget.text > limits.max_text_bytes {
-                return Err(ExtractError::TooMuchText(limits.max_text_bytes));
-            }
-            budget
-                .memory
-                .grow(text)
-                .map_err(ExtractError::OutOfMemory)?;
-            out.documents.push(doc);
-        }
-        Err(err @ ExtractError::OutOfMemory(_)) => return Err(err),
-        Err(err) => out.skipped.push(Skipped {
-            file_path: path.to_owned(),
-            reason: err.to_string(),
-        }),
-    }
-    Ok(())
-}
-
 /// What a PAX record says of the next entry.
 struct Pax {
     path: Option<Vec<u8>>,
@@ -569,7 +498,7 @@ fn walk_zip(
         let (data, held) = read_entry(&path, &mut entry, size, allowed, budget.memory)?;
         budget.bytes += data.len() as u64;
         if budget.bytes > limits.max_total_bytes {
-            return Err(super::zip::too_large(limits));
+            return Err(archive::too_large(limits));
         }
         drop(entry);
         keep(&path, format, data, held, 0, budget, &mut out)?;

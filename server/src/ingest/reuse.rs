@@ -3,8 +3,17 @@
 
 use std::collections::HashMap;
 
-use super::pipeline::Pipeline;
-use crate::store::schema;
+use crate::embed::EmbedQueue;
+use crate::metrics::Metrics;
+use crate::store::{schema, Store};
+
+/// What reuse reads and counts: the store's vectors, the model for the
+/// rest, and the counters of both.
+pub(super) struct Sources<'a> {
+    pub store: &'a Store,
+    pub embedder: &'a EmbedQueue,
+    pub metrics: &'a Metrics,
+}
 
 /// The vectors of `inputs`, in order. Nothing is embedded twice: a vector
 /// the store already holds for the same input is reused, first from this
@@ -16,12 +25,12 @@ use crate::store::schema;
 /// Reuse is exact: a vector is taken only for the very text it was
 /// embedded from. A failed lookup only costs reuse.
 pub(super) async fn vectors_for(
-    pipeline: &Pipeline<'_>,
+    sources: &Sources<'_>,
     library: &str,
     file_path: &str,
     inputs: Vec<String>,
 ) -> Result<Vec<Vec<f32>>, String> {
-    let known = match pipeline.store.page_vectors(library, file_path).await {
+    let known = match sources.store.page_vectors(library, file_path).await {
         Ok(known) => known,
         Err(err) => {
             tracing::warn!(%err, file_path, "cannot look up stored vectors: embedding the page whole");
@@ -39,7 +48,7 @@ pub(super) async fn vectors_for(
         let mut hashes: Vec<String> = unknown.iter().map(|(_, h)| h.clone()).collect();
         hashes.sort_unstable();
         hashes.dedup();
-        match pipeline.store.vectors_by_input(&hashes).await {
+        match sources.store.vectors_by_input(&hashes).await {
             Ok(by_hash) => {
                 for (i, hash) in &unknown {
                     vectors[*i] = by_hash.get(hash).cloned();
@@ -70,13 +79,13 @@ pub(super) async fn vectors_for(
     let embedded = if missing.is_empty() {
         Vec::new()
     } else {
-        pipeline
+        sources
             .embedder
             .embed_many(missing)
             .await
             .map_err(|e| format!("embedding failed: {e}"))?
     };
-    pipeline
+    sources
         .metrics
         .chunks_embedded(embedded.len() as u64, reused as u64);
     vectors

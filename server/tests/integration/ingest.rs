@@ -193,11 +193,9 @@ async fn a_job_replacing_part_of_a_version_loses_and_doubles_nothing() {
     // wrote, one of them replacing a document of the first, in one commit;
     // the indexes are then refreshed (compaction included).
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = docshelf_server::config::EngineConfig {
-        index_refresh_secs: 0.0,
-        ..common::engine_config(dir.path())
-    };
-    let engine = Engine::open(&config).await.expect("engine");
+    let engine = Engine::open(&common::engine_config(dir.path()))
+        .await
+        .expect("engine");
     let first = vec![
         upload("a.md", "# A\n\nThe old zanzibrook text.\n"),
         upload("b.md", "# B\n\nA plovermint note.\n"),
