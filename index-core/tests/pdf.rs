@@ -3,11 +3,15 @@
 //! and last pages, word counts, and what must happen for the hard cases).
 
 mod common;
+#[path = "support/pdf_file.rs"]
+mod pdf_file;
 
 use std::path::PathBuf;
 
 use index_core::extract::{extract, ArchiveLimits, ExtractError};
 use serde_json::Value;
+
+use pdf_file::pdf_file;
 
 fn data_dir() -> PathBuf {
     common::shared_data().join("pdf")
@@ -186,29 +190,7 @@ fn pdf_with_object_stream(padding: usize, object_stream_padding: Option<usize>) 
         let packed = deflated(b"7 0 << /Note (docshelf) >>", n);
         objects.push(stream_object("/Type /ObjStm /N 1 /First 4 ", &packed));
     }
-    let mut pdf = b"%PDF-1.4\n".to_vec();
-    let mut offsets = Vec::new();
-    for (i, body) in objects.iter().enumerate() {
-        offsets.push(pdf.len());
-        pdf.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
-        pdf.extend_from_slice(body);
-        pdf.extend_from_slice(b"\nendobj\n");
-    }
-    let xref = pdf.len();
-    pdf.extend_from_slice(
-        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
-    );
-    for offset in offsets {
-        pdf.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
-    }
-    pdf.extend_from_slice(
-        format!(
-            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
-            objects.len() + 1
-        )
-        .as_bytes(),
-    );
-    pdf
+    pdf_file(&objects)
 }
 
 #[test]

@@ -306,41 +306,19 @@ async fn pages_past_the_files_bound_are_left_out_and_named() {
 }
 
 /// A PDF of one page too large for `pdftoppm` to allocate (14,400 pt
-/// square: pdftoppm says "Bogus memory allocation size" and leaves a few
-/// bytes that are no image). Its offsets are computed, so the file is
-/// valid and only its size is hostile.
+/// square: pdftoppm says "Bogus memory allocation size" and leaves a 1 × 1
+/// image). The file is valid; only its page size is hostile.
 fn huge_page_pdf() -> Vec<u8> {
-    let content = "0 0 1 rg 10 10 100 100 re f\n";
-    let objects = [
-        "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
-        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_owned(),
-        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 14400 14400] /Contents 4 0 R >>".to_owned(),
-        format!(
-            "<< /Length {} >>\nstream\n{content}endstream",
-            content.len()
-        ),
-    ];
-    let mut pdf = b"%PDF-1.4\n".to_vec();
-    let mut offsets = Vec::new();
-    for (i, object) in objects.iter().enumerate() {
-        offsets.push(pdf.len());
-        pdf.extend_from_slice(format!("{} 0 obj\n{object}\nendobj\n", i + 1).as_bytes());
-    }
-    let xref = pdf.len();
-    pdf.extend_from_slice(
-        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
-    );
-    for offset in offsets {
-        pdf.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
-    }
-    pdf.extend_from_slice(
-        format!(
-            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
-            objects.len() + 1
-        )
-        .as_bytes(),
-    );
-    pdf
+    let content = b"0 0 1 rg 10 10 100 100 re f\n";
+    let mut stream = format!("<< /Length {} >>\nstream\n", content.len()).into_bytes();
+    stream.extend_from_slice(content);
+    stream.extend_from_slice(b"endstream");
+    crate::pdf_file::pdf_file(&[
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 14400 14400] /Contents 4 0 R >>".to_vec(),
+        stream,
+    ])
 }
 
 /// A page `pdftoppm` cannot render is reported as not rendered, with its
