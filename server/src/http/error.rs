@@ -18,6 +18,7 @@ use index_core::{ErrorBody, ErrorKind};
 use serde::de::DeserializeOwned;
 
 use crate::engine::EngineError;
+use crate::mcp::rpc;
 
 /// An error answered to an API client.
 #[derive(Debug)]
@@ -229,11 +230,12 @@ pub async fn json_errors(request: Request, next: axum::middleware::Next) -> Resp
 /// The most of an MCP transport error's text that is read and passed on.
 const MAX_MCP_ERROR_BODY: usize = 4 * 1024;
 
-/// An error of rmcp's HTTP transport (wrong `Accept`, unknown session, a
-/// body that is not JSON-RPC), which it answers as plain text, as a
-/// JSON-RPC error object: an MCP client reads `error.code` and
-/// `error.message`, and `error.data` is our error body with its `code`. The
-/// HTTP status stays as rmcp set it.
+/// An error of rmcp's HTTP transport (wrong `Accept`, an unknown session:
+/// bodies it cannot read never reach it, [`crate::mcp::http::screen`]),
+/// which it answers as plain text, as a JSON-RPC error object: an MCP
+/// client reads `error.code` and `error.message`, and `error.data` is our
+/// error body. Its kind and JSON-RPC code follow from the status rmcp set,
+/// which stays; its text is kept as the message, never read for meaning.
 async fn mcp_error(response: Response) -> Response {
     let (mut parts, body) = response.into_parts();
     let text = axum::body::to_bytes(body, MAX_MCP_ERROR_BODY)
@@ -256,24 +258,16 @@ async fn mcp_error(response: Response) -> Response {
             .to_owned(),
         text => index_core::validate::cut(text, 300),
     };
-    let lower = message.to_ascii_lowercase();
     let rpc_code = if status.is_server_error() {
-        crate::mcp::INTERNAL_ERROR
-    } else if lower.contains("pars") || lower.contains("deserializ") {
-        crate::mcp::PARSE_ERROR
+        rpc::INTERNAL_ERROR
     } else {
-        crate::mcp::INVALID_REQUEST
+        rpc::INVALID_REQUEST
     };
-    // A body that is not JSON is the client's bad input, whatever status
-    // rmcp chose for it (415).
-    let kind = if rpc_code == crate::mcp::PARSE_ERROR {
-        parts.status = StatusCode::BAD_REQUEST;
-        ErrorKind::BadInput
-    } else {
-        kind
-    };
-    let body = ErrorBody::new(kind, message);
-    let json = crate::mcp::jsonrpc_error(serde_json::Value::Null, rpc_code, &body);
+    let json = rpc::error(
+        serde_json::Value::Null,
+        rpc_code,
+        &ErrorBody::new(kind, message),
+    );
     parts.headers.insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("application/json"),

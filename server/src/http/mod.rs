@@ -160,7 +160,11 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
                 async move { Json(doc.as_ref().clone()) }
             }),
         )
-        .nest_service("/mcp", mcp)
+        // Messages rmcp cannot read are answered before it sees them.
+        .nest_service(
+            "/mcp",
+            tower::Layer::layer(&axum::middleware::from_fn(crate::mcp::http::screen), mcp),
+        )
         // Reads, like the API's: open unless `auth_reads`.
         .route_layer(axum::middleware::from_fn_with_state(
             access,

@@ -1,0 +1,28 @@
+//! The MCP server: docshelf's search for coding agents, over stdio
+//! (`docshelf mcp`) and streamable HTTP (`/mcp` on a running server).
+//!
+//! Five tools, thin over the [`Engine`] so that agents, the REST API and the
+//! dashboard get the same answers and the same error messages:
+//! `search_docs`, `get_document`, `list_libraries`, `resolve_library`, and
+//! `add_docs` (a site or a package fetched into a library), a write: over
+//! HTTP it needs the write token, as `POST /api/sources` does.
+//! `search_docs` takes the REST API's [`SearchParams`] as they are, its
+//! schema derived from that type, so a parameter added to search reaches
+//! agents without a copy kept here.
+//!
+//! Sticky library: each MCP connection (a stdio process, or an HTTP session
+//! under protocols that have sessions) carries one docshelf search session.
+//! Stateless HTTP clients keep the stickiness by passing back the
+//! `session_id` that every search returns.
+//!
+//! - [`tools`]: the tools and the server of one connection.
+//! - [`rpc`]: JSON-RPC's own errors, decided by what a message is.
+//! - [`stdio`]: the stdio transport's line filter in front of rmcp.
+//! - [`http`]: the same screening in front of rmcp's HTTP transport.
+
+pub mod http;
+pub mod rpc;
+pub mod stdio;
+mod tools;
+
+pub use tools::{DocshelfMcp, GetDocument, ResolveLibrary, WriteGuard};
