@@ -2,6 +2,11 @@
 //!
 //! Every setting has a flag and a `DOCSHELF_*` variable so the same binary
 //! runs from a shell, from `make run` and from a service manager unchanged.
+//!
+//! Longer than this crate's other files on purpose: it is the one table of
+//! settings (one struct per group, as `--help` lists them, each flag's doc
+//! comment its help text), which reads best whole, beside the tests that
+//! keep the groups' ids apart and their defaults in step.
 
 use std::path::PathBuf;
 

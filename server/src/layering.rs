@@ -367,3 +367,30 @@ fn paths_are_resolved_against_the_file_that_names_them() {
         ]
     );
 }
+
+/// A file's length past which its top must say why it is one file.
+const LONG_FILE_LINES: usize = 450;
+
+#[test]
+fn files_past_450_lines_say_why_at_their_top() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let unexplained: Vec<String> = rust_files(&src)
+        .into_iter()
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(&file).expect("a source file");
+            let lines = text.lines().count();
+            let top: String = text
+                .lines()
+                .take_while(|l| l.starts_with("//!"))
+                .map(|l| l.trim_start_matches("//!").trim())
+                .collect::<Vec<_>>()
+                .join(" ");
+            (lines > LONG_FILE_LINES && !top.contains("on purpose"))
+                .then(|| format!("{} ({lines} lines)", file.display()))
+        })
+        .collect();
+    assert!(
+        unexplained.is_empty(),
+        "files over {LONG_FILE_LINES} lines whose module doc does not say why (\"on purpose\"): {unexplained:?}"
+    );
+}

@@ -3,6 +3,11 @@
 //! Each job's status lives in a `watch` channel: the API reads the latest
 //! state, a server-sent-event stream or the CLI's progress printer follow
 //! every change, and nobody polls.
+//!
+//! One job's handle and the registry of jobs are kept in one file on
+//! purpose, though it runs past this crate's usual length: the registry reads and closes
+//! the handles' private state (their status channel, when they finished),
+//! which would otherwise have to be opened to the whole module.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

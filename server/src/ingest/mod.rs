@@ -2,6 +2,7 @@
 //!
 //! - [`budget`]: what one job may cost in all.
 //! - [`embedding`]: one document chunked and embedded, stored vectors reused.
+//! - [`input`]: what a job reads, and how.
 //! - [`jobs`]: the registry of jobs and their observable progress.
 //! - [`memory`]: the memory every job's extraction draws on, together.
 //! - [`ocr`]: PDF pages without a text layer, read by OCR: the tools found, run page by page.
@@ -13,6 +14,7 @@
 
 pub mod budget;
 mod embedding;
+mod input;
 pub mod jobs;
 pub mod memory;
 pub mod ocr;

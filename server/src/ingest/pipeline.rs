@@ -14,12 +14,12 @@
 //! search indexes cover what it published.
 
 use index_core::chunk::ChunkConfig;
-use index_core::extract::Format;
 use index_core::extract::{self, ArchiveLimits, ExtractError, Extraction};
 use index_core::job::{FileProgress, FileState, JobState, Upload};
 
 use super::budget::{Budget, JobLimits};
 use super::embedding::embed_document;
+pub use super::input::{Input, Read};
 use super::jobs::FileSlot;
 use super::memory::{MemoryBudget, Reservation, RESERVE_WAIT};
 use super::ocr::OcrStatus;
@@ -53,49 +53,6 @@ pub struct Pipeline<'a> {
     pub memory: &'a MemoryBudget,
     /// Whether PDF pages without a text layer are read by OCR.
     pub ocr: &'a OcrStatus,
-}
-
-/// One thing for a job to read: a file's bytes and the address it is
-/// stored under.
-#[derive(Debug)]
-pub struct Input {
-    pub name: String,
-    pub bytes: Vec<u8>,
-    pub read: Read,
-}
-
-/// How an input is read.
-#[derive(Debug, Clone, Copy)]
-pub enum Read {
-    /// By its name's extension: uploads.
-    ByName,
-    /// As this format, whatever its name: a fetched page, whose
-    /// `Content-Type` said what it is (a URL often has no extension).
-    As(Format),
-    /// A package archive from a registry, of which only the documentation
-    /// is read (README, docs folder).
-    PackageDocs,
-}
-
-impl Input {
-    /// Whether this input is read as a PDF of its own (not an archive).
-    fn reads_as_pdf(&self) -> bool {
-        match self.read {
-            Read::ByName => Format::from_path(&self.name) == Some(Format::Pdf),
-            Read::As(format) => format == Format::Pdf,
-            Read::PackageDocs => false,
-        }
-    }
-}
-
-impl From<Upload> for Input {
-    fn from(upload: Upload) -> Self {
-        Self {
-            name: upload.name,
-            bytes: upload.bytes,
-            read: Read::ByName,
-        }
-    }
 }
 
 /// Runs a whole upload job. Never fails as a whole for one file's sake;

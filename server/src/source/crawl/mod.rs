@@ -8,7 +8,7 @@
 //! not changed since the last crawl (`304`, or the same bytes), and which
 //! are gone.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use index_core::extract::links::page_links;
@@ -19,60 +19,15 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use url::Url;
 
-use super::fetch::{Body, FetchError, Fetched, Fetcher, Validators};
+use super::fetch::{Body, FetchError, Fetched, Fetcher};
 use super::robots::Robots;
 use super::scope::{normalized, Scope};
-use super::sitemap;
 
-/// What a crawl keeps of each page it stored, to ask "changed since?"
-/// next time and to follow the page's links when it has not changed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct PageRecord {
-    #[serde(default, flatten)]
-    pub validators: Validators,
-    /// SHA-256 of the page as fetched.
-    pub hash: String,
-    /// The in-scope links it had.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub links: Vec<String>,
-}
+mod found;
+mod llms;
+mod sitemaps;
 
-/// Pages stored by the last crawl, by address.
-pub type Previous = BTreeMap<String, PageRecord>;
-
-/// What the crawl found at one address.
-#[derive(Debug)]
-pub enum Found {
-    /// A page to read: new, or changed since the last crawl.
-    Page {
-        address: String,
-        format: Format,
-        bytes: Vec<u8>,
-        record: PageRecord,
-    },
-    /// A page as the last crawl stored it.
-    Unchanged { address: String, record: PageRecord },
-    /// A page that could not be taken; `gone` when it no longer exists.
-    Failed {
-        address: String,
-        reason: String,
-        gone: bool,
-    },
-    /// Not a page to store: another's duplicate, not a document, or one
-    /// that asks not to be indexed.
-    Skipped { address: String, reason: String },
-}
-
-/// How a crawl ended.
-#[derive(Debug, Default)]
-pub struct Outcome {
-    /// Every page within scope was visited: a page of the last crawl
-    /// that was not found again is gone. When a bound stopped the crawl
-    /// early this is false, and unvisited pages are kept.
-    pub complete: bool,
-    /// What a user should know about the crawl as a whole.
-    pub notes: Vec<String>,
-}
+pub use found::{Found, Outcome, PageRecord, Previous};
 
 /// Everything a crawl needs besides the fetcher.
 #[derive(Debug, Clone)]
@@ -432,165 +387,6 @@ impl Crawl<'_> {
             }
         }
     }
-
-    /// Queues the pages the site's sitemaps list (robots.txt's `Sitemap:`
-    /// lines, else `/sitemap.xml`), as if linked from the start page.
-    async fn sitemaps(&mut self, start: &Url) {
-        if self.robots_allow(start).await.is_err() {
-            return;
-        }
-        let origin = start.origin().ascii_serialization();
-        let mut todo: VecDeque<String> = self
-            .robots
-            .get(&origin)
-            .map(|r| r.sitemaps.clone())
-            .unwrap_or_default()
-            .into();
-        if todo.is_empty() {
-            todo.push_back(format!("{origin}/sitemap.xml"));
-            if self.plan.scope.prefix() != "/" {
-                todo.push_back(format!("{origin}{}sitemap.xml", self.plan.scope.prefix()));
-            }
-        }
-        let mut read = 0;
-        let mut listed = 0;
-        while let Some(next) = todo.pop_front() {
-            if read == MAX_SITEMAPS || Instant::now() >= self.plan.deadline {
-                break;
-            }
-            let Ok(url) = Url::parse(&next) else { continue };
-            // Sitemaps elsewhere are not read: a crawl stays on its site.
-            if url.origin() != start.origin() {
-                continue;
-            }
-            read += 1;
-            let Ok(body) = self.fetcher.get_body(&url).await else {
-                continue;
-            };
-            let map = sitemap::parse(&body.bytes);
-            todo.extend(map.sitemaps);
-            for page in map.pages {
-                if let Ok(url) = Url::parse(&page) {
-                    listed += 1;
-                    self.enqueue(url, 1);
-                }
-            }
-        }
-        if listed > 0 {
-            tracing::info!(listed, "pages listed by the site's sitemap");
-        }
-    }
-
-    /// Reads the site's `llms-full.txt`, else queues what its `llms.txt`
-    /// lists; `None` when it offers neither, or nothing of them can be
-    /// taken: the caller then crawls the site, as documented. Whatever is
-    /// refused on the way (a file past its bound, links outside the
-    /// crawl's scope) is listed in the job with its reason, so a crawl
-    /// that ends with nothing says why.
-    async fn llms_txt(&mut self, start: &Url) -> Option<Llms> {
-        let prefix = self.plan.scope.prefix().to_owned();
-        let places = |name: &str| -> Vec<Url> {
-            let mut urls: Vec<Url> = [prefix.as_str(), "/"]
-                .iter()
-                .filter_map(|dir| start.join(&format!("{dir}{name}")).ok())
-                .collect();
-            urls.dedup();
-            urls
-        };
-        for url in places("llms-full.txt") {
-            if self.robots_allow(&url).await.is_err() {
-                continue;
-            }
-            match self.fetcher.get_body(&url).await {
-                Ok(body) => {
-                    let address = url.to_string();
-                    self.addresses.insert(address.clone());
-                    let found = self.found(address, Format::Markdown, body, Vec::new());
-                    self.send(found).await;
-                    return Some(Llms::Full);
-                }
-                // Not offered there: nothing to say.
-                Err(err) if err.is_gone() => {}
-                Err(err) => {
-                    let reason = format!("llms-full.txt could not be read: {err}");
-                    self.notes.push(format!("{url}: {reason}"));
-                    let address = url.to_string();
-                    self.send(Found::Failed {
-                        address,
-                        reason,
-                        gone: false,
-                    })
-                    .await;
-                }
-            }
-        }
-        for url in places("llms.txt") {
-            if self.robots_allow(&url).await.is_err() {
-                continue;
-            }
-            let body = match self.fetcher.get_body(&url).await {
-                Ok(body) => body,
-                Err(err) if err.is_gone() => continue,
-                Err(err) => {
-                    let reason = format!("llms.txt could not be read: {err}");
-                    self.notes.push(format!("{url}: {reason}"));
-                    self.send(Found::Failed {
-                        address: url.to_string(),
-                        reason,
-                        gone: false,
-                    })
-                    .await;
-                    continue;
-                }
-            };
-            let text = String::from_utf8_lossy(&body.bytes).into_owned();
-            // The pages llms.txt lists are taken, not what they link.
-            let depth = self.plan.limits.max_depth;
-            let (mut queued, mut refused) = (0, 0);
-            for link in markdown_links(&text) {
-                let Ok(page) = url.join(link) else { continue };
-                let page = normalized(page);
-                if matches!(page.scheme(), "http" | "https") && self.plan.scope.admits(&page) {
-                    self.enqueue(page, depth);
-                    queued += 1;
-                } else {
-                    refused += 1;
-                    let reason = format!(
-                        "listed by {url}, but outside the crawl's scope ({}{})",
-                        start.origin().ascii_serialization(),
-                        self.plan.scope.prefix()
-                    );
-                    self.send(Found::Skipped {
-                        address: page.to_string(),
-                        reason,
-                    })
-                    .await;
-                }
-            }
-            if queued > 0 {
-                return Some(Llms::Index);
-            }
-            self.notes.push(format!(
-                "{url} lists no page within the crawl's scope ({refused} outside it); \
-                 the site's pages were crawled instead"
-            ));
-            return None;
-        }
-        self.notes.push(
-            "the site offers no usable llms.txt or llms-full.txt; its pages were crawled instead"
-                .into(),
-        );
-        None
-    }
-}
-
-/// The targets of Markdown links, `[text](target)`, in `text`.
-fn markdown_links(text: &str) -> impl Iterator<Item = &str> {
-    text.split("](").skip(1).filter_map(|rest| {
-        let end = rest.find([')', ' '])?;
-        let target = rest[..end].trim();
-        (!target.is_empty()).then_some(target)
-    })
 }
 
 /// How a fetched body is read: by its media type, else by its URL's
@@ -603,49 +399,20 @@ fn format_of(content_type: Option<&str>, url: &Url) -> Option<Format> {
 mod tests {
     use super::*;
 
+    /// The media-type table is `Format`'s (tested there); a crawl adds
+    /// only that archives are never taken.
     #[test]
-    fn media_types_decide_before_extensions() {
+    fn archives_are_never_taken_from_a_crawl() {
         let url = |s: &str| Url::parse(s).unwrap();
+        assert_eq!(format_of(None, &url("https://x.io/a.zip")), None);
+        assert_eq!(format_of(None, &url("https://x.io/a.tar.gz")), None);
+        assert_eq!(
+            format_of(Some("application/zip"), &url("https://x.io/get?id=1")),
+            None
+        );
         assert_eq!(
             format_of(Some("text/html"), &url("https://x.io/a")),
             Some(Format::Html)
-        );
-        assert_eq!(
-            format_of(Some("text/plain"), &url("https://x.io/a.md")),
-            Some(Format::Markdown)
-        );
-        assert_eq!(
-            format_of(Some("text/plain"), &url("https://x.io/a")),
-            Some(Format::Text)
-        );
-        assert_eq!(
-            format_of(None, &url("https://x.io/a.pdf")),
-            Some(Format::Pdf)
-        );
-        assert_eq!(
-            format_of(Some("image/png"), &url("https://x.io/a.md")),
-            None
-        );
-        assert_eq!(format_of(None, &url("https://x.io/a.zip")), None);
-        assert_eq!(
-            format_of(
-                Some("application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
-                &url("https://x.io/download?id=7")
-            ),
-            Some(Format::Docx)
-        );
-        assert_eq!(
-            format_of(None, &url("https://x.io/guide.docx")),
-            Some(Format::Docx)
-        );
-    }
-
-    #[test]
-    fn llms_txt_links_are_read() {
-        let text = "# X\n\n- [Intro](https://x.io/intro.md): start here\n- [API](/api.md)\n";
-        assert_eq!(
-            markdown_links(text).collect::<Vec<_>>(),
-            ["https://x.io/intro.md", "/api.md"]
         );
     }
 }
