@@ -1,11 +1,11 @@
 //! The error every server function returns: the engine's [`ErrorBody`],
 //! typed from end to end.
 //!
-//! A server function used to return `ServerFnError`, a string: the
-//! dashboard split its prefix off again to show the engine's words, and
-//! every failure, bad input included, reached the browser as a 500. Now the
-//! body keeps its [`ErrorKind`]; the server sets the status from it (see
-//! the server's `http::dashboard`), and the page shows `error` as it is.
+//! Leptos' own `ServerFnError` is a string: the dashboard would have to
+//! split its prefix off to show the engine's words, and every failure, bad
+//! input included, would reach the browser as a 500. This body keeps its
+//! [`ErrorKind`]; the server sets the status from it (see the server's
+//! `http::dashboard`), and the page shows `error` as it is.
 
 use index_core::{ErrorBody, ErrorKind};
 use leptos::server_fn::codec::JsonEncoding;

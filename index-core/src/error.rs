@@ -3,9 +3,8 @@
 //! One table, in the manner of meilisearch's error codes: the engine decides
 //! an error's [`ErrorKind`] once, and the REST API (status code), the
 //! dashboard's server functions (status code and a typed error), MCP (tool
-//! error) and the CLI (exit message) all read it from there. Before, three
-//! faces each kept their own `match` over the engine's errors, and the
-//! dashboard flattened errors to strings and split them apart again.
+//! error) and the CLI (exit message) all read it from there, so no face
+//! keeps a `match` of its own over the engine's errors to fall out of step.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,9 +1,8 @@
 //! Work that must yield the CPU to searches: uploads.
 //!
 //! On a 2-core machine an upload keeps both cores busy for minutes, and a
-//! search that arrives meanwhile shares them with it: measured, searches
-//! during an upload were an order of magnitude slower than idle, and half
-//! the CPU went to embedding (docs/benchmarks.md, "Search while
+//! search that arrives meanwhile shares them with it, at equal priority an
+//! order of magnitude slower than idle (docs/benchmarks.md, "Search while
 //! uploading").
 //!
 //! So an upload's threads run at a lower scheduling priority (a higher
@@ -13,10 +12,9 @@
 //! share. Only lowering is asked for, which needs no privilege. Where it
 //! cannot be done (not Linux) the threads run at normal priority.
 //!
-//! Alone this helped a little; with the index refreshes of
-//! `ingest::pipeline` and a query worker of its own (`embed::queue`), p99
-//! during an upload came close to idle (docs/benchmarks.md, "Search while
-//! uploading").
+//! With the query worker of its own (`embed::queue`) and jobs that publish
+//! whole, this keeps a search's p99 during an upload close to idle (the
+//! figures are in docs/benchmarks.md, "Search while uploading").
 //! LanceDB's compute pool is shared by uploads and searches, and stays at
 //! normal priority.
 

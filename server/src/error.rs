@@ -17,7 +17,7 @@ use crate::llm::LlmError;
 use crate::search::RunError;
 use crate::source::registry::RegistryError;
 use crate::source::SourceError;
-use crate::store::StoreError;
+use crate::store::{StorageFailure, StoreError};
 
 /// Why the engine refused a request.
 #[derive(Debug, thiserror::Error)]
@@ -87,6 +87,12 @@ pub enum EngineError {
     Search(#[from] RunError),
 }
 
+/// Whether a store error is the object store not answering (see
+/// [`StorageFailure`]).
+fn store_down(err: &StoreError) -> bool {
+    StorageFailure::of(err) == StorageFailure::Unreachable
+}
+
 fn unknown_library(given: &str, candidates: &[String]) -> String {
     match candidates {
         [] => format!("no library matches {given:?}: the store holds no libraries yet"),
@@ -129,6 +135,11 @@ impl EngineError {
                 ErrorKind::TooLarge
             }
             Self::VersionBusy { .. } => ErrorKind::Conflict,
+            // An object store that does not answer is unavailable on every
+            // route (an upload, a listing), not only for searches.
+            Self::Store(err) | Self::Search(RunError::Store(err)) if store_down(err) => {
+                ErrorKind::Unavailable
+            }
             Self::Store(_) | Self::Search(RunError::Store(_) | RunError::Embed(_)) => {
                 ErrorKind::Internal
             }
@@ -144,6 +155,14 @@ impl EngineError {
                 let id = uuid::Uuid::new_v4().to_string();
                 tracing::error!(correlation_id = %id, error = %self, "request failed");
                 ErrorBody::internal(id)
+            }
+            // The store's own words name its bucket and internals: the
+            // client gets the one message, the log the details.
+            ErrorKind::Unavailable
+                if matches!(self, Self::Store(_) | Self::Search(RunError::Store(_))) =>
+            {
+                tracing::warn!(error = %self, "the object store is not answering");
+                ErrorBody::new(ErrorKind::Unavailable, Self::StoreUnavailable.to_string())
             }
             kind => ErrorBody::new(kind, self.to_string()),
         }
@@ -161,6 +180,27 @@ mod tests {
         assert_eq!(body.code, ErrorKind::Internal);
         assert!(!body.error.contains("/secret/path"));
         assert!(body.correlation_id.is_some());
+    }
+
+    #[test]
+    fn a_store_that_does_not_answer_is_unavailable_on_every_route() {
+        let down = || {
+            StoreError::Query(
+                "error sending request for url (http://10.9.9.9:9000/bucket/x): Connection refused"
+                    .into(),
+            )
+        };
+        for err in [
+            EngineError::Store(down()),
+            EngineError::Search(RunError::Store(down())),
+        ] {
+            assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+            let body = err.body();
+            assert_eq!(body.code, ErrorKind::Unavailable);
+            assert!(!body.error.contains("10.9.9.9"), "{}", body.error);
+        }
+        let other = EngineError::Store(StoreError::Shape("a column".into()));
+        assert_eq!(other.kind(), ErrorKind::Internal);
     }
 
     #[test]

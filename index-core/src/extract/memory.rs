@@ -1,9 +1,10 @@
 //! The memory an extraction holds, asked for before it is held.
 //!
-//! A refused archive used to cost its whole expansion first: a nested ZIP
-//! that was refused in the end held all of its text while it was examined,
-//! and a few at once held gigabytes (docs/benchmarks.md, 2026-11-26,
-//! "Memory under hostile uploads"). Extraction therefore asks a [`MemoryGauge`] for every large buffer it
+//! Checked only at the end, a refused archive would cost its whole
+//! expansion first: a nested ZIP refused in the end would hold all of its
+//! text while it was examined, and a few at once gigabytes
+//! (docs/benchmarks.md, "Memory under hostile uploads"). Extraction
+//! therefore asks a [`MemoryGauge`] for every large buffer it
 //! fills (an entry as it inflates, a nested archive, a document's text, a
 //! PDF's inflated streams) and stops when the gauge refuses. The server's
 //! gauge draws on one budget shared by every running extraction; this

@@ -4,14 +4,13 @@
 //! They work on plain `f32` slices; `docshelf-server`'s `embed::kernels`
 //! hands them the buffers of burn's CPU tensors.
 //!
-//! A `perf` profile of a batch of 32 × ~200 tokens on burn's CPU backend put
-//! about a fifth of the time in GELU (libm's scalar `erff`, on one thread)
-//! and another fifth in the attention op's softmax (a scalar loop that
-//! checks the mask per score and calls `expf` per element), against about
-//! half in the matrix products, which already run near the cores' peak.
-//! A query's few tokens do little arithmetic per weight, and a general
-//! matrix product re-packs the weights on every call (see
-//! [`PackedWeights`]).
+//! In burn's CPU backend, GELU is libm's scalar `erff` on one thread and
+//! the attention op's softmax a scalar loop that checks the mask per score
+//! and calls `expf` per element: each a large share of a batch's time
+//! beside the matrix products, which already run near the cores' peak (the
+//! profile is in docs/benchmarks.md). A query's few tokens do little
+//! arithmetic per weight, and a general matrix product re-packs the
+//! weights on every call (see [`PackedWeights`]).
 //!
 //! - [`approx`]: vectorisable `exp`, `erf` and GELU.
 //! - [`gelu_in_place`]: GELU over a buffer on every core.

@@ -151,8 +151,9 @@ fn json_rejection(rejection: JsonRejection) -> ApiError {
 
 /// The longest request target (path and query) read, in bytes. Longer
 /// targets are answered 414 here, as JSON, well before hyper's own limit
-/// (64 KiB), whose 414 has no body. A name of megabytes in a query string
-/// used to reach the handlers; no identifier needs more than a few hundred bytes.
+/// (64 KiB), whose 414 has no body, so that a name of megabytes in a query
+/// string never reaches the handlers; no identifier needs more than a few
+/// hundred bytes.
 pub const MAX_TARGET_BYTES: usize = 16 * 1024;
 
 /// Makes every error the layers under it answer without a body of ours

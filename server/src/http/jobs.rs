@@ -72,8 +72,8 @@ pub async fn upload(
     let (mut library, mut version, mut files) = (None, None, Vec::new());
     while let Some(field) = form.next_field().await.map_err(multipart_error)? {
         match field.name().unwrap_or_default() {
-            // Given twice, the last used to win silently: which one the
-            // client meant is theirs to say.
+            // Given twice: which one the client meant is theirs to say,
+            // not ours to guess by taking the last.
             "library" | "version" => {
                 let name = if field.name() == Some("library") {
                     &mut library

@@ -1,10 +1,10 @@
 //! Results as pages: one answer per document, its best chunk leading.
 //!
-//! Why: results used to be chunks, and one long page filled the list (over
-//! the git manual, "cherry pick a range of commits" returned
-//! git-cherry-pick five times in the top five). A person or an agent asking
-//! for ten answers wants ten pages; the other places a page matches are
-//! still worth showing, under it, as its sections.
+//! Why: ranked as chunks, one long page fills the list (over the git
+//! manual, "cherry pick a range of commits" would return git-cherry-pick
+//! five times in the top five). A person or an agent asking for ten
+//! answers wants ten pages; the other places a page matches are still
+//! worth showing, under it, as its sections.
 
 use super::Candidate;
 

@@ -15,22 +15,12 @@
 //! relevance (so the prior keeps the query's own scale in every mode). Then
 //! the caller maps relevance back to [0, 1].
 //!
-//! Measured with `docshelf eval` (document nDCG@10, hybrid with DBSF) on
-//! 700-byte chunks, it lifts both tuning sets clearly and barely moves the
-//! held-out ones (`make eval`'s "first stage only" row against hybrid). It
-//! was chosen on 1,500-byte chunks, where it also lifted the tuning sets and
-//! cost the held-out ones a little; replaying each leg's 50 candidates per
-//! query on the tuning sets, it also lifted dense and keyword there
-//! (docs/search.md, "Quality"; docs/benchmarks.md, "Retrieval quality
-//! history").
-//!
-//! Shapes tried beside it: the first chunk only, `1/(1+i)`, the first two
-//! chunks; strengths 0.05–0.3. All helped; this one was best on the mean of
-//! both sets, and the optimum is flat between 0.2 and 0.3. Also tried and
-//! dropped because they did not help on either set: query-term coverage of
-//! the title, the headings and the text, and term proximity (they repeat
-//! what the keyword leg's BM25 already counts), and summing a page's chunk scores (long
-//! tutorials then outrank the page a query names).
+//! Its shape and strength were chosen on the tuning sets against other
+//! shapes and signals, and it is checked on the held-out ones; what was
+//! tried, and what each gave, is in docs/benchmarks.md ("Retrieval quality
+//! history") and docs/search.md ("Quality"). Signals the keyword leg's BM25
+//! already counts (query terms in the title, headings and text, their
+//! proximity) are left to it.
 //!
 //! It is a [`SecondStage`] so that a cross-encoder can take its place:
 //! [`cross_encoder`] runs one a user supplies (`--reranker-dir`). No

@@ -1,11 +1,11 @@
 //! Staged documents: what a job has embedded but not yet published.
 //!
-//! Why: a job used to store each document in its own commit as it went,
-//! so a version being uploaded was searchable half-written, `latest`
-//! could point at it, a version deleted mid-upload came back with the
-//! documents stored after the delete, and two uploads into one version
-//! interleaved. Now a job appends each embedded document to a table of its
-//! own, [`STAGED`], which no search, listing or count reads, and at its end
+//! Why: a job that stored each document in its own commit as it went
+//! would leave a version searchable half-written, let `latest` point at
+//! it, bring a version deleted mid-upload back with the documents stored
+//! after the delete, and interleave two uploads into one version. So a job
+//! appends each embedded document to a table of its own, [`STAGED`], which
+//! no search, listing or count reads, and at its end
 //! [`Store::publish`] moves all of it into the chunk table in **one
 //! commit**: readers see the version as it was, or with the whole job.
 //!
