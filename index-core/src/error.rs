@@ -81,6 +81,22 @@ impl ErrorKind {
         }
     }
 
+    /// The kind an HTTP status stands for, where only the status is known
+    /// (a body that is not ours): the kind that answers with it (503 reads
+    /// as `busy`, the one a retry helps), else any other 4xx as bad input
+    /// and anything else as internal. Every face that reads a status back
+    /// reads it here.
+    pub fn of_status(status: u16) -> Self {
+        Self::ALL
+            .into_iter()
+            .find(|kind| kind.http_status() == status)
+            .unwrap_or(if (400..500).contains(&status) {
+                Self::BadInput
+            } else {
+                Self::Internal
+            })
+    }
+
     /// Seconds after which a client may try again, for kinds that pass.
     pub const fn retry_after_secs(self) -> Option<u32> {
         match self {
@@ -153,6 +169,17 @@ impl ErrorBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_reads_back_as_its_kind() {
+        for kind in ErrorKind::ALL {
+            let back = ErrorKind::of_status(kind.http_status());
+            assert_eq!(back.http_status(), kind.http_status(), "{kind}");
+        }
+        assert_eq!(ErrorKind::of_status(418), ErrorKind::BadInput);
+        assert_eq!(ErrorKind::of_status(502), ErrorKind::Internal);
+        assert_eq!(ErrorKind::of_status(503), ErrorKind::Busy);
+    }
 
     #[test]
     fn codes_serialise_as_the_table_says() {

@@ -123,10 +123,7 @@ async fn error_of(response: &gloo_net::http::Response) -> AppError {
     match response.json::<ErrorBody>().await {
         Ok(body) => AppError(body),
         Err(_) => {
-            let kind = ErrorKind::ALL
-                .into_iter()
-                .find(|kind| kind.http_status() == status)
-                .unwrap_or(ErrorKind::Internal);
+            let kind = ErrorKind::of_status(status);
             AppError::new(kind, format!("docshelf answered {status}"))
         }
     }

@@ -244,14 +244,7 @@ async fn mcp_error(response: Response) -> Response {
         .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
         .unwrap_or_default();
     let status = parts.status;
-    let kind = ErrorKind::ALL
-        .into_iter()
-        .find(|k| k.http_status() == status.as_u16())
-        .unwrap_or(if status.is_server_error() {
-            ErrorKind::Internal
-        } else {
-            ErrorKind::BadInput
-        });
+    let kind = ErrorKind::of_status(status.as_u16());
     let message = match text.as_str() {
         "" => status
             .canonical_reason()
