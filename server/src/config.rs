@@ -17,6 +17,22 @@ use index_core::extract::ArchiveLimits;
 use crate::embed::{DeviceChoice, Precision};
 use crate::store::S3Config;
 
+/// Each setting's default, written once: its flag reads it, and so do the
+/// settings built in code (tests, benches, tools), so the two cannot drift.
+mod default {
+    pub const MAX_FILES: usize = 10_000;
+    pub const MAX_EXPANDED_MIB: u64 = 1024;
+    pub const MAX_JOB_TEXT_MIB: u64 = 256;
+    pub const MAX_JOB_CHUNKS: usize = 200_000;
+    pub const EXTRACT_TIMEOUT_SECS: f64 = 120.0;
+    pub const READ_CONSISTENCY_SECS: f64 = 2.0;
+    pub const CRAWL_RATE: f64 = 5.0;
+    pub const CRAWL_CONCURRENCY: usize = 4;
+    pub const CRAWL_MAX_SECS: f64 = 3600.0;
+    pub const CRAWL_PAGE_MIB: u64 = 10;
+    pub const FETCH_TIMEOUT_SECS: f64 = 30.0;
+}
+
 /// The models: where they live and what runs them. Shared by every command
 /// that embeds or searches.
 #[derive(Debug, Clone, Args)]
@@ -78,7 +94,7 @@ pub struct EngineConfig {
     #[arg(
         long = "max-files",
         env = "DOCSHELF_MAX_FILES",
-        default_value_t = 10_000
+        default_value_t = default::MAX_FILES
     )]
     pub max_files: usize,
 
@@ -86,7 +102,7 @@ pub struct EngineConfig {
     #[arg(
         long = "max-expanded-mib",
         env = "DOCSHELF_MAX_EXPANDED_MIB",
-        default_value_t = 1024
+        default_value_t = default::MAX_EXPANDED_MIB
     )]
     pub max_expanded_mib: u64,
 
@@ -95,7 +111,7 @@ pub struct EngineConfig {
     #[arg(
         long = "max-job-text-mib",
         env = "DOCSHELF_MAX_JOB_TEXT_MIB",
-        default_value_t = 256
+        default_value_t = default::MAX_JOB_TEXT_MIB
     )]
     pub max_job_text_mib: u64,
 
@@ -103,7 +119,7 @@ pub struct EngineConfig {
     #[arg(
         long = "max-job-chunks",
         env = "DOCSHELF_MAX_JOB_CHUNKS",
-        default_value_t = 200_000
+        default_value_t = default::MAX_JOB_CHUNKS
     )]
     pub max_job_chunks: usize,
 
@@ -124,7 +140,7 @@ pub struct EngineConfig {
     #[arg(
         long = "extract-timeout-secs",
         env = "DOCSHELF_EXTRACT_TIMEOUT_SECS",
-        default_value_t = 120.0
+        default_value_t = default::EXTRACT_TIMEOUT_SECS
     )]
     pub extract_timeout_secs: f64,
 
@@ -134,7 +150,7 @@ pub struct EngineConfig {
     #[arg(
         long = "read-consistency-secs",
         env = "DOCSHELF_READ_CONSISTENCY_SECS",
-        default_value_t = 2.0
+        default_value_t = default::READ_CONSISTENCY_SECS
     )]
     pub read_consistency_secs: f64,
 
@@ -282,7 +298,7 @@ pub struct SourceConfig {
     #[arg(
         long = "crawl-rate",
         env = "DOCSHELF_CRAWL_RATE",
-        default_value_t = 5.0
+        default_value_t = default::CRAWL_RATE
     )]
     pub crawl_rate: f64,
 
@@ -290,7 +306,7 @@ pub struct SourceConfig {
     #[arg(
         long = "crawl-concurrency",
         env = "DOCSHELF_CRAWL_CONCURRENCY",
-        default_value_t = 4
+        default_value_t = default::CRAWL_CONCURRENCY
     )]
     pub crawl_concurrency: usize,
 
@@ -299,7 +315,7 @@ pub struct SourceConfig {
     #[arg(
         long = "crawl-max-secs",
         env = "DOCSHELF_CRAWL_MAX_SECS",
-        default_value_t = 3600.0
+        default_value_t = default::CRAWL_MAX_SECS
     )]
     pub crawl_max_secs: f64,
 
@@ -308,7 +324,7 @@ pub struct SourceConfig {
     #[arg(
         long = "crawl-page-mib",
         env = "DOCSHELF_CRAWL_PAGE_MIB",
-        default_value_t = 10
+        default_value_t = default::CRAWL_PAGE_MIB
     )]
     pub crawl_page_mib: u64,
 
@@ -316,7 +332,7 @@ pub struct SourceConfig {
     #[arg(
         long = "fetch-timeout-secs",
         env = "DOCSHELF_FETCH_TIMEOUT_SECS",
-        default_value_t = 30.0
+        default_value_t = default::FETCH_TIMEOUT_SECS
     )]
     pub fetch_timeout_secs: f64,
 
@@ -332,11 +348,11 @@ impl Default for SourceConfig {
         Self {
             allow_private_urls: false,
             allow_addresses: Vec::new(),
-            crawl_rate: 5.0,
-            crawl_concurrency: 4,
-            crawl_max_secs: 3600.0,
-            crawl_page_mib: 10,
-            fetch_timeout_secs: 30.0,
+            crawl_rate: default::CRAWL_RATE,
+            crawl_concurrency: default::CRAWL_CONCURRENCY,
+            crawl_max_secs: default::CRAWL_MAX_SECS,
+            crawl_page_mib: default::CRAWL_PAGE_MIB,
+            fetch_timeout_secs: default::FETCH_TIMEOUT_SECS,
             refresh_every: None,
         }
     }
@@ -347,7 +363,7 @@ impl SourceConfig {
         let rate = if self.crawl_rate.is_finite() && self.crawl_rate > 0.0 {
             self.crawl_rate.min(10_000.0)
         } else {
-            5.0
+            default::CRAWL_RATE
         };
         crate::source::SourceSettings {
             policy: crate::source::AddressPolicy {
@@ -396,13 +412,13 @@ impl EngineConfig {
             data: data.into(),
             s3: S3Config::default(),
             model,
-            max_files: 10_000,
-            max_expanded_mib: 1024,
-            max_job_text_mib: 256,
-            max_job_chunks: 200_000,
+            max_files: default::MAX_FILES,
+            max_expanded_mib: default::MAX_EXPANDED_MIB,
+            max_job_text_mib: default::MAX_JOB_TEXT_MIB,
+            max_job_chunks: default::MAX_JOB_CHUNKS,
             extract_memory_mib: crate::ingest::memory::default_budget_mib(),
-            extract_timeout_secs: 120.0,
-            read_consistency_secs: 2.0,
+            extract_timeout_secs: default::EXTRACT_TIMEOUT_SECS,
+            read_consistency_secs: default::READ_CONSISTENCY_SECS,
             resident_chunks: crate::store::resident::DEFAULT_MAX_ROWS,
             sources: SourceConfig::default(),
             ocr: OcrConfig::default(),
