@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Each top-level module of `src/` and the top-level modules its code
-/// names as `crate::<module>` (comments are not code and are skipped).
+/// names (`crate::…`, and `super::…` that climbs out of it), read by the
+/// same path reader as the file-level check; comments are skipped.
 fn imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut graph = BTreeMap::new();
     let entries = std::fs::read_dir(src).expect("the crate's src directory");
@@ -23,53 +24,25 @@ fn imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
         let mut used = BTreeSet::new();
         for file in rust_files(&path) {
             let text = std::fs::read_to_string(&file).expect("a source file");
-            let code: String = text
-                .lines()
-                .map(|line| line.split("//").next().unwrap_or_default())
-                .collect::<Vec<_>>()
-                .join("\n");
-            used.extend(named_modules(&code).filter(|target| *target != name));
+            let module = module_path(src, &file);
+            used.extend(
+                resolved_paths(&without_comments(&text), &module)
+                    .into_iter()
+                    .filter_map(|path| path.into_iter().next())
+                    .filter(|target| *target != name),
+            );
         }
         graph.insert(name, used);
     }
     graph
 }
 
-/// The top-level modules `code` names: `crate::a::…`, and each of
-/// `crate::{a::…, b}`. (`other_crate::…` is another crate's path.)
-fn named_modules(code: &str) -> impl Iterator<Item = String> + '_ {
-    code.match_indices("crate::").flat_map(move |(at, _)| {
-        let before = code[..at].chars().next_back();
-        let other_crate = before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        let rest = &code[at + "crate::".len()..];
-        let mut found = Vec::new();
-        if other_crate {
-            return found.into_iter();
-        }
-        if let Some(group) = rest.strip_prefix('{') {
-            // Split at the group's own commas, not those of nested groups.
-            let (mut depth, mut start) = (0usize, 0usize);
-            for (i, c) in group.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => {
-                        found.push(leading_ident(&group[start..i]));
-                        break;
-                    }
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => {
-                        found.push(leading_ident(&group[start..i]));
-                        start = i + 1;
-                    }
-                    _ => {}
-                }
-            }
-        } else {
-            found.push(leading_ident(rest));
-        }
-        found.retain(|m| !m.is_empty());
-        found.into_iter()
-    })
+/// `text` with each line's `//` comment (doc comments too) cut off.
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .map(|line| line.split("//").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn leading_ident(text: &str) -> String {
@@ -153,8 +126,11 @@ fn no_two_modules_import_each_other_directly_or_through_others() {
 #[test]
 fn module_paths_are_read_plain_and_grouped() {
     let code = "use crate::engine::Engine;\nuse crate::{store::{Store, filter}, ask};\nuse docshelf_crate::x;";
-    let found: Vec<String> = named_modules(code).collect();
-    assert_eq!(found, ["engine", "store", "ask"]);
+    let found: Vec<String> = resolved_paths(code, &[])
+        .into_iter()
+        .filter_map(|p| p.into_iter().next())
+        .collect();
+    assert_eq!(found, ["engine", "store", "store", "ask"]);
 }
 
 #[test]
@@ -291,11 +267,7 @@ fn sibling_graphs(src: &Path) -> BTreeMap<String, BTreeMap<String, BTreeSet<Stri
         .filter_map(|start| text.find(start))
         .min()
         .map_or(text.as_str(), |at| &text[..at]);
-        let code: String = text
-            .lines()
-            .map(|line| line.split("//").next().unwrap_or_default())
-            .collect::<Vec<_>>()
-            .join("\n");
+        let code = without_comments(text);
         let module = module_path(src, &file);
         for path in resolved_paths(&code, &module) {
             // The folder both sit in: the longest common prefix, then the

@@ -54,32 +54,7 @@ impl MemoryGauge for Unmetered {
 /// expands like a bomb's, more than the archive limits allow in all)
 /// needs nothing: it holds no memory before it is refused.
 pub fn memory_estimate(path: &str, bytes: &[u8], limits: &ArchiveLimits) -> u64 {
-    let len = bytes.len() as u64;
-    match Format::from_path(path) {
-        Some(Format::Zip) => {
-            let Some(declared) = declared(bytes, limits, |_| true) else {
-                return 0;
-            };
-            let kept = declared.total.min(limits.max_text_bytes);
-            kept.saturating_add(declared.largest.saturating_mul(2))
-        }
-        Some(Format::Pdf) => len.saturating_mul(4),
-        // A Word document's XML parts inflate several times over, and are
-        // held while they convert: what they declare, and a copy. Only
-        // the XML parts are read; images and fonts are not.
-        Some(Format::Docx) => {
-            match declared(bytes, limits, |name| {
-                name.ends_with(".xml") || name.ends_with(".rels")
-            }) {
-                Some(declared) => declared.total.saturating_mul(2),
-                // Refused at its headers: nothing is held.
-                None if ZipArchive::new(Cursor::new(bytes)).is_ok() => 0,
-                // Not a ZIP at all: the reader says so, from a copy.
-                None => len.saturating_mul(2),
-            }
-        }
-        Some(_) | None => len.saturating_mul(2),
-    }
+    needs(path, bytes, limits).estimate
 }
 
 /// What the headers of `bytes` claim extracting it needs, taken at their
@@ -90,65 +65,104 @@ pub fn memory_estimate(path: &str, bytes: &[u8], limits: &ArchiveLimits) -> u64 
 /// refused by extraction anyway (past a limit or a bomb's ratio), or would
 /// wait for memory that never comes.
 pub fn declared_need(path: &str, bytes: &[u8], limits: &ArchiveLimits) -> u64 {
-    let raw = |wanted: &dyn Fn(&str) -> bool| -> Option<(u64, u64)> {
-        let mut archive = ZipArchive::new(Cursor::new(bytes)).ok()?;
-        let (mut total, mut largest) = (0u64, 0u64);
-        for i in 0..archive.len() {
-            let Ok(entry) = archive.by_index_raw(i) else {
-                continue;
-            };
-            if entry.name().is_ok_and(|name| wanted(&name)) {
-                total = total.saturating_add(entry.size());
-                largest = largest.max(entry.size());
-            }
-        }
-        Some((total, largest))
-    };
-    let declared = match Format::from_path(path) {
-        Some(Format::Zip) => raw(&|_| true).map(|(_, largest)| largest.saturating_mul(2)),
-        Some(Format::Docx) => raw(&|name| name.ends_with(".xml") || name.ends_with(".rels"))
-            .map(|(total, _)| total.saturating_mul(2)),
-        _ => None,
-    };
-    declared
-        .unwrap_or(0)
-        .max(memory_estimate(path, bytes, limits))
+    let needs = needs(path, bytes, limits);
+    needs.claimed.max(needs.estimate)
 }
 
-/// What a ZIP's headers declare, as extraction will hold it.
-struct Declared {
+/// Both figures of a file, from one reading of its headers.
+struct Needs {
+    /// [`memory_estimate`].
+    estimate: u64,
+    /// What the headers claim, unbounded ([`declared_need`]).
+    claimed: u64,
+}
+
+fn needs(path: &str, bytes: &[u8], limits: &ArchiveLimits) -> Needs {
+    let len = bytes.len() as u64;
+    let copy = Needs {
+        estimate: len.saturating_mul(2),
+        claimed: 0,
+    };
+    match Format::from_path(path) {
+        Some(Format::Zip) => match headers(bytes, limits, |_| true) {
+            Some(h) => Needs {
+                // Refused at its headers: nothing is held.
+                estimate: if h.refused {
+                    0
+                } else {
+                    h.total
+                        .min(limits.max_text_bytes)
+                        .saturating_add(h.largest.saturating_mul(2))
+                },
+                claimed: h.largest.saturating_mul(2),
+            },
+            // No ZIP: refused as it is opened.
+            None => Needs {
+                estimate: 0,
+                claimed: 0,
+            },
+        },
+        Some(Format::Pdf) => Needs {
+            estimate: len.saturating_mul(4),
+            claimed: 0,
+        },
+        // A Word document's XML parts inflate several times over, and are
+        // held while they convert: what they declare, and a copy. Only
+        // the XML parts are read; images and fonts are not.
+        Some(Format::Docx) => {
+            match headers(bytes, limits, |name| {
+                name.ends_with(".xml") || name.ends_with(".rels")
+            }) {
+                Some(h) => Needs {
+                    estimate: if h.refused {
+                        0
+                    } else {
+                        h.total.saturating_mul(2)
+                    },
+                    claimed: h.total.saturating_mul(2),
+                },
+                // Not a ZIP at all: the reader says so, from a copy.
+                None => copy,
+            }
+        }
+        Some(_) | None => copy,
+    }
+}
+
+/// What a ZIP's headers declare of the entries extraction reads.
+struct Headers {
     /// All of the entries `wanted` takes.
     total: u64,
     /// The largest of them.
     largest: u64,
+    /// Whether extraction refuses the archive at its headers
+    /// (`zip::open_checked`'s rules: an entry past `max_ratio`, a declared
+    /// total past `max_total_bytes`), holding nothing.
+    refused: bool,
 }
 
-/// What the entries of the ZIP `bytes` that `wanted` names declare, or
-/// `None` when it is no ZIP, or when extraction would refuse it at its
-/// headers (`zip::open_checked`'s rules: an entry past `max_ratio`, a
-/// declared total past `max_total_bytes`) and so hold nothing.
-fn declared(
-    bytes: &[u8],
-    limits: &ArchiveLimits,
-    wanted: impl Fn(&str) -> bool,
-) -> Option<Declared> {
+/// The headers of the ZIP `bytes`, for the entries `wanted` names; `None`
+/// when it is no ZIP.
+fn headers(bytes: &[u8], limits: &ArchiveLimits, wanted: impl Fn(&str) -> bool) -> Option<Headers> {
     let mut archive = ZipArchive::new(Cursor::new(bytes)).ok()?;
-    let (mut all, mut total, mut largest) = (0u64, 0u64, 0u64);
+    let (mut all, mut total, mut largest, mut bomb) = (0u64, 0u64, 0u64, false);
     for i in 0..archive.len() {
         let Ok(entry) = archive.by_index_raw(i) else {
             continue;
         };
         let size = entry.size();
-        if super::archive::bomb_ratio(size, entry.compressed_size(), limits) {
-            return None;
-        }
+        bomb |= super::archive::bomb_ratio(size, entry.compressed_size(), limits);
         all = all.saturating_add(size);
         if entry.name().is_ok_and(|name| wanted(&name)) {
             total = total.saturating_add(size);
             largest = largest.max(size);
         }
     }
-    (all <= limits.max_total_bytes).then_some(Declared { total, largest })
+    Some(Headers {
+        total,
+        largest,
+        refused: bomb || all > limits.max_total_bytes,
+    })
 }
 
 #[cfg(test)]

@@ -76,7 +76,7 @@ fn wgpu_adapter() -> &'static Result<(Device, Backend), String> {
 }
 
 /// Keeps the GPU probe from printing "error: XDG_RUNTIME_DIR is invalid or
-/// not set" (four times) on every start of a machine without a desktop
+/// not set" on every start of a machine without a desktop
 /// session. Those lines come from Mesa's Vulkan device-selection layer,
 /// which asks the Wayland compositor which GPU drives the display, through
 /// a libwayland that prints when there is none: nothing failed, and

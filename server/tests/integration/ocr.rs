@@ -57,6 +57,15 @@ async fn ocr_engine(dir: &Path) -> Engine {
     }
 }
 
+/// An engine on a fresh store in `dir`, with these OCR settings.
+async fn engine_with(dir: &Path, ocr: OcrConfig) -> Engine {
+    let config = docshelf_server::config::EngineConfig {
+        ocr,
+        ..common::engine_config(dir)
+    };
+    Engine::open(&config).await.expect("engine")
+}
+
 fn file<'a>(status: &'a JobStatus, path: &str) -> &'a FileProgress {
     status
         .files
@@ -225,14 +234,11 @@ async fn a_page_whose_image_is_damaged_fails_alone_and_the_others_are_indexed() 
 async fn with_ocr_off_a_scan_is_refused_with_a_message_that_says_so() {
     scans::require_tools();
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = docshelf_server::config::EngineConfig {
-        ocr: OcrConfig {
-            enabled: false,
-            ..OcrConfig::default()
-        },
-        ..common::engine_config(&dir.path().join("store"))
+    let off = OcrConfig {
+        enabled: false,
+        ..OcrConfig::default()
     };
-    let engine = Engine::open(&config).await.expect("engine");
+    let engine = engine_with(&dir.path().join("store"), off).await;
     assert!(matches!(engine.ocr(), OcrStatus::Off));
     let said = engine.status().await.ocr;
     assert!(!said.enabled);
@@ -272,14 +278,11 @@ async fn with_ocr_off_a_scan_is_refused_with_a_message_that_says_so() {
 async fn pages_past_the_files_bound_are_left_out_and_named() {
     scans::require_tools();
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = docshelf_server::config::EngineConfig {
-        ocr: OcrConfig {
-            max_pages: 2,
-            ..OcrConfig::default()
-        },
-        ..common::engine_config(&dir.path().join("store"))
+    let bounded = OcrConfig {
+        max_pages: 2,
+        ..OcrConfig::default()
     };
-    let engine = Engine::open(&config).await.expect("engine");
+    let engine = engine_with(&dir.path().join("store"), bounded).await;
     assert!(matches!(engine.ocr(), OcrStatus::Ready(_)));
     let source = pdf_dir().join("pypdf-Seige_of_Vicksburg_Sample_OCR.pdf");
     let scan = scans::scan(&source, Some((1, 3)), 150, &dir.path().join("scan"));

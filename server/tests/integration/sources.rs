@@ -624,6 +624,23 @@ async fn packages_come_from_their_registries() {
     assert_eq!(err.kind(), index_core::ErrorKind::NotFound, "{err}");
 }
 
+/// `site` served on loopback and fetched as library `llms` with
+/// `llms_txt` on, to its end: the site's and docshelf's base URLs, and the
+/// job's final status.
+async fn fetched_with_llms_txt(dir: &std::path::Path, site: Arc<Site>) -> (String, String, Value) {
+    let site_base = start_site(site).await;
+    let (_engine, base) = docshelf(dir).await;
+    let (status, accepted) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": format!("{site_base}/docs/"), "library": "llms", "version": "1", "llms_txt": true}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    let job = finished(&Client::new(), &base, &accepted).await;
+    (site_base, base, job)
+}
+
 /// With `llms_txt`, a site's `llms-full.txt` is read as the whole
 /// documentation instead of crawling its pages.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -635,16 +652,7 @@ async fn a_sites_llms_full_txt_is_read_when_asked_for() {
         "# Git, for language models\n\n## Staging\n\nUse git add to stage a pomegranate-shaped change.\n"
             .into(),
     );
-    let site_base = start_site(site.clone()).await;
-    let (_engine, base) = docshelf(dir.path()).await;
-    let (status, accepted) = post_json(
-        &base,
-        "/api/sources",
-        json!({"url": format!("{site_base}/docs/"), "library": "llms", "version": "1", "llms_txt": true}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
-    let job = finished(&Client::new(), &base, &accepted).await;
+    let (site_base, base, job) = fetched_with_llms_txt(dir.path(), site.clone()).await;
     assert_eq!(job["state"], "done", "{job:#}");
     let by_path = files(&job);
     assert_eq!(by_path.len(), 1, "{job:#}");
@@ -688,16 +696,7 @@ async fn unusable_llms_files_are_named_and_the_site_is_crawled_instead() {
                 .into(),
         );
     }
-    let site_base = start_site(site.clone()).await;
-    let (_engine, base) = docshelf(dir.path()).await;
-    let (status, accepted) = post_json(
-        &base,
-        "/api/sources",
-        json!({"url": format!("{site_base}/docs/"), "library": "llms", "version": "1", "llms_txt": true}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
-    let job = finished(&Client::new(), &base, &accepted).await;
+    let (site_base, base, job) = fetched_with_llms_txt(dir.path(), site.clone()).await;
     assert_eq!(job["state"], "done", "{job:#}");
     let by_path = files(&job);
     let full = &by_path[&format!("{site_base}/docs/llms-full.txt")];
