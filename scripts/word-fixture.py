@@ -1,4 +1,4 @@
-"""Writes the Word document index-core's .docx tests read (python-docx).
+"""Writes the Word document ingest-core's .docx tests read (python-docx).
 
 Usage: word-fixture.py OUT.docx (run by scripts/fetch-fixture.sh word, in
 its venv). The document is made with python-docx's own template, so its

@@ -1,17 +1,15 @@
-//! docshelf's domain model.
+//! docshelf's contract: what every face shares, the browser included.
 //!
 //! Everything here is plain data and pure functions, so the same code runs in
-//! the native server and in the browser (wasm32). What only ingestion needs
-//! (extraction, chunking, chunk context, ids) is behind the default feature
-//! `ingest`, which the dashboard turns off. There is deliberately no
-//! async runtime, no storage engine and no model runtime in this crate: those
-//! live in `server`, which depends on this crate, never the other way round.
+//! the native server and in the browser (wasm32). How files become chunks
+//! (readers, archives, chunking, packages) is processing, not contract: it
+//! lives in `ingest-core`, which fills in the types declared here, as
+//! qdrant keeps `lib/api` apart from `lib/collection`. There is deliberately
+//! no async runtime, no storage engine and no model runtime in this crate:
+//! those live in `server`, which depends on this crate, never the other way
+//! round.
 //!
 //! - [`format`]: the kinds of file docshelf reads, and their extensions.
-//! - [`extract`]: uploaded files (Markdown, MDX, text, HTML, PDF, Word, notebooks, ZIP) to clean text.
-//! - [`chunk`]: text to overlapping chunks that never split a code block.
-//! - [`context`]: the title and headings embedded and indexed with each chunk.
-//! - [`ids`]: deterministic chunk ids.
 //! - [`document`]: whole documents put back together from their chunks.
 //! - [`catalog`]: libraries, versions and documents as people browse them.
 //! - [`library`]: resolving loosely named libraries.
@@ -33,26 +31,16 @@
 
 pub mod ask;
 pub mod catalog;
-#[cfg(feature = "ingest")]
-pub mod chunk;
-#[cfg(feature = "ingest")]
-pub mod context;
 pub mod document;
 pub mod error;
 pub mod eval;
-#[cfg(feature = "ingest")]
-pub mod extract;
 pub mod feedback;
 pub mod format;
 pub mod fusion;
 pub mod highlight;
-#[cfg(feature = "ingest")]
-pub mod ids;
 pub mod job;
 pub mod library;
 pub mod markdown;
-#[cfg(feature = "ingest")]
-pub mod package;
 pub mod phrase;
 pub mod scoring;
 pub mod search;

@@ -24,11 +24,11 @@ use docshelf_server::cli::collect_uploads;
 use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::{DeviceChoice, Precision};
 use docshelf_server::engine::Engine;
-use index_core::chunk::{chunk_document, Chunk, ChunkConfig};
-use index_core::context;
-use index_core::extract::{extract, ArchiveLimits, Extracted};
 use index_core::job::FileState;
 use index_core::job::Upload;
+use ingest_core::chunk::{chunk_document, Chunk, ChunkConfig};
+use ingest_core::context;
+use ingest_core::extract::{extract, ArchiveLimits, Extracted};
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");

@@ -18,7 +18,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use docshelf_server::ingest::ocr::{self, OcrSettings, OcrStatus, DPI};
-use index_core::extract::{extract_pdf_pages, ArchiveLimits, Unmetered};
+use ingest_core::extract::{extract_pdf_pages, ArchiveLimits, Unmetered};
 
 fn main() {
     scans::require_tools();

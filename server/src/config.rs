@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use index_core::extract::ArchiveLimits;
+use ingest_core::extract::ArchiveLimits;
 
 use crate::embed::{DeviceChoice, Precision};
 use crate::store::S3Config;

@@ -300,6 +300,7 @@ fn no_two_files_of_a_module_import_each_other() {
     for src in [
         root.join("src"),
         root.join("../index-core/src"),
+        root.join("../ingest-core/src"),
         root.join("../app/src"),
     ] {
         for (folder, graph) in sibling_graphs(&src) {

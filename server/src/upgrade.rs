@@ -1,7 +1,7 @@
 //! Upgrading a store written by an older docshelf, on open.
 //!
 //! Schema v2 embeds every chunk with its context (title and headings, see
-//! `index_core::context`); a v1 vector was computed from the bare text and
+//! `ingest_core::context`); a v1 vector was computed from the bare text and
 //! cannot be converted, only recomputed. So when the engine opens a store
 //! that still holds the v1 table, it re-embeds it here before serving:
 //! document by document, each written to the v2 table in one commit, with
@@ -19,8 +19,8 @@
 
 use std::time::Instant;
 
-use index_core::chunk::Chunk;
-use index_core::context::{chunk_contexts, embedding_inputs};
+use ingest_core::chunk::Chunk;
+use ingest_core::context::{chunk_contexts, embedding_inputs};
 
 use crate::embed::EmbedQueue;
 use crate::store::{ChunkRow, DocumentChunks, Store, StoredChunk};

@@ -29,7 +29,7 @@ use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
 use docshelf_server::engine::Engine;
 use docshelf_server::store::{ChunkRow, DocumentChunks, Store, StoredChunk};
-use index_core::chunk::Chunk;
+use ingest_core::chunk::Chunk;
 
 /// Bump when the corpus a row count gives changes: cached ones (and the
 /// seeds) are rebuilt. v2: the seeds are cut by the 700-byte chunker.

@@ -30,8 +30,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use index_core::chunk::ChunkConfig;
-use index_core::extract::ArchiveLimits;
+use ingest_core::chunk::ChunkConfig;
+use ingest_core::extract::ArchiveLimits;
 
 use crate::background::Background;
 use crate::config::{EngineConfig, ModelConfig};

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use index_core::ids;
 use index_core::job::{JobState, JobStatus};
 use index_core::source::{RefreshSummary, SourceAccepted, SourceInfo, SourceList, SourceRequest};
 use index_core::validate;
+use ingest_core::ids;
 use url::Url;
 
 use super::{Engine, EngineError};

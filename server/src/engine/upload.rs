@@ -33,7 +33,7 @@ impl Engine {
         // beside the upload itself is refused now (413), not after a wait
         // that could never end in anything but a refusal.
         for upload in &uploads {
-            let needed = index_core::extract::declared_need(
+            let needed = ingest_core::extract::declared_need(
                 &upload.name,
                 &upload.bytes,
                 &self.archive_limits,

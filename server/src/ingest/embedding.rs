@@ -4,11 +4,11 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use index_core::chunk::{chunk_document, ChunkConfig};
-use index_core::context::{chunk_contexts, embedding_inputs};
-use index_core::extract::Extracted as Document;
-use index_core::ids::chunk_id;
 use index_core::job::FileState;
+use ingest_core::chunk::{chunk_document, ChunkConfig};
+use ingest_core::context::{chunk_contexts, embedding_inputs};
+use ingest_core::extract::Extracted as Document;
+use ingest_core::ids::chunk_id;
 
 use super::budget::Budget;
 use super::jobs::FileSlot;

@@ -2,8 +2,8 @@
 //! how it is read (by its name, as a fetched page's media type said, or as
 //! a registry's package archive).
 
-use index_core::extract::Format;
 use index_core::job::Upload;
+use ingest_core::extract::Format;
 
 /// One thing for a job to read: a file's bytes and the address it is
 /// stored under.

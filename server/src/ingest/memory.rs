@@ -16,7 +16,7 @@
 //!   other upload out while it waits for the rest;
 //! - a file that needs more than the whole budget could ever give it is
 //!   refused at once (413 when it is uploaded), never after a wait;
-//! - past that, extraction asks as it inflates (`index_core::extract::
+//! - past that, extraction asks as it inflates (`ingest_core::extract::
 //!   MemoryGauge`), without waiting: a file that would need more than is
 //!   free fails with a reason that says so, and holds nothing more.
 //!
@@ -204,7 +204,7 @@ impl Reservation {
     }
 }
 
-impl index_core::extract::MemoryGauge for Reservation {
+impl ingest_core::extract::MemoryGauge for Reservation {
     fn grow(&mut self, bytes: u64) -> Result<(), String> {
         let used = self.used.saturating_add(bytes);
         let need_kib = used.div_ceil(KIB);
@@ -267,7 +267,7 @@ fn machine_memory() -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use index_core::extract::MemoryGauge;
+    use ingest_core::extract::MemoryGauge;
 
     use super::*;
 

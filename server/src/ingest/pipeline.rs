@@ -13,9 +13,9 @@
 //! reason; the rest of the job goes on. The job reports done only after the
 //! search indexes cover what it published.
 
-use index_core::chunk::ChunkConfig;
-use index_core::extract::{self, ArchiveLimits, ExtractError, Extraction};
 use index_core::job::{FileProgress, FileState, JobState, Upload};
+use ingest_core::chunk::ChunkConfig;
+use ingest_core::extract::{self, ArchiveLimits, ExtractError, Extraction};
 
 use super::budget::{Budget, JobLimits};
 use super::embedding::embed_document;
@@ -190,7 +190,7 @@ impl<'p, 'a> JobRun<'p, 'a> {
                     extract::extract_as(&name, format, &bytes, &limits, &mut memory)
                 }
                 Read::PackageDocs => {
-                    index_core::package::extract_package_docs(&name, &bytes, &limits, &mut memory)
+                    ingest_core::package::extract_package_docs(&name, &bytes, &limits, &mut memory)
                         .map(|docs| docs.extraction)
                 }
             };

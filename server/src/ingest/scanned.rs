@@ -2,7 +2,7 @@
 //! places: the glue between extraction (which names those pages) and the
 //! OCR tools ([`super::ocr`]), and what the user is told about each page.
 
-use index_core::extract::{Extracted, TextLayer};
+use ingest_core::extract::{Extracted, TextLayer};
 
 use super::ocr::{self, Ocr};
 

@@ -11,9 +11,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use index_core::ids::content_hash;
 use index_core::job::{FileState, JobState};
 use index_core::source::{PageFailure, RefreshSummary};
+use ingest_core::ids::content_hash;
 use tokio::sync::mpsc;
 
 use super::crawl::{self, Found, PageRecord, Plan};

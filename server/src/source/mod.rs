@@ -21,8 +21,8 @@ pub mod sitemap;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use index_core::package::{PackageSpec, PackageSpecError};
 use index_core::source::{RefreshSummary, SourceRequest};
+use ingest_core::package::{PackageSpec, PackageSpecError};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
@@ -100,9 +100,9 @@ impl Origin {
         match self {
             Self::Site(_) => "site",
             Self::Package(spec) => match spec.registry {
-                index_core::package::Registry::PyPi => "pypi",
-                index_core::package::Registry::Npm => "npm",
-                index_core::package::Registry::Crates => "crates",
+                ingest_core::package::Registry::PyPi => "pypi",
+                ingest_core::package::Registry::Npm => "npm",
+                ingest_core::package::Registry::Crates => "crates",
             },
         }
     }

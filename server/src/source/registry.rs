@@ -8,7 +8,7 @@
 //! its static download host.
 
 use base64::Engine as _;
-use index_core::package::{pypi_normalized, PackageSpec, Registry};
+use ingest_core::package::{pypi_normalized, PackageSpec, Registry};
 use serde::Deserialize;
 use sha2::{Digest, Sha256, Sha512};
 use url::Url;

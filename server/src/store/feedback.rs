@@ -2,7 +2,7 @@
 //!
 //! Votes never touch the chunk table: recording one does not rewrite a
 //! chunk's vector or text, and a vote survives its chunk being re-uploaded
-//! unchanged (chunk ids are content-derived, see [`index_core::ids`]).
+//! unchanged (chunk ids are content-derived, see [`ingest_core::ids`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;

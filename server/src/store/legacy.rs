@@ -2,7 +2,7 @@
 //!
 //! v1 stored each chunk's bare text and a vector of that text alone; v2
 //! adds the `context` column and embeds context and text together (see
-//! `index_core::context`). Vectors cannot be converted, only recomputed, so
+//! `ingest_core::context`). Vectors cannot be converted, only recomputed, so
 //! `crate::upgrade` reads each v1 document here, re-embeds it and writes it
 //! to the v2 table, then drops this one.
 

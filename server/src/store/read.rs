@@ -26,7 +26,7 @@ impl Store {
 
     /// The vectors already stored for the page `file_path` of `library`,
     /// in any of its versions, keyed by the text each was embedded from
-    /// ([`index_core::context::embedding_input`] of its context and text):
+    /// ([`ingest_core::context::embedding_input`] of its context and text):
     /// what a new upload of that page can reuse instead of embedding again.
     /// One indexed lookup per document (library and path).
     pub async fn page_vectors(
@@ -55,7 +55,7 @@ impl Store {
                 string_column(batch, "text")?,
             );
             inputs.extend((0..batch.num_rows()).map(|row| {
-                index_core::context::embedding_input(context.value(row), text.value(row))
+                ingest_core::context::embedding_input(context.value(row), text.value(row))
             }));
         }
         Ok(inputs.into_iter().zip(vectors).collect())

@@ -8,7 +8,7 @@ use arrow_array::{
     UInt32Array,
 };
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef, TimeUnit};
-use index_core::chunk::Chunk;
+use ingest_core::chunk::Chunk;
 
 use crate::embed::DIM;
 
@@ -45,7 +45,7 @@ pub fn chunk_schema() -> SchemaRef {
         Field::new("heading_path", DataType::Utf8, false),
         // The title, headings and (first chunk) description the chunk was
         // embedded with and that the keyword index sees as a field of its
-        // own (see `index_core::context`). `text` stays the bare text.
+        // own (see `ingest_core::context`). `text` stays the bare text.
         Field::new("context", DataType::Utf8, false),
         Field::new("page", DataType::UInt32, true),
         Field::new("span_start", DataType::UInt32, false),
@@ -74,7 +74,7 @@ pub fn chunk_schema() -> SchemaRef {
 }
 
 /// The column that names what a row's vector was embedded from: the
-/// SHA-256 of [`index_core::context::embedding_input`] of its context and
+/// SHA-256 of [`ingest_core::context::embedding_input`] of its context and
 /// text (see [`input_hash`]). A chunk with the same input anywhere in the
 /// store, in any library, version or page, reuses that row's vector instead
 /// of running the model again.
@@ -82,7 +82,7 @@ pub const INPUT_HASH: &str = "input_hash";
 
 /// [`INPUT_HASH`] of one embedding input.
 pub fn input_hash(input: &str) -> String {
-    index_core::ids::content_hash(input.as_bytes())
+    ingest_core::ids::content_hash(input.as_bytes())
 }
 
 /// The column the full-text index covers.
@@ -119,7 +119,7 @@ pub struct DocumentChunks {
 pub struct ChunkRow {
     pub id: String,
     pub chunk: Chunk,
-    /// Its context line ([`index_core::context::chunk_context`]).
+    /// Its context line ([`ingest_core::context::chunk_context`]).
     pub context: String,
     /// The embedding of the context and text together.
     pub vector: Vec<f32>,
@@ -210,7 +210,7 @@ pub fn to_batch(doc: &DocumentChunks) -> Result<RecordBatch, ArrowError> {
                     .map(|r| search_text(&r.context, &r.chunk.text)),
             )),
             Arc::new(StringArray::from_iter_values(doc.chunks.iter().map(|r| {
-                input_hash(&index_core::context::embedding_input(
+                input_hash(&ingest_core::context::embedding_input(
                     &r.context,
                     &r.chunk.text,
                 ))

@@ -180,7 +180,7 @@ async fn the_engine_reranks_with_the_given_cross_encoder_deterministically() {
             .await
             .expect("the chunk reads back")
             .remove(0);
-        let input = index_core::context::embedding_input(&chunk.context, &chunk.text);
+        let input = ingest_core::context::embedding_input(&chunk.context, &chunk.text);
         let logit = model
             .score("undo the last commit", &[input])
             .expect("scores")[0];

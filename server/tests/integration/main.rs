@@ -9,7 +9,7 @@ mod common;
 #[path = "../support/cross_encoder_dir.rs"]
 mod cross_encoder_dir;
 mod llm_server;
-#[path = "../../../index-core/tests/support/pdf_file.rs"]
+#[path = "../../../ingest-core/tests/support/pdf_file.rs"]
 mod pdf_file;
 mod s3_server;
 #[path = "../support/scans.rs"]

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use docshelf_server::store::filter::Scope;
 use docshelf_server::store::{ChunkRow, DocumentChunks, Retrieved, Store, Target};
-use index_core::chunk::Chunk;
+use ingest_core::chunk::Chunk;
 
 use crate::common;
 use crate::synthetic::{document, Rng};

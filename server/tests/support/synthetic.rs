@@ -6,7 +6,7 @@
 
 use docshelf_server::embed::DIM;
 use docshelf_server::store::{ChunkRow, DocumentChunks};
-use index_core::chunk::Chunk;
+use ingest_core::chunk::Chunk;
 
 /// xorshift64*: deterministic, fast, and enough for test data.
 pub struct Rng(u64);

@@ -1,11 +1,11 @@
 //! Scanned PDF pages, read by OCR.
 //!
-//! `index_core::extract` reads a PDF's text layer and names the pages that
+//! `ingest_core::extract` reads a PDF's text layer and names the pages that
 //! have none, or only garbage ([`Extracted::pages_without_text`]). Those
 //! pages are read here, one file at a time per permit: each page is
 //! rendered by Poppler's `pdftoppm` and read by Tesseract through their
 //! command lines, its hOCR turned into Markdown by
-//! [`index_core::extract::hocr_to_markdown`], and put back in its place
+//! [`ingest_core::extract::hocr_to_markdown`], and put back in its place
 //! ([`Extracted::replace_pages`]), so every chunk keeps its page number.
 //!
 //! Every run of either tool is bounded ([`crate::process`]): CPU time per
@@ -20,8 +20,8 @@
 //! them a PDF without text is refused with a message that says what to
 //! install.
 //!
-//! [`Extracted::pages_without_text`]: index_core::extract::Extracted::pages_without_text
-//! [`Extracted::replace_pages`]: index_core::extract::Extracted::replace_pages
+//! [`Extracted::pages_without_text`]: ingest_core::extract::Extracted::pages_without_text
+//! [`Extracted::replace_pages`]: ingest_core::extract::Extracted::replace_pages
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use index_core::extract::hocr_to_markdown;
+use ingest_core::extract::hocr_to_markdown;
 
 use crate::process::{self, run_bounded, Bounds, ProcessError};
 
@@ -399,7 +399,7 @@ pub fn page_list(pages: &[u32]) -> String {
 #[derive(Debug, Default)]
 pub struct Outcome {
     /// The pages it read text on, for
-    /// [`index_core::extract::Extracted::replace_pages`].
+    /// [`ingest_core::extract::Extracted::replace_pages`].
     pub texts: BTreeMap<u32, String>,
     /// The pages it did not, each with the error that stopped it (`None`:
     /// OCR found no text there).

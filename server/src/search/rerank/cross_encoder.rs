@@ -20,7 +20,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use index_core::context::embedding_input;
+use ingest_core::context::embedding_input;
 use tokio::sync::Semaphore;
 use tracing::Instrument;
 

@@ -11,10 +11,10 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
-use index_core::extract::links::page_links;
 use index_core::format::Format;
-use index_core::ids::content_hash;
 use index_core::source::CrawlLimits;
+use ingest_core::extract::links::page_links;
+use ingest_core::ids::content_hash;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use url::Url;

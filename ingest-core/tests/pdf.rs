@@ -8,7 +8,7 @@ mod pdf_file;
 
 use std::path::PathBuf;
 
-use index_core::extract::{extract, ArchiveLimits, ExtractError};
+use ingest_core::extract::{extract, ArchiveLimits, ExtractError};
 use serde_json::Value;
 
 use pdf_file::pdf_file;
@@ -31,7 +31,7 @@ fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn run(name: &str) -> Result<index_core::extract::Extracted, ExtractError> {
+fn run(name: &str) -> Result<ingest_core::extract::Extracted, ExtractError> {
     let bytes = std::fs::read(data_dir().join(name)).expect("pdf readable");
     extract(name, &bytes, &ArchiveLimits::default()).map(|mut e| e.documents.remove(0))
 }
@@ -120,8 +120,8 @@ fn a_pdf_without_a_text_layer_is_refused_with_a_message() {
 #[test]
 fn a_reader_that_does_ocr_gets_the_pages_without_text_instead_of_an_error() {
     let bytes = std::fs::read(data_dir().join("pypdf-git.pdf")).expect("pdf readable");
-    let mut memory = index_core::extract::Unmetered;
-    let doc = index_core::extract::extract_pdf_pages(
+    let mut memory = ingest_core::extract::Unmetered;
+    let doc = ingest_core::extract::extract_pdf_pages(
         "drawn.pdf",
         &bytes,
         &ArchiveLimits::default(),
@@ -130,7 +130,7 @@ fn a_reader_that_does_ocr_gets_the_pages_without_text_instead_of_an_error() {
     .expect("no error: the caller reads the pages itself");
     assert_eq!(doc.file_path, "drawn.pdf");
     assert_eq!(doc.pages_without_text(), vec![1]);
-    assert_eq!(doc.pages[0].layer, index_core::extract::TextLayer::Missing);
+    assert_eq!(doc.pages[0].layer, ingest_core::extract::TextLayer::Missing);
     assert!(doc.text.is_empty());
 
     // Readable files have text on every page that has any.

@@ -99,12 +99,12 @@ pub(super) fn expand(
             .name()
             .map_err(|e| ExtractError::CorruptZip(format!("{archive_path}: {e}")))?;
         // Stored and shown as an address: a safe relative path, without
-        // control or bidi characters (`crate::validate::file_path`).
-        let name = match crate::validate::file_path(&raw_name) {
+        // control or bidi characters (`index_core::validate::file_path`).
+        let name = match index_core::validate::file_path(&raw_name) {
             Ok(name) => name,
             Err(err) => {
                 out.skipped.push(Skipped {
-                    file_path: format!("{prefix}{}", crate::validate::cut(&raw_name, 60)),
+                    file_path: format!("{prefix}{}", index_core::validate::cut(&raw_name, 60)),
                     reason: err.to_string(),
                 });
                 continue;

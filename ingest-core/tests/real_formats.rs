@@ -19,8 +19,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use index_core::chunk::{chunk_document, ChunkConfig};
-use index_core::extract::{extract, ArchiveLimits, Extracted};
+use ingest_core::chunk::{chunk_document, ChunkConfig};
+use ingest_core::extract::{extract, ArchiveLimits, Extracted};
 
 fn script() -> PathBuf {
     std::env::var_os("CARGO_MANIFEST_DIR")

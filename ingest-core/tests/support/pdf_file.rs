@@ -2,7 +2,7 @@
 //! offset the cross-reference table gives, and a trailer naming object 1
 //! as the catalog. For tests that need a valid file of a chosen shape (a
 //! hostile page size, a stream that inflates too far). Shared by
-//! `index-core`'s tests and the server's (`#[path]`).
+//! `ingest-core`'s tests and the server's (`#[path]`).
 
 /// `objects` as objects 1, 2, …, in a PDF 1.4 file.
 pub fn pdf_file(objects: &[Vec<u8>]) -> Vec<u8> {

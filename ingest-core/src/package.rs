@@ -10,7 +10,7 @@ use std::fmt;
 use crate::extract::{
     archive_files, extract_chosen, ArchiveLimits, ExtractError, Extraction, MemoryGauge, Pick,
 };
-use crate::format::Format;
+use index_core::format::Format;
 
 /// Where a package comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -125,7 +125,7 @@ impl PackageSpec {
         }
         let bad_name = |why| PackageSpecError::Name {
             registry,
-            shown: crate::validate::cut(name, 80),
+            shown: index_core::validate::cut(name, 80),
             why,
         };
         if name.len() > registry.max_name_len() {
@@ -141,7 +141,7 @@ impl PackageSpec {
             if let Some(why) = version_problem(registry, version) {
                 return Err(PackageSpecError::Version {
                     registry,
-                    shown: crate::validate::cut(version, 80),
+                    shown: index_core::validate::cut(version, 80),
                     why,
                 });
             }
@@ -320,7 +320,7 @@ const NOT_DOC_DIRS: [&str; 9] = [
 /// top-level README (any case, any format docshelf reads, or none) and the
 /// files docshelf reads under a top-level `docs/`, `doc/` or
 /// `documentation/` folder, nested ones included. `paths` are the archive's
-/// files as [`crate::validate::file_path`] cleans them; the archive's single
+/// files as [`index_core::validate::file_path`] cleans them; the archive's single
 /// top-level folder, if it has one, is left out of each [`DocPath::path`].
 ///
 /// Top-level CHANGELOG, CHANGES, HISTORY and CONTRIBUTING files, and their

@@ -1,6 +1,6 @@
 //! Properties every chunking must have, over generated Markdown.
 
-use index_core::chunk::{chunk_text, ChunkConfig};
+use ingest_core::chunk::{chunk_text, ChunkConfig};
 use proptest::prelude::*;
 
 /// Markdown built from paragraphs, headings, fenced code and indented code.

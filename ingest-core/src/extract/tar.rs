@@ -95,7 +95,7 @@ pub(crate) fn archive_files(
                     continue;
                 }
                 let name = entry.name().map_err(|e| corrupt_zip(path, e))?;
-                if let Ok(name) = crate::validate::file_path(&name) {
+                if let Ok(name) = index_core::validate::file_path(&name) {
                     files.push(name);
                 }
             }
@@ -372,15 +372,18 @@ pub(super) fn walk_tar(
             continue;
         }
 
-        let pick = match crate::validate::file_path(&raw_name) {
+        let pick = match index_core::validate::file_path(&raw_name) {
             Ok(name) => choose(&name, not_a_file(kind)),
-            Err(err) => choose(&crate::validate::cut(&raw_name, 60), Some(&err.to_string())),
+            Err(err) => choose(
+                &index_core::validate::cut(&raw_name, 60),
+                Some(&err.to_string()),
+            ),
         };
         let (path, format) = match pick {
             Pick::Take { path, format } => (format!("{prefix}{path}"), format),
             Pick::Skip(reason) => {
-                let name = crate::validate::file_path(&raw_name)
-                    .unwrap_or_else(|_| crate::validate::cut(&raw_name, 60));
+                let name = index_core::validate::file_path(&raw_name)
+                    .unwrap_or_else(|_| index_core::validate::cut(&raw_name, 60));
                 out.skipped.push(Skipped {
                     file_path: format!("{prefix}{name}"),
                     reason,
@@ -475,15 +478,18 @@ fn walk_zip(
             continue;
         }
         let raw_name = entry.name().map_err(|e| corrupt_zip(archive_path, e))?;
-        let pick = match crate::validate::file_path(&raw_name) {
+        let pick = match index_core::validate::file_path(&raw_name) {
             Ok(name) => choose(&name, None),
-            Err(err) => choose(&crate::validate::cut(&raw_name, 60), Some(&err.to_string())),
+            Err(err) => choose(
+                &index_core::validate::cut(&raw_name, 60),
+                Some(&err.to_string()),
+            ),
         };
         let (path, format) = match pick {
             Pick::Take { path, format } => (path, format),
             Pick::Skip(reason) => {
                 out.skipped.push(Skipped {
-                    file_path: crate::validate::cut(&raw_name, 60),
+                    file_path: index_core::validate::cut(&raw_name, 60),
                     reason,
                 });
                 continue;

@@ -3,8 +3,8 @@
 //! [`extract`] takes a file's name and bytes and returns one [`Extracted`]
 //! document per file it holds: one for Markdown, text, HTML and PDF, many for
 //! a ZIP (nested ZIPs included), each with the path it had in the archive.
-//! Everything here is pure Rust so the dashboard (wasm32) can run the same
-//! code the server does.
+//! Everything here is pure Rust, without I/O: the server hands bytes in
+//! and gets text back, so every reader is tested on its own.
 
 mod archive;
 mod asciidoc;
@@ -30,7 +30,7 @@ pub use self::memory::{declared_need, memory_estimate, MemoryGauge, Unmetered};
 // For `crate::package`, which takes only a package's documentation.
 pub(crate) use self::tar::{archive_files, extract_chosen, Pick};
 
-pub use crate::format::Format;
+pub use index_core::format::Format;
 
 /// One document's text, ready to chunk.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@ mod common;
 
 use std::io::{Cursor, Write};
 
-use index_core::extract::{extract, ArchiveLimits, ExtractError};
+use ingest_core::extract::{extract, ArchiveLimits, ExtractError};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
@@ -65,7 +65,7 @@ fn a_bad_entry_is_skipped_with_its_reason_and_the_rest_extracts() {
     );
 }
 
-fn assert_hostile(result: Result<index_core::extract::Extraction, ExtractError>, needle: &str) {
+fn assert_hostile(result: Result<ingest_core::extract::Extraction, ExtractError>, needle: &str) {
     match result {
         Err(ExtractError::HostileZip(reason)) => {
             assert!(

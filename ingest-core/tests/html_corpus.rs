@@ -4,8 +4,8 @@ mod common;
 
 use std::path::PathBuf;
 
-use index_core::chunk::{chunk_document, ChunkConfig};
-use index_core::extract::{extract, ArchiveLimits};
+use ingest_core::chunk::{chunk_document, ChunkConfig};
+use ingest_core::extract::{extract, ArchiveLimits};
 
 fn corpus() -> PathBuf {
     common::shared_data().join("eval/git-docs/corpus")

@@ -1,0 +1,20 @@
+//! docshelf's ingestion: how a file becomes chunks.
+//!
+//! The contract (formats, names, jobs, errors) is `index-core`'s, shared
+//! with the browser; this crate is the processing behind it, which only the
+//! server runs. Pure functions over bytes, with no I/O and no async runtime:
+//! the server fetches, stores and embeds.
+//!
+//! - [`extract`]: one reader per [`index_core::format::Format`] (Markdown,
+//!   MDX, reStructuredText, AsciiDoc, HTML, PDF, Word, notebooks, text),
+//!   archives (ZIP, tar) under one set of limits, all to clean Markdown.
+//! - [`chunk`]: text to overlapping chunks that never split a code block.
+//! - [`context`]: the title and headings embedded and indexed with each chunk.
+//! - [`ids`]: deterministic chunk ids.
+//! - [`package`]: which files of a registry package are its documentation.
+
+pub mod chunk;
+pub mod context;
+pub mod extract;
+pub mod ids;
+pub mod package;
