@@ -13,7 +13,7 @@ use std::sync::Arc;
 use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo, Target};
 use index_core::feedback::{FeedbackRequest, Votes};
 use index_core::search::{SearchParams, SearchResponse, Sticky};
-use index_core::{ErrorBody, ErrorKind, ServerStatus};
+use index_core::{ErrorBody, ErrorCode, ServerStatus};
 use leptos::prelude::use_context;
 
 use crate::error::AppError;
@@ -48,7 +48,7 @@ pub type SharedBackend = Arc<dyn Backend>;
 pub fn use_backend() -> Result<SharedBackend, AppError> {
     use_context::<SharedBackend>().ok_or_else(|| {
         AppError::new(
-            ErrorKind::Unavailable,
+            ErrorCode::Unavailable,
             "the docshelf engine is not available to this request",
         )
     })

@@ -4,10 +4,10 @@
 //! Leptos' own `ServerFnError` is a string: the dashboard would have to
 //! split its prefix off to show the engine's words, and every failure, bad
 //! input included, would reach the browser as a 500. This body keeps its
-//! [`ErrorKind`]; the server sets the status from it (see the server's
-//! `http::dashboard`), and the page shows `error` as it is.
+//! [`ErrorCode`] and kind; the server sets the status from the kind (see the
+//! server's `http::dashboard`), and the page shows `error` as it is.
 
-use index_core::{ErrorBody, ErrorKind};
+use index_core::{ErrorBody, ErrorCode, ErrorKind};
 use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use serde::{Deserialize, Serialize};
@@ -18,12 +18,16 @@ use serde::{Deserialize, Serialize};
 pub struct AppError(pub ErrorBody);
 
 impl AppError {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self(ErrorBody::new(kind, message))
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self(ErrorBody::new(code, message))
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        self.0.code
     }
 
     pub fn kind(&self) -> ErrorKind {
-        self.0.code
+        self.0.kind
     }
 }
 
@@ -53,13 +57,15 @@ impl FromServerFnError for AppError {
     /// not decode are the caller's fault; a server that cannot be reached
     /// is unavailable; the rest is internal.
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
-        let kind = match &value {
-            ServerFnErrorErr::Args(_) | ServerFnErrorErr::MissingArg(_) => ErrorKind::BadInput,
-            ServerFnErrorErr::Request(_) => ErrorKind::Unavailable,
-            _ => ErrorKind::Internal,
+        let code = match &value {
+            ServerFnErrorErr::Args(_) | ServerFnErrorErr::MissingArg(_) => {
+                ErrorCode::InvalidArguments
+            }
+            ServerFnErrorErr::Request(_) => ErrorCode::Unavailable,
+            _ => ErrorCode::Internal,
         };
         Self::new(
-            kind,
+            code,
             index_core::validate::cut(&value.to_string(), MAX_MESSAGE_CHARS),
         )
     }
@@ -88,11 +94,16 @@ mod tests {
 
     #[test]
     fn the_wire_form_is_the_error_body() {
-        let err = AppError::new(ErrorKind::NotFound, "no document \"a.md\"");
+        let err = AppError::new(ErrorCode::UnknownDocument, "no document \"a.md\"");
         let json = serde_json::to_value(&err).unwrap();
         assert_eq!(
             json,
-            serde_json::json!({"code": "not_found", "error": "no document \"a.md\""})
+            serde_json::json!({
+                "code": "unknown_document",
+                "kind": "not_found",
+                "error": "no document \"a.md\"",
+                "link": "docs/errors.md#unknown_document",
+            })
         );
         assert_eq!(err.to_string(), "no document \"a.md\"");
     }

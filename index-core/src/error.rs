@@ -1,10 +1,15 @@
-//! What kind of failure an error is, and the body every face answers it with.
+//! Every error docshelf answers, in one table, and the body every face
+//! answers it with.
 //!
-//! One table, in the manner of meilisearch's error codes: the engine decides
-//! an error's [`ErrorKind`] once, and the REST API (status code), the
-//! dashboard's server functions (status code and a typed error), MCP (tool
-//! error) and the CLI (exit message) all read it from there, so no face
-//! keeps a `match` of its own over the engine's errors to fall out of step.
+//! In the manner of meilisearch's error codes: each [`ErrorCode`] is one
+//! row, declared once in [`error_codes!`] below, with its stable machine
+//! name (`unknown_library`), its [`ErrorKind`] (which gives the HTTP status
+//! and the JSON-RPC code) and what it means, which is also its entry in
+//! `docs/errors.md` (`link`). The engine decides an error's code once; the
+//! REST API, the dashboard's server functions and browser client, MCP and
+//! the CLI all read the status, the retry hint and the exit code from the
+//! row, so no face keeps a `match` of its own to fall out of step, and a
+//! client tells an unknown library from an unknown job by the code alone.
 
 use serde::{Deserialize, Serialize};
 
@@ -131,25 +136,244 @@ impl std::fmt::Display for ErrorKind {
     }
 }
 
-/// An error as every face answers it: `{"code": "not_found", "error": "…"}`,
+/// Where the codes are documented, one anchor per code (`docs/errors.md#unknown_library`).
+pub const ERRORS_DOC: &str = "docs/errors.md";
+
+/// JSON-RPC's code for a message that is not JSON.
+pub const RPC_PARSE_ERROR: i64 = -32700;
+/// JSON-RPC's code for JSON that is not a valid request.
+pub const RPC_INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC's code for a server-side failure.
+pub const RPC_INTERNAL_ERROR: i64 = -32603;
+
+/// Declares [`ErrorCode`]: one row per code, `Variant = "name": Kind, "meaning"`.
+/// The name is what clients match on and never changes once released; the
+/// meaning is the code's documentation, in the API schema and in
+/// `docs/errors.md` (a test keeps that page listing every row).
+macro_rules! error_codes {
+    ($($variant:ident = $name:literal: $kind:ident, $meaning:literal;)*) => {
+        /// What exactly went wrong: one stable, machine-readable code per
+        /// error a client can meet, each of one [`ErrorKind`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+        pub enum ErrorCode {
+            $(
+                #[doc = $meaning]
+                #[serde(rename = $name)]
+                $variant,
+            )*
+        }
+
+        impl ErrorCode {
+            /// Every code, in the table's order.
+            pub const ALL: &'static [Self] = &[$(Self::$variant),*];
+
+            /// The code's stable name, as error bodies carry it.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name,)*
+                }
+            }
+
+            /// The kind of failure, which decides the HTTP status.
+            pub const fn kind(self) -> ErrorKind {
+                match self {
+                    $(Self::$variant => ErrorKind::$kind,)*
+                }
+            }
+
+            /// What the code means and what to do about it.
+            pub const fn meaning(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $meaning,)*
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
+    // 400: the request is wrong; sent again unchanged, it fails again.
+    BadRequest = "bad_request": BadInput,
+        "A request refused with 400 by something that gave no code of its own (a proxy in front of docshelf).";
+    InvalidName = "invalid_name": BadInput,
+        "A library, version or file name breaks docshelf's naming rules (length, characters, `..`).";
+    InvalidSearch = "invalid_search": BadInput,
+        "A search's parameters are out of range or contradict each other; the message names the parameter.";
+    InvalidQuestion = "invalid_question": BadInput,
+        "An Ask question or one of its options is out of range.";
+    InvalidSource = "invalid_source": BadInput,
+        "A source is not one docshelf can read: not an http(s) URL or package name, a bad pattern, a missing version, or an address docshelf will not fetch (loopback, private networks).";
+    SourceUnreachable = "source_unreachable": BadInput,
+        "The site or repository a source names could not be fetched; the message says what failed.";
+    InvalidBody = "invalid_body": BadInput,
+        "The request body is not JSON, or not of the shape the route takes; the message names the field.";
+    InvalidQueryString = "invalid_query_string": BadInput,
+        "The query string does not read as the route's parameters.";
+    InvalidUpload = "invalid_upload": BadInput,
+        "An upload's multipart form lacks its `library` or `version` field or a file name, or has a part docshelf does not read.";
+    NoFiles = "no_files": BadInput,
+        "An upload carried no file.";
+    InvalidArguments = "invalid_arguments": BadInput,
+        "A dashboard server function's arguments do not decode.";
+    UnparsableRequest = "unparsable_request": BadInput,
+        "The request's HTTP head could not be parsed, or it has more than one `Host` header.";
+    McpParseError = "mcp_parse_error": BadInput,
+        "An MCP message is not JSON (JSON-RPC -32700).";
+    InvalidMcpMessage = "invalid_mcp_message": BadInput,
+        "An MCP message is JSON but not a JSON-RPC message MCP knows (JSON-RPC -32600).";
+    // 401
+    MissingToken = "missing_token": Unauthorized,
+        "The request needs a token: send `Authorization: Bearer <token>`.";
+    InvalidToken = "invalid_token": Unauthorized,
+        "The bearer token is not the server's.";
+    // 403
+    Forbidden = "forbidden": Forbidden,
+        "A request refused with 403 by something that gave no code of its own.";
+    UnknownHost = "unknown_host": Forbidden,
+        "The server does not answer to the request's `Host` (see `--allowed-hosts`).";
+    CrossSiteRequest = "cross_site_request": Forbidden,
+        "A write sent by another site's page (by `Origin`, `Referer` or `Sec-Fetch-Site`) is refused.";
+    // 404
+    NotFound = "not_found": NotFound,
+        "Something answered 404 without a code of its own.";
+    UnknownRoute = "unknown_route": NotFound,
+        "No route at this path; `/api/openapi.json` lists the REST routes.";
+    UnknownLibrary = "unknown_library": NotFound,
+        "No stored library matches the name; the message lists the stored ones.";
+    UnknownVersion = "unknown_version": NotFound,
+        "The library has no such version; the message lists its versions.";
+    UnknownDocument = "unknown_document": NotFound,
+        "The library version holds no document at that path.";
+    UnknownChunk = "unknown_chunk": NotFound,
+        "No chunk has that id.";
+    UnknownJob = "unknown_job": NotFound,
+        "No job has that id (jobs are kept for a while after they end).";
+    UnknownSource = "unknown_source": NotFound,
+        "No source has that id; `GET /api/sources` lists them.";
+    UnknownPackage = "unknown_package": NotFound,
+        "The package registry has no package of that name.";
+    UnknownRelease = "unknown_release": NotFound,
+        "The package has no such release; the message names the newest.";
+    // 405, 406
+    MethodNotAllowed = "method_not_allowed": MethodNotAllowed,
+        "The path exists, but not for this method; the `Allow` header lists those it takes.";
+    NotAcceptable = "not_acceptable": NotAcceptable,
+        "The client does not accept what the route answers (MCP over HTTP needs `Accept: application/json, text/event-stream`).";
+    // 409
+    Conflict = "conflict": Conflict,
+        "Something answered 409 without a code of its own.";
+    VersionBusy = "version_busy": Conflict,
+        "Another job is writing the same library version; wait for it to end, then send again.";
+    // 413, 414, 415
+    BodyTooLarge = "body_too_large": TooLarge,
+        "The request body is larger than the server accepts (`--max-body-mib`).";
+    UploadTooLarge = "upload_too_large": TooLarge,
+        "A file of the upload could never be extracted within the server's memory budget; the message names it.";
+    HeadersTooLarge = "headers_too_large": TooLarge,
+        "The request's header fields are larger than the server reads.";
+    UriTooLong = "uri_too_long": UriTooLong,
+        "The request target (path and query) is longer than the server reads.";
+    UnsupportedMediaType = "unsupported_media_type": UnsupportedMedia,
+        "The body is not in a format the route reads (`application/json`, or `multipart/form-data` for uploads).";
+    // 503, retried: the same request may succeed in a moment.
+    Busy = "busy": Busy,
+        "Something answered 503 without a code of its own.";
+    TooManySearches = "too_many_searches": Busy,
+        "As many searches as the server runs at once are running; try again in a moment.";
+    SearchTimedOut = "search_timed_out": Busy,
+        "The search ran past the server's time limit and was stopped.";
+    MemoryBusy = "memory_busy": Busy,
+        "Other uploads hold the memory budget for extraction; try again when they end.";
+    // 503: a part the request needs is missing.
+    Unavailable = "unavailable": Unavailable,
+        "A part docshelf needs is not available, or docshelf could not be reached.";
+    ModelUnavailable = "model_unavailable": Unavailable,
+        "The embedding model is not loaded, so nothing can be searched by meaning or embedded.";
+    LlmUnavailable = "llm_unavailable": Unavailable,
+        "Ask's language model is off, unreachable, too slow, or answered something unreadable.";
+    StoreUnavailable = "store_unavailable": Unavailable,
+        "The object store holding the documents is not answering; searches resume by themselves when it does.";
+    RegistryUnavailable = "registry_unavailable": Unavailable,
+        "A package registry could not be read, or its archive did not match its published digest.";
+    // 500
+    Internal = "internal": Internal,
+        "A fault of the server's: the body carries a correlation id under which the details are logged.";
+}
+
+impl ErrorCode {
+    /// The code that stands for a bare status, where only the status is
+    /// known (a body that is not docshelf's, a transport's plain text).
+    pub fn of_status(status: u16) -> Self {
+        match status {
+            405 => Self::MethodNotAllowed,
+            406 => Self::NotAcceptable,
+            413 => Self::BodyTooLarge,
+            414 => Self::UriTooLong,
+            415 => Self::UnsupportedMediaType,
+            431 => Self::HeadersTooLarge,
+            _ => match ErrorKind::of_status(status) {
+                ErrorKind::Unauthorized => Self::InvalidToken,
+                ErrorKind::Forbidden => Self::Forbidden,
+                ErrorKind::NotFound => Self::NotFound,
+                ErrorKind::Conflict => Self::Conflict,
+                ErrorKind::Busy => Self::Busy,
+                ErrorKind::Unavailable => Self::Unavailable,
+                ErrorKind::Internal => Self::Internal,
+                _ => Self::BadRequest,
+            },
+        }
+    }
+
+    /// The JSON-RPC error code an MCP message refused as a whole gets.
+    /// (A tool's own failures are tool results, which carry the body.)
+    pub const fn rpc_code(self) -> i64 {
+        match self {
+            Self::McpParseError => RPC_PARSE_ERROR,
+            _ if self.kind().http_status() >= 500 => RPC_INTERNAL_ERROR,
+            _ => RPC_INVALID_REQUEST,
+        }
+    }
+
+    /// The code's entry in the documentation: `docs/errors.md#unknown_library`.
+    pub fn link(self) -> String {
+        format!("{ERRORS_DOC}#{}", self.name())
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An error as every face answers it:
+/// `{"code": "unknown_library", "kind": "not_found", "error": "…", "link": "docs/errors.md#unknown_library"}`,
 /// plus a `correlation_id` for internal faults.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[error("{error}")]
 pub struct ErrorBody {
-    pub code: ErrorKind,
+    /// What exactly went wrong: a row of the code table, stable across releases.
+    pub code: ErrorCode,
+    /// The code's kind, which decided the HTTP status.
+    pub kind: ErrorKind,
     /// What went wrong, in words meant for the person or agent who asked.
     pub error: String,
+    /// The code's entry in docshelf's documentation.
+    pub link: String,
     /// For internal faults: the id under which the details were logged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub correlation_id: Option<String>,
 }
 
 impl ErrorBody {
-    pub fn new(code: ErrorKind, error: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, error: impl Into<String>) -> Self {
         Self {
             code,
+            kind: code.kind(),
             error: error.into(),
+            link: code.link(),
             correlation_id: None,
         }
     }
@@ -159,9 +383,11 @@ impl ErrorBody {
     pub fn internal(correlation_id: impl Into<String>) -> Self {
         let id = correlation_id.into();
         Self {
-            code: ErrorKind::Internal,
-            error: format!("internal error; quote correlation id {id} when reporting it"),
-            correlation_id: Some(id),
+            correlation_id: Some(id.clone()),
+            ..Self::new(
+                ErrorCode::Internal,
+                format!("internal error; quote correlation id {id} when reporting it"),
+            )
         }
     }
 }
@@ -182,23 +408,76 @@ mod tests {
     }
 
     #[test]
-    fn codes_serialise_as_the_table_says() {
+    fn a_bare_status_has_a_code_of_the_same_status() {
+        for status in [
+            400, 401, 403, 404, 405, 406, 409, 413, 414, 415, 418, 500, 502, 503,
+        ] {
+            let code = ErrorCode::of_status(status);
+            let expected = ErrorKind::of_status(status).http_status();
+            assert_eq!(code.kind().http_status(), expected, "{status} -> {code}");
+        }
+        // hyper's own 431 keeps its status; its kind is "too large".
+        assert_eq!(ErrorCode::of_status(431).kind(), ErrorKind::TooLarge);
+    }
+
+    #[test]
+    fn codes_serialise_as_their_names_and_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for &code in ErrorCode::ALL {
+            assert!(seen.insert(code.name()), "{code} twice");
+            let json = serde_json::to_value(code).unwrap();
+            assert_eq!(json, serde_json::Value::String(code.name().into()));
+            let back: ErrorCode = serde_json::from_value(json).unwrap();
+            assert_eq!(back, code);
+            assert!(
+                code.name()
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'_'),
+                "{code}"
+            );
+        }
         for kind in ErrorKind::ALL {
             let json = serde_json::to_value(kind).unwrap();
             assert_eq!(json, serde_json::Value::String(kind.code().into()));
-            let back: ErrorKind = serde_json::from_value(json).unwrap();
-            assert_eq!(back, kind);
         }
+    }
+
+    #[test]
+    fn every_kind_has_a_code() {
+        for kind in ErrorKind::ALL {
+            assert!(
+                ErrorCode::ALL.iter().any(|c| c.kind() == kind),
+                "no code of kind {kind}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_body_carries_its_code_kind_and_link() {
+        let body = ErrorBody::new(ErrorCode::UnknownJob, "no job \"j\"");
+        let json = serde_json::to_value(&body).unwrap();
+        assert_eq!(json["code"], "unknown_job");
+        assert_eq!(json["kind"], "not_found");
+        assert_eq!(json["link"], "docs/errors.md#unknown_job");
+        assert!(json.get("correlation_id").is_none());
+        let back: ErrorBody = serde_json::from_value(json).unwrap();
+        assert_eq!(back, body);
     }
 
     #[test]
     fn an_internal_body_carries_only_its_id() {
         let body = ErrorBody::internal("abc");
-        assert_eq!(body.code, ErrorKind::Internal);
+        assert_eq!(body.code, ErrorCode::Internal);
+        assert_eq!(body.kind, ErrorKind::Internal);
         assert!(body.error.contains("abc"));
         let json = serde_json::to_value(&body).unwrap();
         assert_eq!(json["correlation_id"], "abc");
-        let plain = serde_json::to_value(ErrorBody::new(ErrorKind::NotFound, "no")).unwrap();
-        assert!(plain.get("correlation_id").is_none());
+    }
+
+    #[test]
+    fn rpc_codes_follow_the_kind() {
+        assert_eq!(ErrorCode::McpParseError.rpc_code(), RPC_PARSE_ERROR);
+        assert_eq!(ErrorCode::InvalidMcpMessage.rpc_code(), RPC_INVALID_REQUEST);
+        assert_eq!(ErrorCode::Internal.rpc_code(), RPC_INTERNAL_ERROR);
     }
 }

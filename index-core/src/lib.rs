@@ -50,5 +50,5 @@ pub mod stream;
 pub mod validate;
 pub mod version;
 
-pub use error::{ErrorBody, ErrorKind};
+pub use error::{ErrorBody, ErrorCode, ErrorKind};
 pub use status::{AskStatus, EmbeddingStatus, OcrInfo, ServerStatus, StoreCounts, StoreStatus};

@@ -1,16 +1,16 @@
 //! The engine's errors, and the one place that decides what kind each is.
 //!
-//! Every face reads [`EngineError::kind`] (the table in
+//! Every face reads [`EngineError::code`] (a row of the table in
 //! [`index_core::error`]) and answers with [`EngineError::body`]: the REST
-//! API sets the status from it, the dashboard's server functions return it
-//! typed, MCP reports it as a tool error, the CLI prints it. Adding a
-//! variant here without a kind does not compile, so no face can fall out of
-//! step.
+//! API sets the status from the code's kind, the dashboard's server
+//! functions return it typed, MCP reports it as a tool error, the CLI
+//! prints it and exits by its kind. Adding a variant here without a code
+//! does not compile, so no face can fall out of step.
 
 use index_core::ask::AskError;
 use index_core::search::SearchError;
 use index_core::validate::NameError;
-use index_core::{ErrorBody, ErrorKind};
+use index_core::{ErrorBody, ErrorCode, ErrorKind};
 
 use crate::ingest::MemoryError;
 use crate::llm::LlmError;
@@ -104,67 +104,85 @@ fn unknown_library(given: &str, candidates: &[String]) -> String {
 }
 
 impl EngineError {
-    /// What kind of failure this is: the one decision every face maps from.
-    pub fn kind(&self) -> ErrorKind {
+    /// Which row of the error-code table this is: the one decision every
+    /// face maps from (status, JSON-RPC code, exit code, retry hint).
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Self::InvalidName(_) | Self::NoFiles | Self::BadSearch(_) | Self::BadQuestion(_) => {
-                ErrorKind::BadInput
+            Self::InvalidName(_) => ErrorCode::InvalidName,
+            Self::NoFiles => ErrorCode::NoFiles,
+            Self::BadSearch(_) => ErrorCode::InvalidSearch,
+            Self::BadQuestion(_) => ErrorCode::InvalidQuestion,
+            Self::UnknownLibrary { .. } => ErrorCode::UnknownLibrary,
+            Self::UnknownVersion { .. } => ErrorCode::UnknownVersion,
+            Self::UnknownDocument { .. } => ErrorCode::UnknownDocument,
+            Self::UnknownChunk(_) => ErrorCode::UnknownChunk,
+            Self::UnknownJob(_) => ErrorCode::UnknownJob,
+            Self::UnknownSource(_) => ErrorCode::UnknownSource,
+            Self::Source(SourceError::Registry(RegistryError::NoPackage { .. })) => {
+                ErrorCode::UnknownPackage
             }
-            Self::UnknownLibrary { .. }
-            | Self::UnknownVersion { .. }
-            | Self::UnknownDocument { .. }
-            | Self::UnknownChunk(_)
-            | Self::UnknownJob(_)
-            | Self::UnknownSource(_)
-            | Self::Source(SourceError::Registry(
-                RegistryError::NoPackage { .. } | RegistryError::NoRelease { .. },
-            )) => ErrorKind::NotFound,
-            Self::Source(SourceError::Registry(_)) => ErrorKind::Unavailable,
-            Self::Source(_) => ErrorKind::BadInput,
+            Self::Source(SourceError::Registry(RegistryError::NoRelease { .. })) => {
+                ErrorCode::UnknownRelease
+            }
+            Self::Source(SourceError::Registry(_)) => ErrorCode::RegistryUnavailable,
+            Self::Source(SourceError::Unreachable { .. }) => ErrorCode::SourceUnreachable,
+            Self::Source(
+                SourceError::NotASource(_)
+                | SourceError::Package(_)
+                | SourceError::Scope(_)
+                | SourceError::NoVersion,
+            ) => ErrorCode::InvalidSource,
             // The model server is another service docshelf depends on:
             // whatever went wrong there, this request cannot be answered
             // now, and the message says why.
-            Self::NoModel(_)
-            | Self::Search(RunError::NoModel(_))
-            | Self::Llm(_)
-            | Self::StoreUnavailable => ErrorKind::Unavailable,
-            Self::Busy(_) | Self::TimedOut(_) | Self::Memory(MemoryError::Busy { .. }) => {
-                ErrorKind::Busy
-            }
+            Self::NoModel(_) | Self::Search(RunError::NoModel(_)) => ErrorCode::ModelUnavailable,
+            Self::Llm(_) => ErrorCode::LlmUnavailable,
+            Self::StoreUnavailable => ErrorCode::StoreUnavailable,
+            Self::Busy(_) => ErrorCode::TooManySearches,
+            Self::TimedOut(_) => ErrorCode::SearchTimedOut,
+            Self::Memory(MemoryError::Busy { .. }) => ErrorCode::MemoryBusy,
             Self::Memory(MemoryError::TooLarge { .. }) | Self::FileTooLarge { .. } => {
-                ErrorKind::TooLarge
+                ErrorCode::UploadTooLarge
             }
-            Self::VersionBusy { .. } => ErrorKind::Conflict,
+            Self::VersionBusy { .. } => ErrorCode::VersionBusy,
             // An object store that does not answer is unavailable on every
             // route (an upload, a listing), not only for searches.
             Self::Store(err) | Self::Search(RunError::Store(err)) if store_down(err) => {
-                ErrorKind::Unavailable
+                ErrorCode::StoreUnavailable
             }
             Self::Store(_) | Self::Search(RunError::Store(_) | RunError::Embed(_)) => {
-                ErrorKind::Internal
+                ErrorCode::Internal
             }
         }
+    }
+
+    /// What kind of failure this is (the code's kind).
+    pub fn kind(&self) -> ErrorKind {
+        self.code().kind()
     }
 
     /// The answer a client gets. An internal fault is logged here in full,
     /// under a fresh correlation id, and the body carries only that id:
     /// store errors can name paths and internals a client has no use for.
     pub fn body(&self) -> ErrorBody {
-        match self.kind() {
-            ErrorKind::Internal => {
+        match self.code() {
+            ErrorCode::Internal => {
                 let id = uuid::Uuid::new_v4().to_string();
                 tracing::error!(correlation_id = %id, error = %self, "request failed");
                 ErrorBody::internal(id)
             }
             // The store's own words name its bucket and internals: the
             // client gets the one message, the log the details.
-            ErrorKind::Unavailable
+            ErrorCode::StoreUnavailable
                 if matches!(self, Self::Store(_) | Self::Search(RunError::Store(_))) =>
             {
                 tracing::warn!(error = %self, "the object store is not answering");
-                ErrorBody::new(ErrorKind::Unavailable, Self::StoreUnavailable.to_string())
+                ErrorBody::new(
+                    ErrorCode::StoreUnavailable,
+                    Self::StoreUnavailable.to_string(),
+                )
             }
-            kind => ErrorBody::new(kind, self.to_string()),
+            code => ErrorBody::new(code, self.to_string()),
         }
     }
 }
@@ -177,7 +195,7 @@ mod tests {
     fn internal_details_stay_in_the_log() {
         let err = EngineError::Search(RunError::Embed("tensor shape /secret/path".into()));
         let body = err.body();
-        assert_eq!(body.code, ErrorKind::Internal);
+        assert_eq!(body.code, ErrorCode::Internal);
         assert!(!body.error.contains("/secret/path"));
         assert!(body.correlation_id.is_some());
     }
@@ -196,7 +214,7 @@ mod tests {
         ] {
             assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
             let body = err.body();
-            assert_eq!(body.code, ErrorKind::Unavailable);
+            assert_eq!(body.code, ErrorCode::StoreUnavailable);
             assert!(!body.error.contains("10.9.9.9"), "{}", body.error);
         }
         let other = EngineError::Store(StoreError::Shape("a column".into()));
@@ -207,7 +225,8 @@ mod tests {
     fn client_errors_keep_their_words() {
         let err = EngineError::UnknownChunk("c1".into());
         let body = err.body();
-        assert_eq!(body.code, ErrorKind::NotFound);
+        assert_eq!(body.code, ErrorCode::UnknownChunk);
+        assert_eq!(body.kind, ErrorKind::NotFound);
         assert_eq!(body.error, "no chunk with id \"c1\"");
         assert_eq!(EngineError::Busy(64).kind().retry_after_secs(), Some(1));
     }

@@ -25,7 +25,7 @@ use super::sse::{Decoder, Frame};
 #[cfg(feature = "hydrate")]
 use crate::error::AppError;
 #[cfg(feature = "hydrate")]
-use index_core::{ErrorBody, ErrorKind};
+use index_core::{ErrorBody, ErrorCode};
 
 /// The header the token travels in.
 const AUTHORIZATION: &str = "Authorization";
@@ -104,7 +104,7 @@ fn with_bearer(request: gloo_net::http::RequestBuilder) -> gloo_net::http::Reque
 pub async fn send(request: gloo_net::http::Request) -> Result<gloo_net::http::Response, AppError> {
     let response = request.send().await.map_err(|e| {
         AppError::new(
-            ErrorKind::Unavailable,
+            ErrorCode::Unavailable,
             format!("docshelf cannot be reached: {e}"),
         )
     })?;
@@ -123,8 +123,8 @@ async fn error_of(response: &gloo_net::http::Response) -> AppError {
     match response.json::<ErrorBody>().await {
         Ok(body) => AppError(body),
         Err(_) => {
-            let kind = ErrorKind::of_status(status);
-            AppError::new(kind, format!("docshelf answered {status}"))
+            let code = ErrorCode::of_status(status);
+            AppError::new(code, format!("docshelf answered {status}"))
         }
     }
 }
@@ -142,13 +142,13 @@ pub async fn read_events(
 
     let lost = || {
         AppError::new(
-            ErrorKind::Unavailable,
+            ErrorCode::Unavailable,
             "the connection to docshelf was lost",
         )
     };
     let body = response
         .body()
-        .ok_or_else(|| AppError::new(ErrorKind::Internal, "docshelf answered without a body"))?;
+        .ok_or_else(|| AppError::new(ErrorCode::Internal, "docshelf answered without a body"))?;
     let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut decoder = Decoder::default();
     loop {

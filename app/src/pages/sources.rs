@@ -20,15 +20,15 @@ const FAILURES_SHOWN: usize = 10;
 pub(super) async fn load_sources() -> Result<SourceList, AppError> {
     #[cfg(feature = "hydrate")]
     {
-        use index_core::ErrorKind;
+        use index_core::ErrorCode;
 
         let request = crate::client::get("/api/sources")
             .build()
-            .map_err(|e| AppError::new(ErrorKind::Internal, e.to_string()))?;
+            .map_err(|e| AppError::new(ErrorCode::Internal, e.to_string()))?;
         let response = crate::client::send(request).await?;
         response.json().await.map_err(|e| {
             AppError::new(
-                ErrorKind::Internal,
+                ErrorCode::Internal,
                 format!("docshelf's list of sources does not read: {e}"),
             )
         })

@@ -79,7 +79,7 @@ fn sse_event(event: &AskEvent) -> Option<Event> {
         AskEvent::Token(token) => named.json_data(token),
         AskEvent::Done(answer) => named.json_data(answer),
         AskEvent::Error(body) => named.json_data(StreamError {
-            status: body.code.http_status(),
+            status: body.kind.http_status(),
             body: body.clone(),
         }),
     };

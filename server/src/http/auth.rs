@@ -22,6 +22,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
+use index_core::ErrorCode;
+
 use super::error::ApiError;
 
 /// Who may do what.
@@ -59,7 +61,7 @@ pub async fn require_dashboard_write(
     next: Next,
 ) -> Response {
     let verdict = check_dashboard(&access, request.headers(), true);
-    admit(verdict.map_err(ApiError::unauthorized), request, next).await
+    admit(verdict, request, next).await
 }
 
 /// The guard of the dashboard's server functions that read: open unless
@@ -70,7 +72,7 @@ pub async fn require_dashboard_read(
     next: Next,
 ) -> Response {
     let verdict = check_dashboard(&access, request.headers(), false);
-    admit(verdict.map_err(ApiError::unauthorized), request, next).await
+    admit(verdict, request, next).await
 }
 
 /// Runs the request if the guard admitted it; answers the refusal if not.
@@ -97,23 +99,33 @@ pub fn check(access: &Access, headers: &HeaderMap, write: bool) -> Result<(), Ap
     };
     match bearer(headers) {
         Some(given) if same(given.as_bytes(), token.as_bytes()) => Ok(()),
-        Some(_) => Err(ApiError::unauthorized("the bearer token is wrong")),
-        None => Err(ApiError::unauthorized(
+        Some(_) => Err(ApiError::new(
+            ErrorCode::InvalidToken,
+            "the bearer token is wrong",
+        )),
+        None => Err(ApiError::new(
+            ErrorCode::MissingToken,
             "this request needs a token: send Authorization: Bearer <token>",
         )),
     }
 }
 
 /// [`check`] for the dashboard: a blank token counts as none, and the
-/// refusal (an `unauthorized` error's message) says where the user enters it.
-fn check_dashboard(access: &Access, headers: &HeaderMap, write: bool) -> Result<(), &'static str> {
+/// refusal says where the user enters it.
+fn check_dashboard(access: &Access, headers: &HeaderMap, write: bool) -> Result<(), ApiError> {
     let Some(token) = required(access, write) else {
         return Ok(());
     };
     match bearer(headers).filter(|g| !g.is_empty()) {
         Some(given) if same(given.as_bytes(), token.as_bytes()) => Ok(()),
-        Some(_) => Err("the access token is wrong"),
-        None => Err("this needs the access token: enter it at the top of the page"),
+        Some(_) => Err(ApiError::new(
+            ErrorCode::InvalidToken,
+            "the access token is wrong",
+        )),
+        None => Err(ApiError::new(
+            ErrorCode::MissingToken,
+            "this needs the access token: enter it at the top of the page",
+        )),
     }
 }
 
@@ -190,18 +202,26 @@ mod tests {
             headers(Some("Bearer nope")),
             headers(Some("Bearer secret")),
         );
-        let missing = "this needs the access token: enter it at the top of the page";
-        assert_eq!(check_dashboard(&writes_only, &none, false), Ok(()));
-        assert_eq!(check_dashboard(&writes_only, &none, true), Err(missing));
-        assert_eq!(check_dashboard(&writes_only, &right, true), Ok(()));
-        assert_eq!(check_dashboard(&everything, &blank, false), Err(missing));
+        let refusal = |access: &Access, headers: &HeaderMap, write: bool| {
+            check_dashboard(access, headers, write).map_err(|e| e.body().code)
+        };
+        assert_eq!(refusal(&writes_only, &none, false), Ok(()));
         assert_eq!(
-            check_dashboard(&everything, &wrong, false),
-            Err("the access token is wrong")
+            refusal(&writes_only, &none, true),
+            Err(ErrorCode::MissingToken)
         );
-        assert_eq!(check_dashboard(&everything, &right, false), Ok(()));
+        assert_eq!(refusal(&writes_only, &right, true), Ok(()));
+        assert_eq!(
+            refusal(&everything, &blank, false),
+            Err(ErrorCode::MissingToken)
+        );
+        assert_eq!(
+            refusal(&everything, &wrong, false),
+            Err(ErrorCode::InvalidToken)
+        );
+        assert_eq!(refusal(&everything, &right, false), Ok(()));
         // Without a token configured, everything is open.
-        assert_eq!(check_dashboard(&Access::default(), &wrong, true), Ok(()));
+        assert_eq!(refusal(&Access::default(), &wrong, true), Ok(()));
     }
 
     #[test]

@@ -35,7 +35,7 @@ use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo, Target};
 use index_core::feedback::{FeedbackRequest, Votes};
 use index_core::search::{SearchParams, SearchResponse, Sticky};
 use index_core::validate::{self, NameError};
-use index_core::{ErrorBody, ErrorKind, ServerStatus};
+use index_core::{ErrorBody, ErrorCode, ServerStatus};
 
 use super::auth::{self, Access};
 use super::AppState;
@@ -123,7 +123,7 @@ impl Backend for DashboardBackend {
 
 /// A name over its limits, as the REST API answers it (400).
 fn bad_input(err: NameError) -> ErrorBody {
-    ErrorBody::new(ErrorKind::BadInput, err.to_string())
+    ErrorBody::new(ErrorCode::InvalidName, err.to_string())
 }
 
 /// Leptos settings for a site built into `site_dir` (see scripts/build-wasm.sh).
@@ -262,7 +262,7 @@ async fn rpc_status(response: Response) -> Response {
             "a server function's error body could not be read: {err}"
         )),
     };
-    parts.status = super::error::status_of(error.code);
+    parts.status = super::error::status_of(error.kind);
     parts.headers.insert(
         axum::http::header::CONTENT_TYPE,
         axum::http::HeaderValue::from_static("application/json"),

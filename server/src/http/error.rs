@@ -1,5 +1,6 @@
-//! API errors: JSON [`ErrorBody`] `{"code", "error"}` with the status its
-//! [`ErrorKind`] gives (the table in [`index_core::error`]).
+//! API errors: JSON [`ErrorBody`] `{"code", "kind", "error", "link"}` with
+//! the status its code's [`ErrorKind`] gives (the table in
+//! [`index_core::error`]).
 //!
 //! The engine decides its errors' kinds ([`EngineError::kind`]); what is
 //! decided here is only what the HTTP layer itself refuses: a missing or
@@ -14,7 +15,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use index_core::validate::NameError;
-use index_core::{ErrorBody, ErrorKind};
+use index_core::{ErrorBody, ErrorCode, ErrorKind};
 use serde::de::DeserializeOwned;
 
 use crate::engine::EngineError;
@@ -30,28 +31,8 @@ impl ApiError {
         self.0.clone()
     }
 
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self(ErrorBody::new(kind, message))
-    }
-
-    pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::BadInput, message)
-    }
-
-    pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::NotFound, message)
-    }
-
-    pub fn too_large(message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::TooLarge, message)
-    }
-
-    pub fn forbidden(message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::Forbidden, message)
-    }
-
-    pub fn unauthorized(message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::Unauthorized, message)
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self(ErrorBody::new(code, message))
     }
 }
 
@@ -64,7 +45,7 @@ impl From<ErrorBody> for ApiError {
 /// A name or identifier over its limits ([`index_core::validate`]): 400.
 impl From<NameError> for ApiError {
     fn from(err: NameError) -> Self {
-        Self::bad_request(err.to_string())
+        Self::new(ErrorCode::InvalidName, err.to_string())
     }
 }
 
@@ -81,7 +62,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let kind = self.0.code;
+        let kind = self.0.kind;
         let mut response = (status_of(kind), Json(self.0)).into_response();
         if let Some(seconds) = kind.retry_after_secs() {
             response
@@ -123,10 +104,10 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
         match Query::<T>::from_request_parts(parts, state).await {
             Ok(Query(value)) => Ok(Self(value)),
             // serde's words can quote the value: cut them.
-            Err(rejection) => Err(ApiError::bad_request(index_core::validate::cut(
-                &rejection.body_text(),
-                300,
-            ))),
+            Err(rejection) => Err(ApiError::new(
+                ErrorCode::InvalidQueryString,
+                index_core::validate::cut(&rejection.body_text(), 300),
+            )),
         }
     }
 }
@@ -135,17 +116,21 @@ fn json_rejection(rejection: JsonRejection) -> ApiError {
     let status = rejection.status();
     let text = rejection.body_text();
     match status {
-        StatusCode::PAYLOAD_TOO_LARGE => ApiError::too_large(format!(
-            "the request body is larger than the server accepts: {text}"
-        )),
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+            ErrorCode::BodyTooLarge,
+            format!("the request body is larger than the server accepts: {text}"),
+        ),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::new(
-            ErrorKind::UnsupportedMedia,
+            ErrorCode::UnsupportedMediaType,
             "send the body as JSON with Content-Type: application/json",
         ),
-        _ => ApiError::bad_request(format!(
-            "the request body is not valid: {}",
-            index_core::validate::cut(&text, 300)
-        )),
+        _ => ApiError::new(
+            ErrorCode::InvalidBody,
+            format!(
+                "the request body is not valid: {}",
+                index_core::validate::cut(&text, 300)
+            ),
+        ),
     }
 }
 
@@ -156,76 +141,68 @@ fn json_rejection(rejection: JsonRejection) -> ApiError {
 /// hundred bytes.
 pub const MAX_TARGET_BYTES: usize = 16 * 1024;
 
-/// Makes every error the layers under it answer without a body of ours
-/// JSON [`ErrorBody`]: axum's bare 405 (wrong method), the body-limit
-/// layer's 413 (by `Content-Length`, before any handler), a 415, and a 404
-/// under the machine faces (`/api`, `/rpc`, `/mcp`), which would otherwise
-/// be the dashboard's HTML page. Targets over [`MAX_TARGET_BYTES`] are
-/// refused with 414 before anything else reads them. Under `/mcp`, rmcp's
-/// plain-text transport errors become JSON-RPC error objects ([`mcp_error`]).
-///
-/// Why one place: the contract says every error is `{code, error}`, and
-/// probes found 405 and 414 with empty bodies and an unknown `/rpc/…` as
-/// HTML. A response that already is JSON (our own errors, MCP's JSON-RPC
-/// errors) passes unchanged, as does any success.
-pub async fn json_errors(request: Request, next: axum::middleware::Next) -> Response {
+/// Refuses, before anything reads them, what no route would read: a
+/// request target over [`MAX_TARGET_BYTES`] (414) and a body whose declared
+/// length is over the server's limit (413). Both are decided here, up front,
+/// as our own errors; a body that turns out longer than it declared, or
+/// comes without a length, is cut by the limit layer inside, and its reader
+/// (the JSON extractor, the upload form, MCP's screen) answers it.
+pub async fn refuse_oversized(
+    axum::extract::State(max_body_bytes): axum::extract::State<usize>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
     let target = request
         .uri()
         .path_and_query()
         .map_or(0, |pq| pq.as_str().len());
     if target > MAX_TARGET_BYTES {
         return ApiError::new(
-            ErrorKind::UriTooLong,
+            ErrorCode::UriTooLong,
             format!(
                 "the request target is {target} bytes long; at most {MAX_TARGET_BYTES} are read"
             ),
         )
         .into_response();
     }
-    let mcp = is_mcp_path(request.uri().path());
-    // Kept only where a 404 is answered as JSON, for its message.
-    let machine_path = is_machine_path(request.uri().path())
-        .then(|| index_core::validate::cut(request.uri().path(), 200));
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(length) = declared.filter(|&n| n > max_body_bytes as u64) {
+        return ApiError::new(
+            ErrorCode::BodyTooLarge,
+            format!(
+                "the request body ({length} bytes) is larger than the server accepts ({max_body_bytes} bytes, --max-body-mib)"
+            ),
+        )
+        .into_response();
+    }
+    next.run(request).await
+}
+
+/// A path that exists, asked with a method it does not take: the router's
+/// fallback for every route, so the answer is ours from the start (axum
+/// adds the `Allow` header).
+pub async fn wrong_method() -> ApiError {
+    ApiError::new(
+        ErrorCode::MethodNotAllowed,
+        "this path does not take this method; see the Allow header",
+    )
+}
+
+/// rmcp's HTTP transport answers what it refuses itself (a wrong `Accept`,
+/// an unknown session) as plain text: the one adapter left for answers
+/// docshelf does not write, scoped to `/mcp`. Bodies rmcp cannot read never
+/// reach it ([`crate::mcp::http::screen`]).
+pub async fn mcp_errors(request: Request, next: axum::middleware::Next) -> Response {
     let response = next.run(request).await;
     let status = response.status();
-    if mcp && (status.is_client_error() || status.is_server_error()) && !is_json(&response) {
+    if (status.is_client_error() || status.is_server_error()) && !is_json(&response) {
         return mcp_error(response).await;
     }
-    if !status.is_client_error() || is_json(&response) {
-        return response;
-    }
-    let error = match status {
-        StatusCode::NOT_FOUND => match machine_path {
-            Some(path) => ApiError::not_found(format!(
-                "no route {path}; the REST routes are listed in /api/openapi.json"
-            )),
-            None => return response,
-        },
-        StatusCode::METHOD_NOT_ALLOWED => ApiError::new(
-            ErrorKind::MethodNotAllowed,
-            "this path does not take this method; see the Allow header",
-        ),
-        StatusCode::PAYLOAD_TOO_LARGE => {
-            ApiError::too_large("the request body is larger than the server accepts")
-        }
-        StatusCode::URI_TOO_LONG => ApiError::new(
-            ErrorKind::UriTooLong,
-            "the request target is longer than the server reads",
-        ),
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::new(
-            ErrorKind::UnsupportedMedia,
-            "the body is not in a format this path reads",
-        ),
-        _ => return response,
-    };
-    let mut answer = error.into_response();
-    // Keep what tells the client how to go on (`Allow` on a 405).
-    for name in [header::ALLOW, header::RETRY_AFTER] {
-        if let Some(value) = response.headers().get(&name) {
-            answer.headers_mut().insert(name, value.clone());
-        }
-    }
-    answer
+    response
 }
 
 /// The most of an MCP transport error's text that is read and passed on.
@@ -244,7 +221,7 @@ async fn mcp_error(response: Response) -> Response {
         .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
         .unwrap_or_default();
     let status = parts.status;
-    let kind = ErrorKind::of_status(status.as_u16());
+    let code = ErrorCode::of_status(status.as_u16());
     let message = match text.as_str() {
         "" => status
             .canonical_reason()
@@ -252,35 +229,13 @@ async fn mcp_error(response: Response) -> Response {
             .to_owned(),
         text => index_core::validate::cut(text, 300),
     };
-    let rpc_code = if status.is_server_error() {
-        rpc::INTERNAL_ERROR
-    } else {
-        rpc::INVALID_REQUEST
-    };
-    let json = rpc::error(
-        serde_json::Value::Null,
-        rpc_code,
-        &ErrorBody::new(kind, message),
-    );
+    let json = rpc::error(serde_json::Value::Null, &ErrorBody::new(code, message));
     parts.headers.insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("application/json"),
     );
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, axum::body::Body::from(json.to_string()))
-}
-
-fn is_mcp_path(path: &str) -> bool {
-    path.strip_prefix("/mcp")
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-}
-
-/// Paths answered to programs rather than people: their errors are JSON.
-fn is_machine_path(path: &str) -> bool {
-    ["/api", "/rpc", "/mcp"].iter().any(|face| {
-        path.strip_prefix(face)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-    })
 }
 
 fn is_json(response: &Response) -> bool {
@@ -290,25 +245,14 @@ fn is_json(response: &Response) -> bool {
         .is_some_and(|v| v.as_bytes().starts_with(b"application/json"))
 }
 
-/// Any path under `/api` that no route serves.
+/// Any path under `/api` or `/rpc` that no route serves: the machine
+/// faces' own 404, not the dashboard's page.
 pub async fn no_such_route(uri: axum::http::Uri) -> ApiError {
-    ApiError::not_found(format!(
-        "no API route {}; the routes are listed in /api/openapi.json",
-        index_core::validate::cut(uri.path(), 200)
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn machine_faces_are_api_rpc_and_mcp() {
-        for path in ["/api", "/api/x", "/rpc/nope", "/mcp", "/mcp/x"] {
-            assert!(is_machine_path(path), "{path}");
-        }
-        for path in ["/", "/apis", "/rpcx", "/libraries", "/pkg/app.js"] {
-            assert!(!is_machine_path(path), "{path}");
-        }
-    }
+    ApiError::new(
+        ErrorCode::UnknownRoute,
+        format!(
+            "no route {}; the REST routes are listed in /api/openapi.json",
+            index_core::validate::cut(uri.path(), 200)
+        ),
+    )
 }

@@ -26,6 +26,8 @@ use axum::http::{header, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use index_core::ErrorCode;
+
 use super::error::ApiError;
 
 /// What the guard lets through.
@@ -129,14 +131,21 @@ pub async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next
     // RFC 9112 §3.2: more than one `Host` is a bad request. Which one a
     // check reads and which one a proxy behind it reads could differ.
     if request.headers().get_all(header::HOST).iter().count() > 1 {
-        return ApiError::bad_request("the request has more than one Host header").into_response();
+        return ApiError::new(
+            ErrorCode::UnparsableRequest,
+            "the request has more than one Host header",
+        )
+        .into_response();
     }
     let host = request_host(&request);
     if let Some(h) = host.as_deref() {
         if !guard.host_allowed(h) {
-            return ApiError::forbidden(format!(
-                "this server does not answer to the host {h:?} (add it with --allowed-hosts)"
-            ))
+            return ApiError::new(
+                ErrorCode::UnknownHost,
+                format!(
+                    "this server does not answer to the host {h:?} (add it with --allowed-hosts)"
+                ),
+            )
             .into_response();
         }
     }
@@ -147,7 +156,7 @@ pub async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next
     if !safe {
         if let Some(why) = guard.cross_site(&request, host.as_deref()) {
             tracing::warn!(method = %request.method(), path = request.uri().path(), %why, "refused a cross-site request");
-            return ApiError::forbidden(why).into_response();
+            return ApiError::new(ErrorCode::CrossSiteRequest, why).into_response();
         }
     }
     next.run(request).await

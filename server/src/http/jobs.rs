@@ -18,6 +18,7 @@ use axum::Json;
 use futures::{Stream, StreamExt};
 use index_core::job::{JobStatus, Upload, UploadAccepted};
 use index_core::stream::JobEvent;
+use index_core::ErrorCode;
 use serde::Deserialize;
 
 use super::auth;
@@ -65,7 +66,7 @@ pub async fn upload(
     let mut form = form.map_err(|e| {
         // No multipart boundary: the body is not a multipart form at all.
         ApiError::new(
-            index_core::ErrorKind::UnsupportedMedia,
+            ErrorCode::UnsupportedMediaType,
             format!("send the upload as multipart/form-data: {}", e.body_text()),
         )
     })?;
@@ -81,10 +82,13 @@ pub async fn upload(
                     &mut version
                 };
                 if name.is_some() {
-                    let err = ApiError::bad_request(format!(
-                        "the form gives the {} field twice; give it once",
-                        field.name().unwrap_or_default()
-                    ));
+                    let err = ApiError::new(
+                        ErrorCode::InvalidUpload,
+                        format!(
+                            "the form gives the {} field twice; give it once",
+                            field.name().unwrap_or_default()
+                        ),
+                    );
                     drop(field);
                     return Err(drained(form, err).await);
                 }
@@ -93,7 +97,10 @@ pub async fn upload(
             "file" => {
                 let Some(name) = field.file_name().map(str::to_owned) else {
                     drop(field);
-                    let err = ApiError::bad_request("every file part needs a file name");
+                    let err = ApiError::new(
+                        ErrorCode::InvalidUpload,
+                        "every file part needs a file name",
+                    );
                     return Err(drained(form, err).await);
                 };
                 let bytes = field.bytes().await.map_err(multipart_error)?;
@@ -105,17 +112,22 @@ pub async fn upload(
                 });
             }
             other => {
-                let err = ApiError::bad_request(format!(
-                    "unknown form field {:?}",
-                    index_core::validate::cut(other, 60)
-                ));
+                let err = ApiError::new(
+                    ErrorCode::InvalidUpload,
+                    format!(
+                        "unknown form field {:?}",
+                        index_core::validate::cut(other, 60)
+                    ),
+                );
                 drop(field);
                 return Err(drained(form, err).await);
             }
         }
     }
-    let library = library.ok_or_else(|| ApiError::bad_request("the form needs a library field"))?;
-    let version = version.ok_or_else(|| ApiError::bad_request("the form needs a version field"))?;
+    let library = library
+        .ok_or_else(|| ApiError::new(ErrorCode::InvalidUpload, "the form needs a library field"))?;
+    let version = version
+        .ok_or_else(|| ApiError::new(ErrorCode::InvalidUpload, "the form needs a version field"))?;
     let accepted = state.engine.start_upload(&library, &version, files).await?;
     Ok((StatusCode::ACCEPTED, Json(accepted)))
 }
@@ -132,15 +144,21 @@ async fn drained(mut form: Multipart, err: ApiError) -> ApiError {
 
 fn multipart_error(err: MultipartError) -> ApiError {
     if err.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::too_large(format!(
-            "the upload is larger than the server accepts: {}",
-            err.body_text()
-        ))
+        ApiError::new(
+            ErrorCode::BodyTooLarge,
+            format!(
+                "the upload is larger than the server accepts: {}",
+                err.body_text()
+            ),
+        )
     } else {
-        ApiError::bad_request(format!(
-            "the upload is not a valid multipart form: {}",
-            err.body_text()
-        ))
+        ApiError::new(
+            ErrorCode::InvalidUpload,
+            format!(
+                "the upload is not a valid multipart form: {}",
+                err.body_text()
+            ),
+        )
     }
 }
 

@@ -160,10 +160,14 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
                 async move { Json(doc.as_ref().clone()) }
             }),
         )
-        // Messages rmcp cannot read are answered before it sees them.
+        // Messages rmcp cannot read are answered before it sees them; what
+        // rmcp refuses itself it answers as text, made JSON-RPC's shape.
         .nest_service(
             "/mcp",
-            tower::Layer::layer(&axum::middleware::from_fn(crate::mcp::http::screen), mcp),
+            tower::ServiceBuilder::new()
+                .layer(axum::middleware::from_fn(error::mcp_errors))
+                .layer(axum::middleware::from_fn(crate::mcp::http::screen))
+                .service(mcp),
         )
         // Reads, like the API's: open unless `auth_reads`.
         .route_layer(axum::middleware::from_fn_with_state(
@@ -172,9 +176,13 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
         ))
         .route("/healthz", get(status::healthz))
         .merge(api)
-        // Unknown API paths get the API's JSON 404, not the dashboard's page.
+        // Unknown API and server-function paths get the machine faces' JSON
+        // 404, not the dashboard's page.
         .route("/api/{*rest}", any(error::no_such_route))
+        .route("/rpc/{*rest}", any(error::no_such_route))
         .merge(dashboard::routes(&state))
+        // Every route answers a method it does not take with our 405.
+        .method_not_allowed_fallback(error::wrong_method)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             metrics::track,
@@ -188,9 +196,12 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
         ))
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(RequestBodyLimitLayer::new(config.max_body_bytes))
-        // Outside the limit layer, so its bare 413 becomes the API's JSON,
-        // as do 404s under /api, /rpc and /mcp, 405s, 414s and 415s.
-        .layer(axum::middleware::from_fn(error::json_errors));
+        // Outside the limit layer: a body declared too long is refused here,
+        // as our error, so the limit layer's own bare 413 is never sent.
+        .layer(axum::middleware::from_fn_with_state(
+            config.max_body_bytes,
+            error::refuse_oversized,
+        ));
     if !config.cors_origins.is_empty() {
         let origins: Vec<HeaderValue> = config
             .cors_origins

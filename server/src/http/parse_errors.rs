@@ -14,7 +14,7 @@ use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use index_core::{ErrorBody, ErrorKind};
+use index_core::{ErrorBody, ErrorCode};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// A connection's socket whose bodiless parse-error answers become JSON.
@@ -51,20 +51,23 @@ fn replacement(head: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     let status: u16 = rest.get(..3)?.parse().ok()?;
-    let (kind, message) = match status {
-        400 => (ErrorKind::BadInput, "the request head could not be parsed"),
+    let (code, message) = match status {
+        400 => (
+            ErrorCode::UnparsableRequest,
+            "the request head could not be parsed",
+        ),
         414 => (
-            ErrorKind::UriTooLong,
+            ErrorCode::UriTooLong,
             "the request target is longer than the server reads",
         ),
         431 => (
-            ErrorKind::TooLarge,
+            ErrorCode::HeadersTooLarge,
             "the request's header fields are larger than the server reads",
         ),
         _ => return None,
     };
     let status_line = text.lines().next()?;
-    let body = serde_json::to_string(&ErrorBody::new(kind, message)).ok()?;
+    let body = serde_json::to_string(&ErrorBody::new(code, message)).ok()?;
     Some(
         format!(
             "{status_line}\r\ncontent-type: application/json\r\nconnection: close\r\n\

@@ -132,7 +132,7 @@ pub async fn search_stream(
                 Event::default()
                     .event(SearchEvent::Error.name())
                     .json_data(StreamError {
-                        status: body.code.http_status(),
+                        status: body.kind.http_status(),
                         body,
                     })
                     .map_err(|_| unencodable("a search event"))

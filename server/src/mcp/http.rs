@@ -10,7 +10,7 @@ use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use index_core::{ErrorBody, ErrorKind};
+use index_core::{ErrorBody, ErrorCode};
 
 use super::rpc;
 
@@ -24,10 +24,10 @@ pub async fn screen(request: Request, next: Next) -> Response {
     // The server's body limit wraps this body: past it, reading fails.
     let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
         let body = ErrorBody::new(
-            ErrorKind::TooLarge,
+            ErrorCode::BodyTooLarge,
             "the MCP message is larger than the server accepts (--max-body-mib)",
         );
-        let answer = rpc::error(serde_json::Value::Null, rpc::INVALID_REQUEST, &body);
+        let answer = rpc::error(serde_json::Value::Null, &body);
         return (StatusCode::PAYLOAD_TOO_LARGE, Json(answer)).into_response();
     };
     let refusal = match std::str::from_utf8(&bytes) {

@@ -5,26 +5,21 @@
 //! body as `data`, so an MCP client reads the same `code` as a REST client.
 //! Both transports read messages through [`refusal`] first.
 
-use index_core::{ErrorBody, ErrorKind};
+use index_core::{ErrorBody, ErrorCode};
 use rmcp::model::ClientJsonRpcMessage;
 
-/// JSON-RPC's code for a message that is not JSON.
-pub const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC's code for JSON that is not a valid request.
-pub const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC's code for a server-side failure.
-pub const INTERNAL_ERROR: i64 = -32603;
-
 /// A JSON-RPC error response carrying docshelf's error body as its `data`,
-/// so an MCP client reads the same `code` (`bad_input`, `not_found`, …) as
-/// a REST client does. `id` is the request's when it could be read, else
-/// `null`, as JSON-RPC says for a request that could not be parsed.
-pub fn error(id: serde_json::Value, rpc_code: i64, body: &ErrorBody) -> serde_json::Value {
+/// so an MCP client reads the same `code` (`mcp_parse_error`,
+/// `unknown_library`, …) as a REST client does; the JSON-RPC code is the
+/// table's too ([`ErrorCode::rpc_code`]). `id` is the request's when it
+/// could be read, else `null`, as JSON-RPC says for a request that could
+/// not be parsed.
+pub fn error(id: serde_json::Value, body: &ErrorBody) -> serde_json::Value {
     serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,
         "error": {
-            "code": rpc_code,
+            "code": body.code.rpc_code(),
             "message": body.error,
             "data": body,
         }
@@ -33,8 +28,8 @@ pub fn error(id: serde_json::Value, rpc_code: i64, body: &ErrorBody) -> serde_js
 
 /// A parse error (-32700) saying `why`, with our error body.
 pub fn parse_error(why: String) -> serde_json::Value {
-    let body = ErrorBody::new(ErrorKind::BadInput, why);
-    error(serde_json::Value::Null, PARSE_ERROR, &body)
+    let body = ErrorBody::new(ErrorCode::McpParseError, why);
+    error(serde_json::Value::Null, &body)
 }
 
 /// What to answer a message (a stdio line, an HTTP request's body), if it
@@ -54,13 +49,13 @@ pub fn refusal(message: &str) -> Option<serde_json::Value> {
         _ => serde_json::Value::Null,
     };
     let body = ErrorBody::new(
-        ErrorKind::BadInput,
+        ErrorCode::InvalidMcpMessage,
         format!(
             "Invalid Request: not a JSON-RPC message MCP knows ({})",
             index_core::validate::cut(&err.to_string(), 200)
         ),
     );
-    Some(error(id, INVALID_REQUEST, &body))
+    Some(error(id, &body))
 }
 
 #[cfg(test)]
@@ -72,14 +67,18 @@ mod tests {
         let answer = refusal("{ not json").expect("refused");
         assert_eq!(answer["jsonrpc"], "2.0");
         assert_eq!(answer["id"], serde_json::Value::Null);
-        assert_eq!(answer["error"]["code"], PARSE_ERROR);
-        assert_eq!(answer["error"]["data"]["code"], "bad_input");
+        assert_eq!(answer["error"]["code"], index_core::error::RPC_PARSE_ERROR);
+        assert_eq!(answer["error"]["data"]["code"], "mcp_parse_error");
     }
 
     #[test]
     fn json_that_is_not_a_message_is_an_invalid_request_with_its_id() {
         let answer = refusal(r#"{"jsonrpc":"2.0","id":"a","nonsense":1}"#).expect("refused");
-        assert_eq!(answer["error"]["code"], INVALID_REQUEST);
+        assert_eq!(
+            answer["error"]["code"],
+            index_core::error::RPC_INVALID_REQUEST
+        );
+        assert_eq!(answer["error"]["data"]["code"], "invalid_mcp_message");
         assert_eq!(answer["id"], "a");
     }
 

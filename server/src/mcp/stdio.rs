@@ -106,7 +106,7 @@ mod tests {
         let answer: serde_json::Value =
             serde_json::from_slice(output.split(|b| *b == b'\n').next().expect("a line"))
                 .expect("json");
-        assert_eq!(answer["error"]["code"], rpc::PARSE_ERROR);
+        assert_eq!(answer["error"]["code"], index_core::error::RPC_PARSE_ERROR);
         let mut forwarded = String::new();
         server_input
             .read_to_string(&mut forwarded)

@@ -187,7 +187,7 @@ impl DocshelfMcp {
             let verdict = match parts {
                 Some(parts) => guard(&parts.headers),
                 None => Err(ErrorBody::new(
-                    index_core::ErrorKind::Unauthorized,
+                    index_core::ErrorCode::MissingToken,
                     "this request needs a token",
                 )),
             };

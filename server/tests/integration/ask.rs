@@ -101,7 +101,7 @@ async fn fails_clearly(base: &str, words: &str) -> Duration {
     assert_eq!(events[0].0, "sources", "{events:#?}");
     let error = last(&events, "error");
     assert_eq!(error["status"], 503);
-    assert_eq!(error["code"], "unavailable");
+    assert_eq!(error["code"], "llm_unavailable");
     let message = error["error"].as_str().expect("error");
     assert!(message.contains(words), "{message:?} lacks {words:?}");
     started.elapsed()
@@ -319,7 +319,7 @@ async fn failures_are_clear_errors_not_hangs() {
     let off = start(&dir.path().join("off"), None, 50).await;
     let (status, events) = ask(&off, json!({"question": "anything"})).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(events[0].1["code"], "unavailable");
+    assert_eq!(events[0].1["kind"], "unavailable");
     assert!(events[0].1["error"]
         .as_str()
         .expect("error")

@@ -12,6 +12,7 @@ use crate::common;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
+use index_core::ErrorKind;
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 
@@ -76,11 +77,21 @@ async fn refused(request: reqwest::RequestBuilder, want: StatusCode, code: &str)
     body
 }
 
-/// Asserts an error body `{code, error}` with this code, whose message is
-/// short (the value sent was not echoed whole).
+/// Asserts an error body `{code, kind, error, link}` whose code (or, where
+/// the test names a class, kind) is `code`, whose kind is the status's, and
+/// whose message is short (the value sent was not echoed whole).
 fn assert_error(status: StatusCode, body: &Value, want: StatusCode, code: &str) {
     assert_eq!(status, want, "{body}");
-    assert_eq!(body["code"], code, "{body}");
+    assert!(
+        body["code"] == code || body["kind"] == code,
+        "{code}: {body}"
+    );
+    let kind = ErrorKind::of_status(status.as_u16());
+    if status.as_u16() != 431 {
+        assert_eq!(body["kind"], kind.code(), "{body}");
+    }
+    let named = body["code"].as_str().expect("a code");
+    assert_eq!(body["link"], format!("docs/errors.md#{named}"), "{body}");
     let message = body["error"].as_str().expect("an error message");
     assert!(message.len() < 1000, "{} bytes echoed", message.len());
 }
@@ -95,7 +106,7 @@ async fn every_http_error_is_json_with_a_code() {
     for path in ["/api/no/such/route", "/rpc/no_such_function"] {
         let (status, body) =
             json_of(client.get(format!("{base}{path}")).send().await.unwrap()).await;
-        assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+        assert_error(status, &body, StatusCode::NOT_FOUND, "unknown_route");
     }
     // 405: a route that exists, another method.
     let res = client
@@ -125,7 +136,7 @@ async fn every_http_error_is_json_with_a_code() {
         StatusCode::from_u16(status).expect("status"),
         &body,
         StatusCode::PAYLOAD_TOO_LARGE,
-        "too_large",
+        "body_too_large",
     );
     // 414: a target longer than the server reads.
     let long = "a".repeat(20 * 1024);
@@ -152,7 +163,7 @@ async fn every_http_error_is_json_with_a_code() {
         (
             "GET /api/libraries HTTP/1.1\r\nBad Header\r\n\r\n".to_owned(),
             400,
-            "bad_input",
+            "unparsable_request",
         ),
     ] {
         let (status, text) = common::request_head_only(base, &head).await;
@@ -174,7 +185,7 @@ async fn every_http_error_is_json_with_a_code() {
             status,
             &body,
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media",
+            "unsupported_media_type",
         );
     }
 
@@ -203,7 +214,7 @@ async fn every_http_error_is_json_with_a_code() {
             .post(format!("{base}/api/search/stream"))
             .json(&json!({"query": "anything", "library": "no-such-library"})),
         StatusCode::NOT_FOUND,
-        "not_found",
+        "unknown_library",
     )
     .await;
 }
@@ -402,7 +413,7 @@ async fn an_absolute_form_target_is_checked_as_the_host() {
     .await;
     assert_eq!(status, 403, "{body}");
     let body: Value = serde_json::from_str(&body).expect("JSON");
-    assert_eq!(body["code"], "forbidden");
+    assert_eq!(body["code"], "unknown_host");
     assert!(body["error"].as_str().unwrap().contains("evil.example"));
     // The same target naming this server is answered, whatever Host says.
     let (status, body) = common::request_head_only(
@@ -435,7 +446,7 @@ async fn mcp_errors_are_json_rpc_errors_with_our_code() {
         (
             "application/json, text/event-stream",
             "this is not json",
-            "bad_input",
+            "mcp_parse_error",
         ),
     ] {
         let res = client
@@ -477,11 +488,12 @@ async fn mcp_errors_are_json_rpc_errors_with_our_code() {
     let parse = answer();
     assert_eq!(parse["error"]["code"], -32700, "{parse}");
     assert_eq!(parse["id"], Value::Null);
-    assert_eq!(parse["error"]["data"]["code"], "bad_input");
+    assert_eq!(parse["error"]["data"]["code"], "mcp_parse_error");
     writeln!(stdin, r#"{{"jsonrpc":"2.0","id":7,"nonsense":true}}"#).unwrap();
     let invalid = answer();
     assert_eq!(invalid["error"]["code"], -32600, "{invalid}");
     assert_eq!(invalid["id"], 7);
+    assert_eq!(invalid["error"]["data"]["code"], "invalid_mcp_message");
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "test", "version": "1"}}});

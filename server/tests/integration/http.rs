@@ -118,7 +118,7 @@ async fn unknown_paths_are_404() {
             .expect("request");
         assert_eq!(res.status(), 404, "{method}");
         let body: Value = res.json().await.expect("json body");
-        assert_eq!(body["code"], "not_found", "{method}");
+        assert_eq!(body["code"], "unknown_route", "{method}");
         assert!(body["error"]
             .as_str()
             .is_some_and(|e| e.contains("/api/openapi.json")));
@@ -158,7 +158,7 @@ async fn server_functions_answer_errors_with_the_status_and_body_of_the_rest_api
     // Arguments that do not decode are the caller's fault, not a 500.
     let (status, body) = rpc(&server, "document", "library=x").await;
     assert_eq!(status, 400, "{body}");
-    assert_eq!(body["code"], "bad_input");
+    assert_eq!(body["kind"], "bad_input");
 
     // The engine's own refusal: the same words and kind as REST's.
     let (status, body) = rpc(&server, "search", "params[query]=x&params[k]=99").await;
@@ -172,7 +172,7 @@ async fn server_functions_answer_errors_with_the_status_and_body_of_the_rest_api
     assert_eq!(rest.status(), 400);
     let rest: Value = rest.json().await.expect("json");
     assert_eq!(body, rest);
-    assert_eq!(rest["code"], "bad_input");
+    assert_eq!(rest["kind"], "bad_input");
 
     // Unknown things are 404 on both faces.
     let (status, body) = rpc(
@@ -182,7 +182,7 @@ async fn server_functions_answer_errors_with_the_status_and_body_of_the_rest_api
     )
     .await;
     assert_eq!(status, 404, "{body}");
-    assert_eq!(body["code"], "not_found");
+    assert_eq!(body["code"], "unknown_library");
     let rest = reqwest::get(format!(
         "{}/api/documents?library=nowhere&version=1.0&file_path=a.md",
         server.base

@@ -147,7 +147,7 @@ async fn concurrent_hostile_archives_stay_within_the_shared_budget() {
                 );
             }
             StatusCode::SERVICE_UNAVAILABLE => {
-                assert_eq!(body["code"], "busy", "{body}");
+                assert_eq!(body["code"], "memory_busy", "{body}");
                 assert!(retry_after.is_some(), "503 without Retry-After: {body}");
                 assert!(
                     body["error"].as_str().is_some_and(|e| e.contains("memory")),
@@ -189,7 +189,7 @@ async fn an_upload_larger_than_the_whole_budget_is_refused_at_once() {
     let res = post(&client, &server.base, "big", "big.md", text(2 << 20)).await;
     assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let body = res.json::<Value>().await.expect("json");
-    assert_eq!(body["code"], "too_large", "{body}");
+    assert_eq!(body["code"], "upload_too_large", "{body}");
     assert!(
         body["error"]
             .as_str()
@@ -216,7 +216,7 @@ async fn a_file_that_could_never_fit_is_refused_at_upload_and_blocks_nobody() {
     let res = post(&client, &server.base, "word", "large.docx", docx).await;
     assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let answer = res.json::<Value>().await.expect("json");
-    assert_eq!(answer["code"], "too_large", "{answer}");
+    assert_eq!(answer["code"], "upload_too_large", "{answer}");
     let error = answer["error"].as_str().unwrap_or_default();
     assert!(
         error.contains("large.docx") && error.contains("--extract-memory-mib"),

@@ -182,7 +182,7 @@ async fn the_stream_sends_keyword_fused_and_expanded_stages_then_done() {
     .await;
     assert_eq!(
         (status, body["code"].as_str()),
-        (StatusCode::NOT_FOUND, Some("not_found"))
+        (StatusCode::NOT_FOUND, Some("unknown_library"))
     );
 }
 
@@ -357,7 +357,7 @@ async fn reads_can_require_the_token_and_cors_is_an_allow_list() {
     for path in ["/metrics", "/api/openapi.json", "/api/jobs/job-x"] {
         let (status, body) = get_json(&base, path).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{path}");
-        assert_eq!(body["code"], "unauthorized", "{path}");
+        assert_eq!(body["code"], "missing_token", "{path}");
     }
     let mcp = client
         .post(format!("{base}/mcp"))
@@ -573,7 +573,7 @@ async fn a_job_is_followed_by_its_watch_token_when_reads_need_the_token() {
         let res = events(query.clone()).await.expect("events");
         assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "{query}");
         assert_eq!(
-            res.json::<Value>().await.expect("json")["code"],
+            res.json::<Value>().await.expect("json")["kind"],
             "unauthorized"
         );
     }

@@ -545,7 +545,7 @@ async fn a_query_vector_from_the_client_searches_like_its_words() {
     for (request, says) in refused {
         let (status, body) = common::post_json(&base, "/api/search", request).await;
         assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{body}");
-        assert_eq!(body["code"], "bad_input");
+        assert_eq!(body["kind"], "bad_input");
         assert!(
             body["error"].as_str().is_some_and(|e| e.contains(says)),
             "{body}"

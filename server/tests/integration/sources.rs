@@ -529,7 +529,7 @@ async fn the_servers_own_network_is_refused() {
         )
         .await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {body}");
-        assert_eq!(body["code"], "bad_input", "{url}: {body}");
+        assert_eq!(body["kind"], "bad_input", "{url}: {body}");
         let error = body["error"].as_str().unwrap_or_default();
         assert!(error.contains(why), "{url}: {error}");
     }

@@ -186,7 +186,7 @@ async fn a_second_upload_into_a_version_being_written_is_refused_and_none_ends_m
             match status {
                 StatusCode::ACCEPTED => accepted.push((body["job_id"].clone(), edition)),
                 StatusCode::CONFLICT => {
-                    assert_eq!(body["code"], "conflict", "{body}");
+                    assert_eq!(body["code"], "version_busy", "{body}");
                     assert!(
                         body["error"].as_str().is_some_and(|e| e.contains("job-")),
                         "the refusal names the job in the way: {body}"
