@@ -240,12 +240,13 @@ fn route<F: ServerFn>(backend: &SharedBackend, router: Router<AppState>) -> Rout
 /// are a message and a code, cut to length ([`app::error::AppError`]).
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
-/// Gives a failed server function the status of its error's kind, and
-/// makes sure its body is the JSON error body whatever went wrong: a body
-/// that cannot be read back, or is not ours, becomes an internal error
-/// with a correlation id. Probed: an argument over 64 KB was echoed in the
-/// error, which then could not be read back, and the answer was a 500
-/// with an empty body.
+/// Gives a failed server function the status of its error's kind: Leptos'
+/// server-function machinery answers every error 500 and offers no hook to
+/// set the status from the error, so this is the one place that reads our
+/// typed body back (never its words). It also makes sure the body is the
+/// JSON error body whatever went wrong: a body that cannot be read back
+/// (a decoding error quoting a huge argument), or is not ours, becomes an
+/// internal error with a correlation id, never an empty 500.
 async fn rpc_status(response: Response) -> Response {
     if !response.headers().contains_key(SERVER_FN_ERROR_HEADER) {
         return response;

@@ -22,8 +22,7 @@ pub type Sent = Result<Event, ErrorBody>;
 /// first message: a
 /// refusal sent before any event (an unknown library, Ask's search
 /// failing) is answered as the request's own error status, because a
-/// client reads a 200 as "the request was good". Probed: an unknown
-/// library in `/api/search/stream` answered 200, then an `error` event.
+/// client reads a 200 as "the request was good", whatever event follows.
 /// The engine decides what is refused exactly as for the plain request;
 /// nothing is checked twice.
 pub async fn checked_stream<F>(

@@ -2,10 +2,9 @@
 //! a foreign host are refused, on every route.
 //!
 //! Why: docshelf listens on loopback without a token, and a web page the
-//! user visits can still talk to loopback. Probed: a cross-site `<form>`
-//! POST to `/rpc/delete` deleted a library, a cross-site multipart form to
-//! `/api/upload` was accepted, and any `Host` was answered, so a
-//! DNS-rebinding page could read everything. A token does not help a
+//! user visits can still talk to loopback: a cross-site `<form>` can POST
+//! to `/rpc/delete` or send a multipart upload, and a DNS-rebinding page
+//! reads whatever a server answers to any `Host`. A token does not help a
 //! browser-borne request that the user's own browser sends.
 //!
 //! - **Writes** (every method but GET, HEAD and OPTIONS: uploads, deletes,
