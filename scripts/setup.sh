@@ -21,9 +21,11 @@ say() { printf '==> %s\n' "$*"; }
 # mesa-vulkan-drivers: a software Vulkan adapter so the GPU code path runs anywhere.
 # cmake: building llama.cpp's llama-server for Ask's tests (scripts/fetch-llm.sh).
 # tesseract-ocr, tesseract-ocr-eng, poppler-utils: OCR of scanned PDF pages
-#   (server/src/ingest/ocr.rs); img2pdf: the OCR tests' scans.
+#   (server/src/ingest/ocr/); img2pdf: the OCR tests' scans.
+# git: Git repositories as sources (server/src/source/git/), and the
+#   Git server the tests run (git http-backend, scripts/git-http-server.py).
 apt_packages=(rustc-web cargo-web rust-web-src lld-22 protobuf-compiler chromium mesa-vulkan-drivers cmake
-  tesseract-ocr tesseract-ocr-eng poppler-utils img2pdf)
+  tesseract-ocr tesseract-ocr-eng poppler-utils img2pdf git)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")

@@ -206,6 +206,8 @@ error_codes! {
         "A source is not one docshelf can read: not an http(s) URL or package name, a bad pattern, a missing version, or an address docshelf will not fetch (loopback, private networks).";
     SourceUnreachable = "source_unreachable": BadInput,
         "The site or repository a source names could not be fetched; the message says what failed.";
+    SourceCredential = "source_credential": BadInput,
+        "A private source asks for a credential and none was given, the one given was refused, or its reference (`env:NAME`, `file:/path`) cannot be read on the server.";
     InvalidBody = "invalid_body": BadInput,
         "The request body is not JSON, or not of the shape the route takes; the message names the field.";
     InvalidQueryString = "invalid_query_string": BadInput,
@@ -255,6 +257,10 @@ error_codes! {
         "The package registry has no package of that name.";
     UnknownRelease = "unknown_release": NotFound,
         "The package has no such release; the message names the newest.";
+    UnknownRepository = "unknown_repository": NotFound,
+        "The URL is not a Git repository the server can read.";
+    UnknownRef = "unknown_ref": NotFound,
+        "The Git repository has no such tag or branch; the message lists its newest tags.";
     // 405, 406
     MethodNotAllowed = "method_not_allowed": MethodNotAllowed,
         "The path exists, but not for this method; the `Allow` header lists those it takes.";

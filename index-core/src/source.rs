@@ -1,5 +1,6 @@
-//! Documentation sources: a site to crawl or a package to take from its
-//! registry, kept in a library version and refreshed from where it lives.
+//! Documentation sources: a site to crawl, a Git repository to read, or a
+//! package to take from its registry, kept in a library version and
+//! refreshed from where it lives.
 //!
 //! This is the contract every face shares (REST, MCP, CLI, dashboard): what
 //! a client asks for ([`SourceRequest`]), the bounds a crawl keeps
@@ -52,12 +53,15 @@ pub const MAX_PATTERNS: usize = 50;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SourceRequest {
-    /// Where the documentation lives: an `http(s)://` URL to crawl, or a
-    /// package, `pypi:NAME[==VER]`, `npm:NAME[@VER]` or `crates:NAME[@VER]`.
+    /// Where the documentation lives: an `http(s)://` URL to crawl; a Git
+    /// repository (`git+https://…`, a URL ending in `.git`, or a
+    /// `github.com`, `gitlab.com`, `codeberg.org` or `bitbucket.org`
+    /// project URL); or a package, `pypi:NAME[==VER]`, `npm:NAME[@VER]` or
+    /// `crates:NAME[@VER]`.
     pub url: String,
     pub library: String,
-    /// The version to store it as. A package's own version by default; a
-    /// site needs one.
+    /// The version to store it as. A package's own version, or a Git
+    /// repository's tag or branch, by default; a site needs one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// At most this many pages (default 1,000, at most 20,000).
@@ -80,6 +84,21 @@ pub struct SourceRequest {
     /// lists) instead of crawling its HTML, where the site offers one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub llms_txt: bool,
+    /// A Git repository's tag, branch or commit to read (default: the
+    /// branch the repository names as its default).
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub git_ref: Option<String>,
+    /// A Git repository's folder of documentation (default: found, the
+    /// first of `docs/`, `doc/`, `documentation/`, `website/docs/`, a
+    /// book's source folder, else the Markdown at the top).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docs_path: Option<String>,
+    /// A credential, given by reference and never by value: `env:NAME`
+    /// (a variable of the server's environment) or `file:/path` (a file
+    /// on the server). For HTTPS Git, a token or `user:password`. Only the
+    /// reference is stored; the secret is read when the source is fetched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
 }
 
 impl SourceRequest {
@@ -157,7 +176,7 @@ pub struct SourceInfo {
     pub source_id: String,
     /// What was asked for (the package's version filled in).
     pub request: SourceRequest,
-    /// `site`, `pypi`, `npm` or `crates`.
+    /// `site`, `git`, `pypi`, `npm` or `crates`.
     pub kind: String,
     pub library: String,
     pub version: String,

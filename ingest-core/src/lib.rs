@@ -12,9 +12,11 @@
 //! - [`context`]: the title and headings embedded and indexed with each chunk.
 //! - [`ids`]: deterministic chunk ids.
 //! - [`package`]: which files of a registry package are its documentation.
+//! - [`docs_tree`]: which files of a source tree (a Git repository) are.
 
 pub mod chunk;
 pub mod context;
+pub mod docs_tree;
 pub mod extract;
 pub mod ids;
 pub mod package;

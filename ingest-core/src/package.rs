@@ -299,12 +299,12 @@ pub struct DocPath<'a> {
 }
 
 /// Folders whose name (any case) marks documentation, at the package's top.
-const DOC_DIRS: [&str; 3] = ["docs", "doc", "documentation"];
+pub(crate) const DOC_DIRS: [&str; 3] = ["docs", "doc", "documentation"];
 
 /// Folders never documentation, wherever they are: dependencies, tests,
 /// build output, and Sphinx or MkDocs theme templates (HTML fragments of
 /// navigation, not prose).
-const NOT_DOC_DIRS: [&str; 9] = [
+pub(crate) const NOT_DOC_DIRS: [&str; 9] = [
     "node_modules",
     "test",
     "tests",
@@ -387,7 +387,7 @@ fn doc_format(path: &str) -> Option<Format> {
 }
 
 /// CHANGELOG and its kin (see [`documentation_paths`]).
-fn is_release_notes(stem: &str) -> bool {
+pub(crate) fn is_release_notes(stem: &str) -> bool {
     matches!(
         stem.replace(['-', '_'], "").as_str(),
         "changelog" | "changes" | "history" | "news" | "releasenotes" | "contributing"
@@ -396,7 +396,7 @@ fn is_release_notes(stem: &str) -> bool {
 
 /// Text files in a docs folder that are build inputs, not prose (Read the
 /// Docs' `docs/requirements.txt`).
-fn is_not_prose(stem: &str) -> bool {
+pub(crate) fn is_not_prose(stem: &str) -> bool {
     stem.starts_with("requirements") || stem.starts_with("constraints") || stem == "robots"
 }
 

@@ -15,6 +15,7 @@ use index_core::{ErrorBody, ErrorCode, ErrorKind};
 use crate::ingest::MemoryError;
 use crate::llm::LlmError;
 use crate::search::RunError;
+use crate::source::git::GitError;
 use crate::source::registry::RegistryError;
 use crate::source::SourceError;
 use crate::store::{StorageFailure, StoreError};
@@ -126,11 +127,29 @@ impl EngineError {
             }
             Self::Source(SourceError::Registry(_)) => ErrorCode::RegistryUnavailable,
             Self::Source(SourceError::Unreachable { .. }) => ErrorCode::SourceUnreachable,
+            Self::Source(SourceError::Git(err)) => match err {
+                GitError::Unauthorized { .. } | GitError::Credential(_) => {
+                    ErrorCode::SourceCredential
+                }
+                GitError::NoRepository(_) => ErrorCode::UnknownRepository,
+                GitError::NoRef(_) | GitError::UnknownRef { .. } => ErrorCode::UnknownRef,
+                GitError::Redirected(_) | GitError::NoDocsPath(_) | GitError::NoDocs(_) => {
+                    ErrorCode::InvalidSource
+                }
+                GitError::TooManyFiles { .. } | GitError::TooLarge { .. } => {
+                    ErrorCode::InvalidSource
+                }
+                GitError::NoGit | GitError::Local(_) | GitError::Stopped => ErrorCode::Internal,
+                GitError::Unreachable { .. } | GitError::Failed { .. } | GitError::Tool(_) => {
+                    ErrorCode::SourceUnreachable
+                }
+            },
             Self::Source(
                 SourceError::NotASource(_)
                 | SourceError::Package(_)
                 | SourceError::Scope(_)
-                | SourceError::NoVersion,
+                | SourceError::NoVersion
+                | SourceError::NotGit(_),
             ) => ErrorCode::InvalidSource,
             // The model server is another service docshelf depends on:
             // whatever went wrong there, this request cannot be answered

@@ -58,6 +58,9 @@ pub struct Bounds {
     pub wall: Duration,
     /// Address space (`RLIMIT_AS`).
     pub memory_bytes: u64,
+    /// The largest file it may write (`RLIMIT_FSIZE`), where that bounds
+    /// what it downloads (git's packs); `None` for no bound.
+    pub file_bytes: Option<u64>,
 }
 
 /// Runs `command` at nice 19 within `bounds`, its output discarded and its
@@ -172,6 +175,9 @@ fn limit_child(command: &mut Command, bounds: &Bounds) {
     use std::os::unix::process::CommandExt;
     let memory = libc::rlim_t::try_from(bounds.memory_bytes).unwrap_or(libc::RLIM_INFINITY);
     let cpu = libc::rlim_t::try_from(cpu_seconds(bounds.cpu)).unwrap_or(libc::RLIM_INFINITY);
+    let file = bounds.file_bytes.map_or(libc::RLIM_INFINITY, |bytes| {
+        libc::rlim_t::try_from(bytes).unwrap_or(libc::RLIM_INFINITY)
+    });
     // SAFETY: the closure runs in the child between fork and exec, where
     // only async-signal-safe calls are allowed: it calls setrlimit,
     // setpriority and prctl (system calls) on values computed before the
@@ -190,6 +196,13 @@ fn limit_child(command: &mut Command, bounds: &Bounds) {
                 rlim_max: cpu.saturating_add(1),
             };
             if libc::setrlimit(libc::RLIMIT_CPU, &cpu_time) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let file_size = libc::rlimit {
+                rlim_cur: file,
+                rlim_max: file,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &file_size) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             // Lowest priority: OCR takes only what searches leave. Raising
@@ -249,6 +262,7 @@ mod tests {
             cpu: Duration::from_secs(600),
             wall: Duration::from_millis(200),
             memory_bytes: 1 << 30,
+            file_bytes: None,
         };
         // `sleep` uses no CPU: only the wall time stops it.
         let err = run_bounded("sleep", Command::new("sleep").arg("600"), &bounds, &stop)
@@ -260,6 +274,7 @@ mod tests {
             cpu: Duration::from_secs(1),
             wall: Duration::from_secs(3600),
             memory_bytes: 1 << 30,
+            file_bytes: None,
         };
         let mut busy = Command::new("sh");
         busy.args(["-c", "while :; do :; done"]);
@@ -274,6 +289,7 @@ mod tests {
             cpu: Duration::from_secs(60),
             wall: Duration::from_secs(3600),
             memory_bytes: 64 << 20,
+            file_bytes: None,
         };
         let err = run_bounded(
             "python3",
@@ -305,6 +321,7 @@ mod tests {
             cpu: Duration::from_secs(600),
             wall: Duration::from_secs(3600),
             memory_bytes: 1 << 30,
+            file_bytes: None,
         };
         let flag = stop.clone();
         let setter = std::thread::spawn(move || {

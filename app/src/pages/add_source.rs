@@ -1,5 +1,5 @@
-//! "Add from URL": documentation taken from where it lives, a site to crawl
-//! or a package on its registry, into a library version. The form posts a
+//! "Add from URL": documentation taken from where it lives, a site to crawl,
+//! a Git repository or a package on its registry, into a library version. The form posts a
 //! [`SourceRequest`] to `POST /api/sources` and follows the job it starts
 //! as the upload does.
 
@@ -25,6 +25,9 @@ struct Draft {
     exclude: String,
     scope: String,
     llms_txt: bool,
+    git_ref: String,
+    docs_path: String,
+    credential: String,
 }
 
 impl Draft {
@@ -52,8 +55,17 @@ impl Draft {
             exclude: patterns(&self.exclude),
             scope,
             llms_txt: self.llms_txt,
+            git_ref: given(&self.git_ref),
+            docs_path: given(&self.docs_path),
+            credential: given(&self.credential),
         })
     }
+}
+
+/// A text field's value, if it holds one.
+fn given(field: &str) -> Option<String> {
+    let field = field.trim();
+    (!field.is_empty()).then(|| field.to_owned())
 }
 
 /// A whole number a field holds, if any.
@@ -105,6 +117,7 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
     let (max_pages, max_depth, include, exclude) = (text(), text(), text(), text());
     let scope = RwSignal::new(CrawlScope::default().name().to_owned());
     let llms_txt = RwSignal::new(false);
+    let (git_ref, docs_path, credential) = (text(), text(), text());
     let progress = RwSignal::new(Progress::Idle);
     let busy = move || progress.with(Progress::busy);
 
@@ -120,6 +133,9 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
             exclude: exclude.get_untracked(),
             scope: scope.get_untracked(),
             llms_txt: llms_txt.get_untracked(),
+            git_ref: git_ref.get_untracked(),
+            docs_path: docs_path.get_untracked(),
+            credential: credential.get_untracked(),
         };
         let request = match draft.request() {
             Ok(request) => request,
@@ -142,9 +158,11 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
         <section class="panel" aria-labelledby="add-source-heading">
             <h2 class="panel-title" id="add-source-heading">"Add from URL"</h2>
             <p class="muted" id="add-source-help">
-                "A documentation site to crawl (" <code>"https://…"</code> "), or a package's docs from its registry: "
+                "A documentation site to crawl (" <code>"https://…"</code> "), a Git repository's docs folder ("
+                <code>"git+https://…"</code> ", " <code>"…/name.git"</code> ", " <code>"https://github.com/owner/name"</code>
+                "), or a package's docs from its registry: "
                 <code>"pypi:attrs==24.2.0"</code> ", " <code>"npm:zod@3.23.8"</code> ", " <code>"crates:serde@1.0.210"</code>
-                ". A site needs a version; a package's own version is used when none is given."
+                ". A site needs a version; a package's own version, or a repository's tag or branch, is used when none is given."
             </p>
             <form class="source-form" on:submit=submit aria-describedby="add-source-help">
                 <div class="filters">
@@ -241,6 +259,34 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
                         </label>
                     </div>
                 </details>
+                <details class="advanced">
+                    <summary>"Git options"</summary>
+                    <div class="filters">
+                        <label>
+                            "Ref (tag, branch or commit)"
+                            <input name="ref" placeholder="default branch" spellcheck="false" prop:value=move || git_ref.get() on:input=move |ev| git_ref.set(event_target_value(&ev))/>
+                        </label>
+                        <label>
+                            "Docs folder"
+                            <input name="docs_path" placeholder="found: docs/, doc/, website/docs/…" spellcheck="false" prop:value=move || docs_path.get() on:input=move |ev| docs_path.set(event_target_value(&ev))/>
+                        </label>
+                        <label class="wide">
+                            "Credential, by reference"
+                            <input
+                                name="credential"
+                                aria-describedby="credential-help"
+                                placeholder="env:GIT_TOKEN or file:/run/secrets/git-token"
+                                spellcheck="false"
+                                autocomplete="off"
+                                prop:value=move || credential.get()
+                                on:input=move |ev| credential.set(event_target_value(&ev))
+                            />
+                        </label>
+                    </div>
+                    <p class="muted" id="credential-help">
+                        "For a private repository: where the server finds the token, never the token itself. Only the reference is stored."
+                    </p>
+                </details>
                 <button type="submit" class="primary" disabled=busy>
                     {move || if busy() { "Fetching…" } else { "Add" }}
                 </button>
@@ -318,8 +364,12 @@ mod tests {
             exclude: "**/old/**, **/blog/**".into(),
             scope: "domain".into(),
             llms_txt: true,
+            docs_path: " docs/en ".into(),
+            ..Draft::default()
         };
         let r = draft.request().unwrap();
+        assert_eq!(r.docs_path.as_deref(), Some("docs/en"));
+        assert_eq!((r.git_ref, r.credential), (None, None));
         assert_eq!((r.max_pages, r.max_depth), (Some(50), Some(3)));
         assert_eq!(r.version.as_deref(), Some("2"));
         assert_eq!(r.exclude, vec!["**/old/**", "**/blog/**"]);

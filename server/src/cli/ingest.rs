@@ -27,7 +27,8 @@ pub struct IngestArgs {
     pub version: Option<String>,
 
     /// Files, folders (read recursively) and archives; or one site to
-    /// crawl (`https://…`) or package (`pypi:NAME[==VER]`,
+    /// crawl (`https://…`), Git repository (`git+https://…`, `…/name.git`,
+    /// `https://github.com/owner/name`) or package (`pypi:NAME[==VER]`,
     /// `npm:NAME[@VER]`, `crates:NAME[@VER]`).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
@@ -55,6 +56,19 @@ pub struct IngestArgs {
     /// Read the site's llms-full.txt / llms.txt where it offers one.
     #[arg(long)]
     pub llms_txt: bool,
+
+    /// A Git repository's tag, branch or commit (default: its default branch).
+    #[arg(long = "ref", value_name = "REF")]
+    pub git_ref: Option<String>,
+
+    /// A Git repository's docs folder (default: found; docs/, doc/, website/docs/, …).
+    #[arg(long)]
+    pub docs_path: Option<String>,
+
+    /// A private source's credential, by reference: env:NAME or file:/path
+    /// (never the secret itself).
+    #[arg(long, value_name = "env:NAME|file:PATH")]
+    pub credential: Option<String>,
 
     #[command(flatten)]
     pub engine: EngineConfig,
@@ -110,7 +124,7 @@ pub(super) async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
 /// prefix or an http(s) scheme.
 fn looks_like_source(raw: &str) -> bool {
     let lower = raw.trim().to_ascii_lowercase();
-    ["pypi:", "npm:", "crates:", "http://", "https://"]
+    ["pypi:", "npm:", "crates:", "http://", "https://", "git+"]
         .iter()
         .any(|prefix| lower.starts_with(prefix))
 }
@@ -155,6 +169,9 @@ async fn ingest_source(args: &IngestArgs, url: &str) -> anyhow::Result<()> {
         exclude: args.exclude.clone(),
         scope,
         llms_txt: args.llms_txt,
+        git_ref: args.git_ref.clone(),
+        docs_path: args.docs_path.clone(),
+        credential: args.credential.clone(),
     };
     let engine = Engine::open(&args.engine).await?;
     eprintln!("fetching {url} into {}", args.library);

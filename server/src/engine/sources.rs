@@ -1,4 +1,5 @@
-//! Sources: a site or a package fetched into a library version as a job,
+//! Sources: a site, a Git repository or a package fetched into a library
+//! version as a job,
 //! listed with how their last fetch went, and refreshed on request or on
 //! a schedule.
 
@@ -15,8 +16,10 @@ use super::{Engine, EngineError};
 use crate::ingest::pipeline::finish_indexing;
 use crate::ingest::JobHandle;
 use crate::source::crawl::Plan;
+use crate::source::credential::CredentialRef;
 use crate::source::fetch::FetchError;
-use crate::source::job::{self, Work};
+use crate::source::git::{self, Remote};
+use crate::source::job::{self, GitPlan, Work};
 use crate::source::scope::Scope;
 use crate::source::{registry, Origin, Source, SourceError, SourceState};
 
@@ -166,8 +169,51 @@ impl Engine {
     async fn prepare(&self, mut request: SourceRequest) -> Result<Prepared, EngineError> {
         let library = validate::library(&request.library)?;
         let origin = Origin::parse(&request.url)?;
+        let for_git = request.git_ref.is_some()
+            || request.docs_path.is_some()
+            || request.credential.is_some();
+        if for_git && !matches!(origin, Origin::Git(_)) {
+            return Err(SourceError::NotGit(validate::cut(&request.url, 200)).into());
+        }
         let settings = &self.source_settings;
         let (version, work) = match origin {
+            Origin::Git(url) => {
+                let asked = request
+                    .version
+                    .as_deref()
+                    .map(validate::version)
+                    .transpose()?;
+                let docs_path = request
+                    .docs_path
+                    .as_deref()
+                    .map(|p| validate::file_path(p.trim_matches('/')))
+                    .transpose()?;
+                let secret = request
+                    .credential
+                    .as_deref()
+                    .map(|raw| CredentialRef::parse(raw).and_then(|r| r.resolve()))
+                    .transpose()
+                    .map_err(|e| SourceError::Git(e.into()))?;
+                let remote = Remote::connect(&url, self.fetcher.policy(), secret)
+                    .await
+                    .map_err(SourceError::from)?;
+                let refs = git::refs::list(&remote).await.map_err(SourceError::from)?;
+                let target = refs
+                    .choose(url.as_str(), request.git_ref.as_deref())
+                    .map_err(SourceError::from)?;
+                let version = match asked {
+                    Some(version) => version,
+                    None => validate::version(&target.version())?,
+                };
+                let plan = GitPlan {
+                    remote,
+                    target,
+                    docs_path,
+                    limits: Default::default(),
+                    deadline: tokio::time::Instant::now() + settings.max_time,
+                };
+                (version, Work::Git(plan))
+            }
             Origin::Site(url) => {
                 let version = request.version.as_deref().ok_or(SourceError::NoVersion)?;
                 let version = validate::version(version)?;
@@ -318,6 +364,10 @@ impl Engine {
             Work::Site(mut plan) => {
                 plan.deadline = tokio::time::Instant::now() + self.source_settings.max_time;
                 Work::Site(plan)
+            }
+            Work::Git(mut plan) => {
+                plan.deadline = tokio::time::Instant::now() + self.source_settings.max_time;
+                Work::Git(plan)
             }
             package => package,
         };

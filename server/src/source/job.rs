@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 
 use super::crawl::{self, Found, PageRecord, Plan};
 use super::fetch::Fetcher;
+use super::git::{self, Remote, Target};
 use super::registry::{self, Release};
 use super::SourceState;
 use crate::ingest::pipeline::{Input, JobRun, Pipeline, Read};
@@ -30,7 +31,20 @@ const LISTED_FAILURES: usize = 100;
 /// What a job fetches.
 pub enum Work {
     Site(Plan),
+    Git(GitPlan),
     Package(Release),
+}
+
+/// A Git source's fetch: the repository, checked and pinned, the commit
+/// and the docs folder.
+pub struct GitPlan {
+    pub remote: Remote,
+    pub target: Target,
+    /// The docs folder asked for; found when `None`.
+    pub docs_path: Option<String>,
+    pub limits: ingest_core::extract::ArchiveLimits,
+    /// When the fetch must have ended (set when the job starts).
+    pub deadline: tokio::time::Instant,
 }
 
 /// Runs the fetch of a source into `job`'s version. When the job
@@ -65,6 +79,7 @@ pub async fn run(
                 Leftovers::Kept
             }
         }
+        Work::Git(plan) => repository(&mut tally, &mut run, job, plan, previous).await,
         Work::Package(release) => {
             package(&mut tally, &mut run, job, fetcher, &release, previous).await;
             Leftovers::Replaced
@@ -292,6 +307,83 @@ impl Tally {
             notes: self.notes.clone(),
         }
     }
+}
+
+/// Fetches a repository's docs folder at one commit and reads each file
+/// that changed since the last fetch (by content hash); the others are
+/// kept as stored. What the tree no longer holds is removed, since the
+/// listing is whole.
+async fn repository(
+    tally: &mut Tally,
+    run: &mut JobRun<'_, '_>,
+    job: &JobHandle,
+    plan: GitPlan,
+    previous: &SourceState,
+) -> Leftovers {
+    let address = format!("{} @ {}", plan.remote.url(), plan.target.name);
+    let at = plan.target.name.clone();
+    let wall = plan
+        .deadline
+        .saturating_duration_since(tokio::time::Instant::now());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let _stop_on_drop = crate::process::StopOnDrop(stop.clone());
+    let fetched = {
+        let stop = stop.clone();
+        tokio::task::spawn_blocking(move || {
+            git::tree::fetch_docs(
+                &plan.remote,
+                &plan.target,
+                plan.docs_path.as_deref(),
+                &plan.limits,
+                wall,
+                &stop,
+            )
+        })
+        .await
+    };
+    let docs = match fetched {
+        Ok(Ok(docs)) => docs,
+        Ok(Err(err)) => {
+            tally.fail(job, address, err.to_string());
+            return Leftovers::Kept;
+        }
+        Err(err) => {
+            tally.fail(job, address, format!("the fetch stopped: {err}"));
+            return Leftovers::Kept;
+        }
+    };
+    tally.notes.push(format!(
+        "documentation taken from {} at {} ({} files; {} other files of the tree left out)",
+        docs.root,
+        at,
+        docs.files.len(),
+        docs.left_out
+    ));
+    for file in docs.files {
+        let record = PageRecord {
+            hash: content_hash(&file.bytes),
+            ..PageRecord::default()
+        };
+        let unchanged = previous
+            .pages
+            .get(&file.path)
+            .is_some_and(|r| r.hash == record.hash);
+        let found = if unchanged {
+            Found::Unchanged {
+                address: file.path,
+                record,
+            }
+        } else {
+            Found::Page {
+                address: file.path,
+                format: file.format,
+                bytes: file.bytes,
+                record,
+            }
+        };
+        tally.found(run, job, previous, found).await;
+    }
+    Leftovers::Removed
 }
 
 /// Downloads a release and reads its documentation, unless the archive is

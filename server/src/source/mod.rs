@@ -1,17 +1,22 @@
-//! Documentation from where it lives: a site crawled, or a package taken
-//! from its registry, into a library version, and refreshed from there.
+//! Documentation from where it lives: a site crawled, a Git repository's
+//! docs folder read, or a package taken from its registry, into a library
+//! version, and refreshed from there.
 //!
 //! - [`address`]: which addresses a fetch may reach (no server-side
 //!   request forgery into the server's own network).
 //! - [`fetch`]: the one HTTP client every fetch goes through.
 //! - [`robots`], [`sitemap`], [`scope`]: what a crawl may take and finds.
 //! - [`crawl`]: the crawl itself.
+//! - [`git`]: Git repositories, at a tag, branch or commit.
+//! - [`credential`]: secrets for private sources, given by reference.
 //! - [`registry`]: PyPI, npm and crates.io releases.
 //! - [`job`]: a source's fetch run as a job, published whole.
 
 pub mod address;
 pub mod crawl;
+pub mod credential;
 pub mod fetch;
+pub mod git;
 pub mod job;
 pub mod registry;
 pub mod robots;
@@ -60,13 +65,14 @@ impl Default for SourceSettings {
 #[derive(Debug, Clone)]
 pub enum Origin {
     Site(Url),
+    Git(Url),
     Package(PackageSpec),
 }
 
 /// Why a source cannot be added.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
-    #[error("{0:?} is neither an http(s) URL nor a package (pypi:NAME[==VER], npm:NAME[@VER], crates:NAME[@VER])")]
+    #[error("{0:?} is neither an http(s) URL, a Git repository (git+https://…, …/name.git) nor a package (pypi:NAME[==VER], npm:NAME[@VER], crates:NAME[@VER])")]
     NotASource(String),
     #[error(transparent)]
     Package(#[from] PackageSpecError),
@@ -78,6 +84,10 @@ pub enum SourceError {
     NoVersion,
     #[error(transparent)]
     Registry(#[from] registry::RegistryError),
+    #[error(transparent)]
+    Git(#[from] git::GitError),
+    #[error("ref, docs_path and credential are for Git repositories; {0} is not one (write it as git+https://…)")]
+    NotGit(String),
 }
 
 impl Origin {
@@ -87,6 +97,9 @@ impl Origin {
         if let Some(spec) = PackageSpec::parse(raw)? {
             return Ok(Self::Package(spec));
         }
+        if let Some(url) = git::repository_url(raw) {
+            return Ok(Self::Git(url));
+        }
         match Url::parse(raw) {
             Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => {
                 Ok(Self::Site(scope::normalized(url)))
@@ -95,10 +108,11 @@ impl Origin {
         }
     }
 
-    /// `site`, `pypi`, `npm` or `crates`.
+    /// `site`, `git`, `pypi`, `npm` or `crates`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Site(_) => "site",
+            Self::Git(_) => "git",
             Self::Package(spec) => match spec.registry {
                 ingest_core::package::Registry::PyPi => "pypi",
                 ingest_core::package::Registry::Npm => "npm",

@@ -8,6 +8,7 @@
 mod common;
 #[path = "../support/cross_encoder_dir.rs"]
 mod cross_encoder_dir;
+mod git_server;
 mod llm_server;
 #[path = "../../../ingest-core/tests/support/pdf_file.rs"]
 mod pdf_file;
@@ -23,6 +24,7 @@ mod crash;
 mod cross_encoder;
 mod embed;
 mod error_shape;
+mod git_sources;
 mod hardening;
 mod http;
 mod ingest;

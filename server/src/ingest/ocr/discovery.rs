@@ -120,6 +120,7 @@ fn list_languages(tesseract: &Path, settings: &OcrSettings) -> Result<Vec<String
         cpu: Duration::from_secs(10),
         wall: Duration::from_secs(30),
         memory_bytes: settings.memory_bytes,
+        file_bytes: None,
     };
     run_within(
         "tesseract",

@@ -305,6 +305,7 @@ impl Ocr {
             wall: (self.settings.page_cpu * WALL_PER_CPU)
                 .min(deadline.saturating_duration_since(Instant::now())),
             memory_bytes: self.settings.memory_bytes,
+            file_bytes: None,
         };
         Ok(run_bounded(tool, command, &bounds, stop)?)
     }

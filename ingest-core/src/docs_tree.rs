@@ -1,0 +1,267 @@
+//! Which files of a source tree (a Git repository at a ref) are its
+//! documentation: the docs folder, found rather than guessed blindly, and
+//! the files in it docshelf reads.
+//!
+//! Pure, over the tree's file paths alone, so the server can choose what
+//! to fetch before it fetches a single file's content.
+
+use index_core::format::Format;
+
+use crate::package::{is_not_prose, is_release_notes, DOC_DIRS, NOT_DOC_DIRS};
+
+/// Where a tree keeps its documentation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DocsRoot {
+    /// A folder (`docs`, `website/docs`, `book/src`): every file docshelf
+    /// reads below it.
+    Folder(String),
+    /// No docs folder: the files docshelf reads at the top (the README,
+    /// a guide beside it).
+    TopLevel,
+}
+
+impl DocsRoot {
+    /// The folder, as a path prefix (`docs/`), or `None` for the top level.
+    pub fn folder(&self) -> Option<&str> {
+        match self {
+            Self::Folder(folder) => Some(folder),
+            Self::TopLevel => None,
+        }
+    }
+}
+
+impl std::fmt::Display for DocsRoot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Folder(folder) => write!(f, "{folder}/"),
+            Self::TopLevel => f.write_str("the files at the top of the tree"),
+        }
+    }
+}
+
+/// Folders where sites built with Docusaurus and its kin keep their pages.
+const SITE_DOC_DIRS: [&str; 2] = ["website/docs", "site/docs"];
+
+/// The docs folder of a tree whose files are `paths`: the first of
+/// `docs/`, `doc/`, `documentation/` (any case), `website/docs/` and a
+/// book's source folder (`src/` beside a `book.toml`) that holds a file
+/// docshelf reads; else the top level. Within it, a folder of translations
+/// (`en/` beside other language codes) narrows to the English one.
+pub fn find_docs_root(paths: &[&str]) -> DocsRoot {
+    let top_dirs = DOC_DIRS.iter().filter_map(|name| {
+        paths.iter().find_map(|p| {
+            let (top, _) = p.split_once('/')?;
+            top.eq_ignore_ascii_case(name).then(|| top.to_owned())
+        })
+    });
+    let site_dirs = SITE_DOC_DIRS.iter().map(|d| (*d).to_owned());
+    let books = paths.iter().filter_map(|p| {
+        let dir = p.strip_suffix("book.toml")?;
+        (dir.is_empty() || dir.ends_with('/')).then(|| format!("{dir}src"))
+    });
+    let found = top_dirs
+        .chain(site_dirs)
+        .chain(books)
+        .find(|folder| paths.iter().any(|p| reads_under(p, folder)));
+    match found {
+        Some(folder) => DocsRoot::Folder(narrow_to_english(paths, folder)),
+        None => DocsRoot::TopLevel,
+    }
+}
+
+/// Whether `path` lies below `folder` and is a file docshelf would read.
+fn reads_under(path: &str, folder: &str) -> bool {
+    path.strip_prefix(folder)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .is_some_and(|rest| doc_file(rest).is_some())
+}
+
+/// `docs/en` when `docs` holds `en/` and at least two other language
+/// folders (`de/`, `pt-br/`): one language of the same pages, not all.
+fn narrow_to_english(paths: &[&str], folder: String) -> String {
+    let mut children: Vec<&str> = paths
+        .iter()
+        .filter_map(|p| p.strip_prefix(folder.as_str())?.strip_prefix('/'))
+        .filter_map(|rest| rest.split_once('/').map(|(child, _)| child))
+        .collect();
+    children.sort_unstable();
+    children.dedup();
+    let languages = children.iter().filter(|c| is_language_code(c)).count();
+    if children.contains(&"en") && languages >= 3 {
+        format!("{folder}/en")
+    } else {
+        folder
+    }
+}
+
+fn is_language_code(name: &str) -> bool {
+    let (language, region) = name.split_once('-').unwrap_or((name, ""));
+    language.len() == 2
+        && language.bytes().all(|b| b.is_ascii_lowercase())
+        && region.len() <= 4
+        && region.bytes().all(|b| b.is_ascii_alphabetic())
+}
+
+/// One documentation file of a tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeDoc<'a> {
+    /// Its path in the tree, which is also its path in the library.
+    pub path: &'a str,
+    pub format: Format,
+}
+
+/// The documentation files among `paths` under `root`: files docshelf
+/// reads, not hidden, not in dependency, test or build folders, and not
+/// release notes (files or folders named CHANGELOG, CHANGES, HISTORY,
+/// NEWS, release notes) unless `with_release_notes`.
+pub fn documentation_files<'a>(
+    paths: &[&'a str],
+    root: &DocsRoot,
+    with_release_notes: bool,
+) -> Vec<TreeDoc<'a>> {
+    paths
+        .iter()
+        .filter_map(|&path| {
+            let rest = match root {
+                DocsRoot::Folder(folder) => {
+                    path.strip_prefix(folder.as_str())?.strip_prefix('/')?
+                }
+                DocsRoot::TopLevel if !path.contains('/') => path,
+                DocsRoot::TopLevel => return None,
+            };
+            if !with_release_notes && is_release_notes_path(rest) {
+                return None;
+            }
+            Some(TreeDoc {
+                path,
+                format: doc_file(rest)?,
+            })
+        })
+        .collect()
+}
+
+/// How a file at `path` (relative to the docs root) is read, if it is one
+/// docshelf reads as documentation.
+fn doc_file(path: &str) -> Option<Format> {
+    let parts: Vec<&str> = path.split('/').collect();
+    let (file, dirs) = parts.split_last()?;
+    if parts
+        .iter()
+        .any(|p| p.starts_with('.') || p.starts_with('_') && *p != "_index.md")
+        || dirs
+            .iter()
+            .any(|d| NOT_DOC_DIRS.iter().any(|n| d.eq_ignore_ascii_case(n)))
+    {
+        return None;
+    }
+    let stem = file.rsplit_once('.').map_or(*file, |(stem, _)| stem);
+    if is_not_prose(&stem.to_ascii_lowercase()) {
+        return None;
+    }
+    Format::from_path(file).filter(|f| !f.is_archive())
+}
+
+/// A release-notes file, or anything in a release-notes folder.
+fn is_release_notes_path(path: &str) -> bool {
+    path.split('/').any(|part| {
+        let stem = part.rsplit_once('.').map_or(part, |(stem, _)| stem);
+        is_release_notes(&stem.to_ascii_lowercase()) || {
+            let squashed = stem.to_ascii_lowercase().replace(['-', '_'], "");
+            matches!(squashed.as_str(), "releases" | "whatsnew")
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root_of(paths: &[&str]) -> DocsRoot {
+        find_docs_root(paths)
+    }
+
+    #[test]
+    fn the_docs_folder_is_found_in_order() {
+        let tree = [
+            "README.md",
+            "src/lib.rs",
+            "Docs/index.md",
+            "website/docs/a.md",
+        ];
+        assert_eq!(root_of(&tree), DocsRoot::Folder("Docs".into()));
+        let site = [
+            "README.md",
+            "website/docs/intro.mdx",
+            "website/package.json",
+        ];
+        assert_eq!(root_of(&site), DocsRoot::Folder("website/docs".into()));
+        let book = [
+            "README.md",
+            "guide/book.toml",
+            "guide/src/SUMMARY.md",
+            "src/main.rs",
+        ];
+        assert_eq!(root_of(&book), DocsRoot::Folder("guide/src".into()));
+        let bare = ["README.md", "src/main.rs", "Cargo.toml"];
+        assert_eq!(root_of(&bare), DocsRoot::TopLevel);
+    }
+
+    #[test]
+    fn a_docs_folder_without_readable_files_does_not_count() {
+        let tree = [
+            "docs/logo.png",
+            "docs/conf.json",
+            "doc/guide.rst",
+            "README.md",
+        ];
+        assert_eq!(root_of(&tree), DocsRoot::Folder("doc".into()));
+    }
+
+    #[test]
+    fn translations_narrow_to_english() {
+        let tree = [
+            "docs/en/docs/index.md",
+            "docs/de/docs/index.md",
+            "docs/es/docs/index.md",
+            "docs/pt-br/docs/index.md",
+            "docs/en/mkdocs.yml",
+        ];
+        assert_eq!(root_of(&tree), DocsRoot::Folder("docs/en".into()));
+        let sections = ["docs/en/index.md", "docs/api/index.md", "docs/guide/a.md"];
+        assert_eq!(root_of(&sections), DocsRoot::Folder("docs".into()));
+    }
+
+    #[test]
+    fn release_notes_tests_and_hidden_files_are_left_out() {
+        let tree = [
+            "docs/index.md",
+            "docs/CHANGELOG.md",
+            "docs/release-notes/1.0.md",
+            "docs/tests/fixture.md",
+            "docs/.vitepress/config.md",
+            "docs/_templates/layout.html",
+            "docs/requirements.txt",
+            "docs/img/logo.png",
+            "docs/guide/install.rst",
+            "README.md",
+        ];
+        let root = root_of(&tree);
+        let found: Vec<&str> = documentation_files(&tree, &root, false)
+            .iter()
+            .map(|d| d.path)
+            .collect();
+        assert_eq!(found, ["docs/index.md", "docs/guide/install.rst"]);
+        let with_notes = documentation_files(&tree, &root, true);
+        assert_eq!(with_notes.len(), 4);
+    }
+
+    #[test]
+    fn the_top_level_takes_only_top_level_files() {
+        let tree = ["README.md", "GUIDE.adoc", "src/notes.md", "CHANGES.rst"];
+        let found: Vec<&str> = documentation_files(&tree, &DocsRoot::TopLevel, false)
+            .iter()
+            .map(|d| d.path)
+            .collect();
+        assert_eq!(found, ["README.md", "GUIDE.adoc"]);
+    }
+}

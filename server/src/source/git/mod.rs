@@ -1,0 +1,133 @@
+//! Git repositories as sources: a repository URL, a ref (tag, branch or
+//! commit) and a docs folder, read into a library version.
+//!
+//! - [`remote`]: the git CLI, run so that it reaches only what a source may.
+//! - [`refs`]: the repository's tags and branches, and which one a source reads.
+//! - [`tree`]: the docs folder of one commit, fetched alone (trees first,
+//!   then only the chosen files).
+
+pub mod refs;
+pub mod remote;
+pub mod tree;
+
+use url::Url;
+
+use super::credential::CredentialError;
+use super::fetch::FetchError;
+
+pub use refs::{RefKind, Target};
+pub use remote::Remote;
+
+/// Hosts whose project URLs (`https://github.com/owner/name`) are Git
+/// repositories, as peers read them.
+const FORGES: [&str; 4] = ["github.com", "gitlab.com", "codeberg.org", "bitbucket.org"];
+
+/// A repository URL, if `raw` names one: `git+https://…` (the prefix
+/// dropped), an http(s) URL whose path ends in `.git`, or a forge's project
+/// URL (`https://github.com/owner/name`, two path segments).
+pub fn repository_url(raw: &str) -> Option<Url> {
+    let raw = raw.trim();
+    let (explicit, raw) = match raw.strip_prefix("git+") {
+        Some(rest) => (true, rest),
+        None => (false, raw),
+    };
+    let mut url = Url::parse(raw).ok()?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return None;
+    }
+    url.set_fragment(None);
+    url.set_query(None);
+    let path = url.path().trim_end_matches('/').to_owned();
+    let segments = path.split('/').filter(|s| !s.is_empty()).count();
+    let forge = url
+        .host_str()
+        .is_some_and(|h| FORGES.contains(&h.trim_start_matches("www.")));
+    let repository = explicit || path.ends_with(".git") || forge && segments == 2;
+    if !repository {
+        return None;
+    }
+    url.set_path(&path);
+    Some(url)
+}
+
+/// Why a Git source cannot be read. Messages name the repository and say
+/// what to do; none holds a credential.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("{url} cannot be fetched: {err}")]
+    Unreachable { url: String, err: FetchError },
+    #[error("{url} asks for credentials{}", if *.with_credential {
+        ": it refused the credential given"
+    } else {
+        ": give the source a credential by reference (env:NAME or file:/path on the server)"
+    })]
+    Unauthorized { url: String, with_credential: bool },
+    #[error("{0} is not a Git repository this server can read (not found)")]
+    NoRepository(String),
+    #[error("{0} redirects elsewhere: give the URL it redirects to (docshelf does not follow a Git server's redirects, so that none can lead a fetch into the server's own network)")]
+    Redirected(String),
+    #[error("{0} has no such ref")]
+    NoRef(String),
+    #[error("{url} has no tag or branch {given:?}{}", known(.tags))]
+    UnknownRef {
+        url: String,
+        given: String,
+        tags: Vec<String>,
+    },
+    #[error("{url}: {why}")]
+    Failed { url: String, why: String },
+    #[error(transparent)]
+    Credential(#[from] CredentialError),
+    #[error("the docs folder {0:?} is not in the repository at this ref")]
+    NoDocsPath(String),
+    #[error("no file docshelf reads under {0}")]
+    NoDocs(String),
+    #[error("the docs folder holds {found} files docshelf reads, more than the {max} an archive may hold; give a narrower docs path")]
+    TooManyFiles { found: usize, max: usize },
+    #[error("the fetch wrote more than {} MiB; give a narrower docs path", .max / (1024 * 1024))]
+    TooLarge { max: u64 },
+    #[error("the git command is not installed on the server (Debian: apt install git)")]
+    NoGit,
+    #[error("git: {0}")]
+    Tool(String),
+    #[error("a temporary folder for the fetch: {0}")]
+    Local(String),
+    #[error("the fetch was stopped")]
+    Stopped,
+}
+
+fn known(tags: &[String]) -> String {
+    match tags {
+        [] => "; it has no tags".to_owned(),
+        tags => format!("; its newest tags: {}", tags.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repositories_are_told_from_sites() {
+        let repo = |raw: &str| repository_url(raw).map(|u| u.to_string());
+        assert_eq!(
+            repo("git+https://example.org/team/docs"),
+            Some("https://example.org/team/docs".into())
+        );
+        assert_eq!(
+            repo("https://example.org/x/project.git/"),
+            Some("https://example.org/x/project.git".into())
+        );
+        assert_eq!(
+            repo("https://github.com/serde-rs/serde"),
+            Some("https://github.com/serde-rs/serde".into())
+        );
+        assert_eq!(
+            repo("https://github.com/serde-rs/serde/tree/master/docs"),
+            None
+        );
+        assert_eq!(repo("https://docs.rs/serde"), None);
+        assert_eq!(repo("git+ssh://host/repo.git"), None);
+        assert_eq!(repo("git+file:///etc"), None);
+    }
+}

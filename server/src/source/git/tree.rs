@@ -1,0 +1,169 @@
+//! The docs folder of one commit, fetched alone: a shallow fetch of the
+//! commit's trees without any file's content (`--depth=1
+//! --filter=blob:none`), the docs folder found from the paths alone
+//! ([`ingest_core::docs_tree`]), then a sparse checkout of just the files
+//! docshelf reads there, whose contents git fetches in one batch. A server
+//! that cannot filter sends the whole commit instead; the bounds hold
+//! either way.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use index_core::format::Format;
+use ingest_core::docs_tree::{documentation_files, find_docs_root, DocsRoot};
+use ingest_core::extract::ArchiveLimits;
+
+use super::refs::Target;
+use super::remote::Remote;
+use super::GitError;
+use crate::process::Bounds;
+
+/// One documentation file of the commit.
+#[derive(Debug)]
+pub struct TreeFile {
+    /// Its path in the repository, which is its path in the library.
+    pub path: String,
+    pub format: Format,
+    pub bytes: Vec<u8>,
+}
+
+/// What a fetch found.
+#[derive(Debug)]
+pub struct DocsFetch {
+    /// Where the docs were taken from.
+    pub root: DocsRoot,
+    pub files: Vec<TreeFile>,
+    /// The commit's files that are not documentation, counted.
+    pub left_out: usize,
+}
+
+/// Fetches the documentation of `target` from `remote`: under `docs_path`
+/// when given, else under the folder found. Blocks: call it on a blocking
+/// thread. `wall` bounds each git run; `stop` ends it early.
+pub fn fetch_docs(
+    remote: &Remote,
+    target: &Target,
+    docs_path: Option<&str>,
+    limits: &ArchiveLimits,
+    wall: Duration,
+    stop: &AtomicBool,
+) -> Result<DocsFetch, GitError> {
+    let home = tempfile::tempdir().map_err(|e| GitError::Local(e.to_string()))?;
+    let bounds = Bounds {
+        cpu: wall,
+        wall,
+        memory_bytes: 2 << 30,
+        file_bytes: Some(limits.max_total_bytes),
+    };
+    let git = |dir: &Path, args: &[&str]| remote.run(dir, args, &bounds, stop);
+    let repo = home.path().join("repo");
+    let repo_arg = repo.to_string_lossy().into_owned();
+    git(home.path(), &["init", "--quiet", &repo_arg])?;
+    git(&repo, &["remote", "add", "origin", remote.url().as_str()])?;
+    git(
+        &repo,
+        &[
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--depth=1",
+            "--filter=blob:none",
+            "origin",
+            &target.fetch,
+        ],
+    )?;
+    let listing = git(&repo, &["ls-tree", "-r", "-z", "--name-only", "FETCH_HEAD"])?;
+    let paths: Vec<&str> = listing
+        .split(|&b| b == 0)
+        .filter_map(|p| std::str::from_utf8(p).ok())
+        .filter(|p| !p.is_empty())
+        .collect();
+    let root = match docs_path {
+        Some(folder) => {
+            let folder = folder.trim_matches('/');
+            let prefix = format!("{folder}/");
+            if !paths.iter().any(|p| p.starts_with(&prefix)) {
+                return Err(GitError::NoDocsPath(folder.to_owned()));
+            }
+            DocsRoot::Folder(folder.to_owned())
+        }
+        None => find_docs_root(&paths),
+    };
+    let docs = documentation_files(&paths, &root, false);
+    if docs.is_empty() {
+        return Err(GitError::NoDocs(root.to_string()));
+    }
+    if docs.len() > limits.max_entries {
+        return Err(GitError::TooManyFiles {
+            found: docs.len(),
+            max: limits.max_entries,
+        });
+    }
+    let patterns: String = docs
+        .iter()
+        .map(|d| format!("/{}\n", sparse_pattern(d.path)))
+        .collect();
+    std::fs::write(repo.join(".git/info/sparse-checkout"), patterns)
+        .map_err(|e| GitError::Local(e.to_string()))?;
+    git(&repo, &["config", "core.sparseCheckout", "true"])?;
+    git(&repo, &["checkout", "--quiet", "FETCH_HEAD"])?;
+    let mut total = 0u64;
+    let mut files = Vec::with_capacity(docs.len());
+    for doc in &docs {
+        let path = repo.join(doc.path);
+        // A symbolic link in the tree is not followed out of it.
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        total += meta.len();
+        if total > limits.max_total_bytes {
+            return Err(GitError::TooLarge {
+                max: limits.max_total_bytes,
+            });
+        }
+        let bytes = std::fs::read(&path).map_err(|e| GitError::Local(e.to_string()))?;
+        files.push(TreeFile {
+            path: doc.path.to_owned(),
+            format: doc.format,
+            bytes,
+        });
+    }
+    Ok(DocsFetch {
+        root,
+        left_out: paths.len() - docs.len(),
+        files,
+    })
+}
+
+/// `path` as a sparse-checkout pattern that matches it alone: the
+/// characters gitignore patterns give a meaning to are escaped.
+fn sparse_pattern(path: &str) -> String {
+    let mut pattern = String::with_capacity(path.len());
+    for c in path.chars() {
+        if matches!(c, '\\' | '*' | '?' | '[' | ']' | '!' | '#') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    if pattern.ends_with(' ') {
+        pattern.pop();
+        pattern.push_str("\\ ");
+    }
+    pattern
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_match_their_path_alone() {
+        assert_eq!(sparse_pattern("docs/a.md"), "docs/a.md");
+        assert_eq!(sparse_pattern("docs/[x]*?.md"), "docs/\\[x\\]\\*\\?.md");
+        assert_eq!(sparse_pattern("docs/#1 "), "docs/\\#1\\ ");
+    }
+}

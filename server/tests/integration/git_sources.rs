@@ -1,0 +1,336 @@
+//! Git repositories as sources, against a real Git server on loopback
+//! (`git http-backend`, [`crate::git_server`]): tags as versions, the docs
+//! folder found, only what changed read again, a private repository
+//! refused without its credential and read with it (the secret never
+//! shown), and the address rules held for Git URLs and their redirects.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use reqwest::{Client, StatusCode};
+use serde_json::{json, Value};
+
+use docshelf_server::config::{EngineConfig, SourceConfig};
+use docshelf_server::engine::Engine;
+use docshelf_server::http::serve::HEADER_TIMEOUT;
+
+use crate::common::{self, get_json, job_events, post_json, serve_app};
+use crate::git_server::{GitServer, Repo};
+
+/// docshelf, with loopback allowed where `allow_loopback`.
+async fn docshelf(dir: &std::path::Path, allow_loopback: bool) -> (Arc<Engine>, String) {
+    let config = EngineConfig {
+        sources: SourceConfig {
+            allow_addresses: if allow_loopback {
+                vec![IpAddr::from([127, 0, 0, 1])]
+            } else {
+                Vec::new()
+            },
+            ..SourceConfig::default()
+        },
+        ..common::engine_config(dir)
+    };
+    let engine = Arc::new(Engine::open(&config).await.expect("engine"));
+    engine.warm().await;
+    let router = common::router_config(dir, 1024 * 1024);
+    let app = docshelf_server::http::router(engine.clone(), &router);
+    (engine, serve_app(app, HEADER_TIMEOUT).await)
+}
+
+/// Follows a job to its end and returns its status.
+async fn finished(base: &str, accepted: &Value) -> Value {
+    let id = accepted["job_id"].as_str().expect("job id");
+    let events = job_events(&Client::new(), base, id).await;
+    assert!(events.contains("event: done"), "{events}");
+    let (status, job) = get_json(base, &format!("/api/jobs/{id}")).await;
+    assert_eq!(status, StatusCode::OK, "{job}");
+    job
+}
+
+/// Each file of a job with its state's name.
+fn files(job: &Value) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = job["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| {
+            (
+                f["file_path"].as_str().unwrap_or_default().to_owned(),
+                f["state"]["state"]
+                    .as_str()
+                    .or_else(|| f["state"].as_str())
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// The project: a docs folder beside code, release notes and a README,
+/// tagged twice; the second release adds an upgrade page.
+fn project() -> Repo {
+    let repo = Repo::new();
+    repo.commit(
+        &[
+            ("README.md", "# Widgets\n\nA library for widgets.\n"),
+            ("src/lib.rs", "pub fn frobnicate() {}\n"),
+            (
+                "docs/index.md",
+                "# Widgets\n\nWidgets are frobnicated in batches.\n",
+            ),
+            (
+                "docs/guide/install.md",
+                "# Installing\n\nRun the frobnicator installer with `widgets install`.\n",
+            ),
+            (
+                "docs/CHANGELOG.md",
+                "# Changes\n\nzanzibar release notes.\n",
+            ),
+            ("docs/release-notes/1.0.md", "# 1.0\n\nzanzibar notes.\n"),
+        ],
+        Some("v1.0.0"),
+    );
+    repo.commit(
+        &[(
+            "docs/guide/upgrade.md",
+            "# Upgrading\n\nWhen upgrading from 1.0, rename the widget cache folder.\n",
+        )],
+        Some("v1.1.0"),
+    );
+    repo
+}
+
+async fn top_hit(base: &str, query: &str, version: &str) -> String {
+    let (status, found) = post_json(
+        base,
+        "/api/search",
+        json!({"query": query, "library": "widgets", "version": version}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{found}");
+    found["results"][0]["file_path"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
+    let repo = project();
+    let git = GitServer::start(|root| repo.publish(root, "widgets"), &[]);
+    let dir = tempfile::tempdir().expect("dir");
+    let (_engine, base) = docshelf(dir.path(), true).await;
+    let url = format!("{}/widgets.git", git.base);
+
+    let (status, accepted) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": url, "library": "widgets", "ref": "v1.0.0"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    assert_eq!(accepted["version"], "v1.0.0");
+    let job = finished(&base, &accepted).await;
+    assert_eq!(job["state"], "done", "{job}");
+    let stored: Vec<String> = files(&job).into_iter().map(|(path, _)| path).collect();
+    // The docs folder alone: no code, no README beside it, no release notes.
+    assert_eq!(stored, ["docs/guide/install.md", "docs/index.md"], "{job}");
+    assert_eq!(
+        top_hit(&base, "how do I run the frobnicator installer", "v1.0.0").await,
+        "docs/guide/install.md"
+    );
+
+    // The next tag, its version named by the tag.
+    let (status, accepted) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": url, "library": "widgets", "ref": "v1.1.0"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    assert_eq!(accepted["version"], "v1.1.0");
+    let job = finished(&base, &accepted).await;
+    assert_eq!(job["state"], "done", "{job}");
+    assert_eq!(
+        top_hit(&base, "rename the widget cache when upgrading", "v1.1.0").await,
+        "docs/guide/upgrade.md"
+    );
+    // The older version is as it was: searchable, without the new page.
+    assert_ne!(
+        top_hit(&base, "rename the widget cache when upgrading", "v1.0.0").await,
+        "docs/guide/upgrade.md"
+    );
+
+    // A refresh reads nothing again: every file is as before.
+    let source = accepted["source_id"].as_str().expect("source id");
+    let (status, again) =
+        post_json(&base, &format!("/api/sources/{source}/refresh"), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{again}");
+    let job = finished(&base, &again).await;
+    assert_eq!(job["state"], "done", "{job}");
+    let states: Vec<String> = files(&job).into_iter().map(|(_, s)| s).collect();
+    assert_eq!(states.len(), 3, "{job}");
+    assert!(states.iter().all(|s| s == "unchanged"), "{job}");
+    let (_, listed) = get_json(&base, &format!("/api/sources/{source}")).await;
+    assert_eq!(listed["kind"], "git", "{listed}");
+    let notes = listed["last_refresh"]["notes"].to_string();
+    assert!(notes.contains("docs/"), "{listed}");
+
+    // A ref the repository does not have: its newest tags are named.
+    let (status, refused) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": url, "library": "widgets", "ref": "v9"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{refused}");
+    assert_eq!(refused["code"], "unknown_ref");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("v1.1.0, v1.0.0"),
+        "{refused}"
+    );
+    // A docs folder it does not have.
+    let (status, accepted) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": url, "library": "widgets", "version": "x", "docs_path": "manual"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    let job = finished(&base, &accepted).await;
+    assert_eq!(job["state"], "failed", "{job}");
+    assert!(job["error"].to_string().contains("manual"), "{job}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_private_repository_needs_its_credential_which_is_never_shown() {
+    let secret = "alice:s3cret-pw";
+    let repo = project();
+    let git = GitServer::start(
+        |root| repo.publish(root, "private"),
+        &[format!("--private=private.git={secret}")],
+    );
+    let dir = tempfile::tempdir().expect("dir");
+    let (_engine, base) = docshelf(dir.path(), true).await;
+    let url = format!("{}/private.git", git.base);
+
+    let (status, refused) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": url, "library": "widgets"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["code"], "source_credential", "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("credential"),
+        "{refused}"
+    );
+
+    let secrets = tempfile::tempdir().expect("secrets");
+    let wrong = secrets.path().join("wrong");
+    std::fs::write(&wrong, "alice:nope\n").expect("write");
+    let (status, refused) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": url, "library": "widgets", "credential": format!("file:{}", wrong.display())}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert!(refused["error"]
+        .to_string()
+        .contains("refused the credential"));
+
+    // A secret pasted where its reference belongs is refused, not echoed.
+    let (status, refused) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": url, "library": "widgets", "credential": secret}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert!(!refused.to_string().contains("s3cret"), "{refused}");
+
+    let token = secrets.path().join("token");
+    std::fs::write(&token, format!("{secret}\n")).expect("write");
+    let reference = format!("file:{}", token.display());
+    let (status, accepted) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": url, "library": "widgets", "credential": reference}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    assert_eq!(accepted["version"], "main");
+    let job = finished(&base, &accepted).await;
+    assert_eq!(job["state"], "done", "{job}");
+    assert_eq!(
+        top_hit(&base, "rename the widget cache when upgrading", "main").await,
+        "docs/guide/upgrade.md"
+    );
+    let (_, listed) = get_json(&base, "/api/sources").await;
+    let text = listed.to_string();
+    assert!(text.contains(&reference), "{text}");
+    assert!(!text.contains("s3cret"), "{text}");
+    assert!(!job.to_string().contains("s3cret"), "{job}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn git_urls_keep_the_address_rules_redirects_included() {
+    let repo = project();
+    let git = GitServer::start(
+        |root| repo.publish(root, "widgets"),
+        &["--redirect=moved.git=http://10.0.0.1/widgets.git".to_owned()],
+    );
+    let dir = tempfile::tempdir().expect("dir");
+
+    // Loopback itself, without the server allowing it.
+    let (_engine, closed) = docshelf(dir.path(), false).await;
+    let (status, refused) = post_json(
+        &closed,
+        "/api/sources",
+        json!({"url": format!("{}/widgets.git", git.base), "library": "widgets"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["code"], "source_unreachable", "{refused}");
+    assert!(refused["error"].to_string().contains("--allow-address"));
+
+    // Allowed, but redirected toward a private address: not followed.
+    let other = tempfile::tempdir().expect("dir");
+    let (_engine, open) = docshelf(other.path(), true).await;
+    let (status, refused) = post_json(
+        &open,
+        "/api/sources",
+        json!({"url": format!("{}/moved.git", git.base), "library": "widgets"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert!(
+        refused["error"].to_string().contains("redirects"),
+        "{refused}"
+    );
+
+    // Not a Git URL form docshelf runs: ssh, file, ext.
+    for url in [
+        "git+ssh://127.0.0.1/widgets.git",
+        "git+file:///etc",
+        "ext::sh -c id",
+    ] {
+        let (status, refused) = post_json(
+            &open,
+            "/api/sources",
+            json!({"url": url, "library": "widgets", "version": "1"}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {refused}");
+    }
+}
