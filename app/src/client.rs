@@ -11,7 +11,7 @@ mod sse;
 
 pub use fetch::BearerClient;
 #[cfg(feature = "hydrate")]
-pub use fetch::{get, post, read_events, send};
+pub use fetch::{delete, get, post, read_events, send};
 #[cfg(feature = "hydrate")]
 pub use sse::Frame;
 

@@ -66,6 +66,10 @@ pub struct Deleted {
     /// documents were never published).
     #[serde(default)]
     pub cancelled_jobs: u64,
+    /// Sources that filled what was deleted, forgotten with it (a source
+    /// that stored nothing is deleted so too).
+    #[serde(default)]
+    pub sources: u64,
 }
 
 /// What a delete removes: a library (every version), a version, or one

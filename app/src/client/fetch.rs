@@ -84,6 +84,12 @@ pub fn post(url: &str) -> gloo_net::http::RequestBuilder {
     with_bearer(gloo_net::http::Request::post(url))
 }
 
+/// A `DELETE` on the REST API, with the bearer header.
+#[cfg(feature = "hydrate")]
+pub fn delete(url: &str) -> gloo_net::http::RequestBuilder {
+    with_bearer(gloo_net::http::Request::delete(url))
+}
+
 /// A `GET` from the REST API, with the bearer header.
 #[cfg(feature = "hydrate")]
 pub fn get(url: &str) -> gloo_net::http::RequestBuilder {

@@ -1,6 +1,7 @@
-//! The sources: every site or package fetched into a library version
-//! (`GET /api/sources`), how its last refresh went, and a button that
-//! fetches it again (`POST /api/sources/{id}/refresh`) and follows the job.
+//! The sources: every site, repository or package fetched into a library
+//! version (`GET /api/sources`), how its last refresh went, a button that
+//! fetches it again (`POST /api/sources/{id}/refresh`) and follows the job,
+//! and one that deletes it with its version (`DELETE /api/sources/{id}`).
 
 use index_core::job::JobState;
 use index_core::source::{RefreshSummary, SourceInfo, SourceList};
@@ -69,6 +70,24 @@ pub(super) fn Sources(sources: LocalResource<Result<SourceList, AppError>>) -> i
         let _ = asked;
     });
     let busy = Signal::derive(move || progress.with(Progress::busy));
+    // What the last delete did, or why it failed.
+    let deleted = RwSignal::new(None::<Result<String, String>>);
+    let remove = Callback::new(move |(source_id, title): (String, String)| {
+        #[cfg(feature = "hydrate")]
+        {
+            if !crate::client::confirm(&format!(
+                "Delete the source of {title} and the version it fills? This cannot be undone."
+            )) {
+                return;
+            }
+            leptos::task::spawn_local(async move {
+                deleted.set(Some(delete_source(&source_id, &title).await));
+                sources.refetch();
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (source_id, title, deleted);
+    });
     view! {
         <section class="panel" aria-labelledby="sources-heading">
             <div class="library-head">
@@ -88,13 +107,17 @@ pub(super) fn Sources(sources: LocalResource<Result<SourceList, AppError>>) -> i
                             {list
                                 .sources
                                 .into_iter()
-                                .map(|info| view! { <SourceItem info start busy/> })
+                                .map(|info| view! { <SourceItem info start remove busy/> })
                                 .collect_view()}
                         </ul>
                     }
                     .into_any(),
                 }}
             </Suspense>
+            {move || deleted.get().map(|outcome| match outcome {
+                Ok(message) => view! { <p class="notice" role="status">{message}</p> }.into_any(),
+                Err(message) => view! { <ErrorNotice message/> }.into_any(),
+            })}
             {move || {
                 let title = following.get();
                 (!title.is_empty()).then(|| view! { <h3 class="following">{format!("Refreshing {title}")}</h3> })
@@ -110,6 +133,8 @@ fn SourceItem(
     info: SourceInfo,
     /// Starts a refresh, or follows the running one.
     start: Callback<Refresh>,
+    /// Deletes a source (its id and title).
+    remove: Callback<(String, String)>,
     busy: Signal<bool>,
 ) -> impl IntoView {
     let SourceInfo {
@@ -129,6 +154,8 @@ fn SourceItem(
         view! { <code>{request.url.clone()}</code> }.into_any()
     };
     let refresh_label = format!("Refresh {title} from its source");
+    let delete_label = format!("Delete the source of {title}");
+    let doomed = (source_id.clone(), title.clone());
     let asked = Refresh {
         source_id,
         title: title.clone(),
@@ -170,6 +197,15 @@ fn SourceItem(
                     on:click=move |_| start.run(asked.clone())
                 >
                     "Refresh"
+                </button>
+                <button
+                    type="button"
+                    class="small danger"
+                    aria-label=delete_label
+                    disabled=move || busy.get()
+                    on:click=move |_| remove.run(doomed.clone())
+                >
+                    "Delete"
                 </button>
             </div>
             {running}
@@ -291,4 +327,23 @@ mod tests {
         assert_eq!(shown_time("yesterday"), "yesterday");
         assert_eq!(shown_time(""), "");
     }
+}
+
+/// Deletes a source and the version it fills; says what went with it.
+#[cfg(feature = "hydrate")]
+async fn delete_source(source_id: &str, title: &str) -> Result<String, String> {
+    use index_core::catalog::Deleted;
+
+    let url = format!("/api/sources/{}", crate::client::encode(source_id));
+    let request = crate::client::delete(&url)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let response = crate::client::send(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let deleted: Deleted = response.json().await.map_err(|e| e.to_string())?;
+    Ok(format!(
+        "Deleted the source of {title}: {} document(s), {} chunk(s).",
+        deleted.documents, deleted.chunks
+    ))
 }

@@ -123,11 +123,16 @@ impl Engine {
             _ => self.cancel_jobs_into(library, version).await,
         };
         if cancelled == 0 {
-            match version {
-                Some(v) => {
-                    self.version_of(library, v).await?;
+            let stored = match version {
+                Some(v) => self.version_of(library, v).await.map(|_| ()),
+                None => self.require_library(library).await,
+            };
+            // A source that stored nothing (its fetch failed) has no
+            // documents, and is deleted all the same.
+            if let Err(err) = stored {
+                if self.store.sources_filling(&target).await? == 0 {
+                    return Err(err);
                 }
-                None => self.require_library(library).await?,
             }
         }
         let mut deleted = self.store.delete(target).await?;

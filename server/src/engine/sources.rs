@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use index_core::catalog::{Deleted, Target};
 use index_core::job::{JobState, JobStatus};
 use index_core::source::{RefreshSummary, SourceAccepted, SourceInfo, SourceList, SourceRequest};
 use index_core::validate;
@@ -50,6 +51,15 @@ impl Engine {
         let source = self.stored_source(id).await?;
         let prepared = self.prepare(source.request).await?;
         self.start_source_job(prepared).await
+    }
+
+    /// Deletes a source and the version it fills, whether or not it holds
+    /// documents (a source whose fetch failed holds none); a job running
+    /// into it is cancelled first.
+    pub async fn delete_source(&self, id: &str) -> Result<Deleted, EngineError> {
+        let source = self.stored_source(id).await?;
+        self.delete(Target::Version(&source.library, &source.version))
+            .await
     }
 
     /// Every stored source, with its last fetch and any job running now.
@@ -209,7 +219,7 @@ impl Engine {
                     remote,
                     target,
                     docs_path,
-                    limits: Default::default(),
+                    limits: self.archive_limits,
                     deadline: tokio::time::Instant::now() + settings.max_time,
                 };
                 (version, Work::Git(plan))

@@ -114,6 +114,7 @@ pub fn api_routes(access: Arc<Access>) -> (Router<AppState>, utoipa::openapi::Op
         .routes(routes!(jobs::upload))
         .routes(routes!(sources::add))
         .routes(routes!(sources::refresh))
+        .routes(routes!(sources::delete))
         .route_layer(axum::middleware::from_fn_with_state(
             access,
             auth::require_write,

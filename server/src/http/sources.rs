@@ -4,6 +4,7 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
+use index_core::catalog::Deleted;
 use index_core::source::{SourceAccepted, SourceInfo, SourceList, SourceRequest};
 
 use super::error::{ApiError, ApiJson};
@@ -98,4 +99,29 @@ pub async fn refresh(
 ) -> Result<(StatusCode, Json<SourceAccepted>), ApiError> {
     let accepted = state.engine.refresh_source(&id).await?;
     Ok((StatusCode::ACCEPTED, Json(accepted)))
+}
+
+/// Deletes a source and the library version it fills, whether or not it
+/// holds documents (a source whose fetch failed holds none). A job running
+/// into it is cancelled first.
+#[utoipa::path(
+    delete,
+    path = "/sources/{id}",
+    tag = "sources",
+    params(("id" = String, Path, description = "The source's id (`source_id`)")),
+    responses(
+        (status = 200, description = "Deleted, with what went with it", body = Deleted),
+        (status = 400, description = "An id over its limits", body = ErrorBody),
+        (status = 401, description = "A token is required", body = ErrorBody),
+        (status = 403, description = "Another site's request", body = ErrorBody),
+        (status = 404, description = "No such source", body = ErrorBody),
+        (status = 503, description = "The store is not answering", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn delete(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Deleted>, ApiError> {
+    Ok(Json(state.engine.delete_source(&id).await?))
 }

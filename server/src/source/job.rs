@@ -148,6 +148,9 @@ struct Tally {
     failures: Vec<PageFailure>,
     failed: usize,
     notes: Vec<String>,
+    /// A package's archive, kept among `pages` by its URL (to tell next
+    /// time whether it changed), but not a page of the version.
+    archive: Option<String>,
 }
 
 impl Tally {
@@ -227,6 +230,11 @@ impl Tally {
                 reason: reason.clone(),
             },
         );
+        self.count_failure(address, reason);
+    }
+
+    /// Counts a failure the job already lists.
+    fn count_failure(&mut self, address: String, reason: String) {
         self.failed += 1;
         if self.failures.len() < LISTED_FAILURES {
             self.failures.push(PageFailure {
@@ -249,6 +257,16 @@ impl Tally {
                 why.push_str(&format!(" ({first})"));
             }
             return Some(why);
+        }
+        if self.changed + self.unchanged == 0 {
+            let why = self
+                .failures
+                .first()
+                .map(|f| format!("{}: {}", f.url, f.reason))
+                .unwrap_or_default();
+            return Some(format!(
+                "nothing was stored, and the version is as it was: {why}"
+            ));
         }
         (self.failed * 2 > tried).then(|| {
             let first = self
@@ -283,7 +301,6 @@ impl Tally {
         }
         let mut summary = self.summary(job);
         summary.state = JobState::Done;
-        summary.pages = self.pages.len();
         SourceState {
             last_refresh: Some(summary),
             refreshed_at: now_secs(),
@@ -291,15 +308,27 @@ impl Tally {
         }
     }
 
-    /// How the fetch went, as the job stands now.
+    /// How the fetch went, as the job stands now. A package counts its
+    /// documents, not its archive: one README is one page, changed or not.
     fn summary(&self, job: &JobHandle) -> RefreshSummary {
         let status = job.status();
+        let (pages, changed) = match &self.archive {
+            Some(archive) => (
+                self.pages.keys().filter(|k| *k != archive).count(),
+                status
+                    .files
+                    .iter()
+                    .filter(|f| matches!(f.state, FileState::Stored { .. }))
+                    .count(),
+            ),
+            None => (self.pages.len(), self.changed),
+        };
         RefreshSummary {
             job_id: status.id,
             finished_at: rfc3339(now_secs()),
             state: status.state,
-            pages: self.pages.len(),
-            changed: self.changed,
+            pages,
+            changed,
             unchanged: self.unchanged,
             removed: self.removed.len(),
             failures: self.failures.clone(),
@@ -397,6 +426,7 @@ async fn package(
     previous: &SourceState,
 ) {
     let address = release.url.to_string();
+    tally.archive = Some(address.clone());
     let bytes = match registry::download(fetcher, release).await {
         Ok(bytes) => bytes,
         Err(err) => return tally.fail(job, address, err.to_string()),
@@ -431,6 +461,18 @@ async fn package(
         read: Read::PackageDocs,
     };
     run.take(input, slot).await;
+    // An archive refused whole (over the entry or size limits) stored
+    // nothing: a failure, and not remembered as read, so that a refresh
+    // tries it again rather than answering "unchanged".
+    let refused = job.status().files.into_iter().find_map(|f| match f.state {
+        FileState::Failed { reason } if f.file_path == release.file_name => Some(reason),
+        _ => None,
+    });
+    if let Some(reason) = refused {
+        tally.pages.remove(&address);
+        tally.changed -= 1;
+        tally.count_failure(release.file_name.clone(), reason);
+    }
 }
 
 /// Seconds since the epoch, now.

@@ -149,13 +149,14 @@ impl Store {
     pub async fn delete(&self, target: Target<'_>) -> Result<Deleted, StoreError> {
         let _writer = self.begin_write().await?;
         self.withdraw_staged(&target).await?;
-        self.forget_sources(&target).await?;
+        let sources = self.forget_sources(&target).await?;
         let documents = self.documents().await?;
         let doomed: Vec<&DocumentInfo> = documents.iter().filter(|d| target.matches(d)).collect();
         let counted = Deleted {
             documents: doomed.len() as u64,
             chunks: doomed.iter().map(|d| d.chunks).sum(),
             cancelled_jobs: 0,
+            sources,
         };
         if counted.documents == 0 {
             return Ok(counted);

@@ -94,12 +94,30 @@ impl Store {
 
     /// Forgets the sources of a deleted library or version (called by
     /// [`Store::delete`] under the write lock): a deleted version must not
-    /// come back at its next scheduled refresh.
-    pub(super) async fn forget_sources(&self, target: &Target<'_>) -> Result<(), StoreError> {
-        if let Some(sql) = super::catalog::versions_sql(target) {
+    /// come back at its next scheduled refresh. Says how many there were.
+    pub(super) async fn forget_sources(&self, target: &Target<'_>) -> Result<u64, StoreError> {
+        let Some(sql) = super::catalog::versions_sql(target) else {
+            return Ok(0);
+        };
+        let count = self.sources_filling(target).await?;
+        if count > 0 {
             self.sources.delete(&sql).await?;
         }
-        Ok(())
+        Ok(count)
+    }
+
+    /// How many sources fill `target` (a library or a version).
+    pub async fn sources_filling(&self, target: &Target<'_>) -> Result<u64, StoreError> {
+        let (library, version) = match *target {
+            Target::Library(l) => (l, None),
+            Target::Version(l, v) => (l, Some(v)),
+            Target::Document(..) => return Ok(0),
+        };
+        let all = self.sources().await?;
+        Ok(all
+            .iter()
+            .filter(|s| s.library == library && version.is_none_or(|v| s.version == v))
+            .count() as u64)
     }
 }
 

@@ -178,6 +178,33 @@ async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
     let notes = listed["last_refresh"]["notes"].to_string();
     assert!(notes.contains("docs/"), "{listed}");
 
+    // Deleting a source takes its version with it, on the REST API.
+    let first = {
+        let (_, all) = get_json(&base, "/api/sources").await;
+        all["sources"]
+            .as_array()
+            .expect("sources")
+            .iter()
+            .find(|s| s["version"] == "v1.0.0")
+            .map(|s| s["source_id"].as_str().unwrap_or_default().to_owned())
+            .expect("the v1.0.0 source")
+    };
+    let res = Client::new()
+        .delete(format!("{base}/api/sources/{first}"))
+        .send()
+        .await
+        .expect("delete");
+    assert_eq!(res.status(), StatusCode::OK);
+    let deleted: Value = res.json().await.expect("json");
+    assert_eq!(
+        (deleted["documents"].as_u64(), deleted["sources"].as_u64()),
+        (Some(2), Some(1))
+    );
+    let (status, _) = get_json(&base, &format!("/api/sources/{first}")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (_, libraries) = get_json(&base, "/api/libraries").await;
+    assert!(!libraries.to_string().contains("v1.0.0"), "{libraries}");
+
     // A ref the repository does not have: its newest tags are named.
     let (status, refused) = post_json(
         &base,

@@ -624,6 +624,59 @@ async fn packages_come_from_their_registries() {
     assert_eq!(err.kind(), index_core::ErrorKind::NotFound, "{err}");
 }
 
+/// A package whose archive is refused whole (here, by a limit of 3
+/// entries) stored nothing: its job and source say `failed` with the
+/// reason, a second fetch tries the archive again instead of answering
+/// "unchanged", and the source, holding no documents, can still be deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_package_fails_is_retried_and_can_be_deleted() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = EngineConfig {
+        max_files: 3,
+        ..common::engine_config(dir.path())
+    };
+    let engine = Engine::open(&config).await.expect("engine");
+    let request = SourceRequest {
+        url: "pypi:six==1.16.0".into(),
+        library: "six".into(),
+        ..SourceRequest::default()
+    };
+    for attempt in 0..2 {
+        let status = engine
+            .ingest_source(request.clone(), |_| {})
+            .await
+            .expect("the fetch runs");
+        assert_eq!(status.state, JobState::Failed, "{attempt}: {status:#?}");
+        let error = status.error.clone().unwrap_or_default();
+        assert!(error.contains("nothing was stored"), "{error}");
+        assert!(error.contains("entries"), "{error}");
+        assert!(
+            !status.files.iter().any(|f| f.state == FileState::Unchanged),
+            "{attempt}: a retry reads the archive again: {status:#?}"
+        );
+        let listed = engine.sources().await.expect("sources");
+        let summary = listed.sources[0].last_refresh.clone().expect("a summary");
+        assert_eq!(summary.state, JobState::Failed, "{summary:#?}");
+        assert_eq!(summary.failed, 1, "{summary:#?}");
+        assert!(
+            summary.failures[0].reason.contains("entries"),
+            "{summary:#?}"
+        );
+    }
+    // No library holds its documents, yet it is deleted by name.
+    let deleted = engine
+        .delete(index_core::catalog::Target::Library("six"))
+        .await
+        .expect("deleted");
+    assert_eq!((deleted.documents, deleted.sources), (0, 1), "{deleted:?}");
+    assert!(engine.sources().await.expect("sources").sources.is_empty());
+    let err = engine
+        .delete(index_core::catalog::Target::Library("six"))
+        .await
+        .expect_err("nothing left");
+    assert_eq!(err.kind(), index_core::ErrorKind::NotFound, "{err}");
+}
+
 /// `site` served on loopback and fetched as library `llms` with
 /// `llms_txt` on, to its end: the site's and docshelf's base URLs, and the
 /// job's final status.
