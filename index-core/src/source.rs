@@ -99,7 +99,23 @@ pub struct SourceRequest {
     /// reference is stored; the secret is read when the source is fetched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential: Option<String>,
+    /// Follow a Git repository's releases: tags matching this pattern
+    /// (`v*`, `release-*`; `*` any run of characters, `?` one) become
+    /// versions, newest first by version order, pre-releases left out
+    /// unless the pattern names them. Each refresh adds new ones and drops
+    /// the oldest past `keep`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track: Option<String>,
+    /// With `track`: how many of the newest releases are kept (default 3,
+    /// at most 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep: Option<usize>,
 }
+
+/// Releases kept by a tracking source unless asked otherwise.
+pub const DEFAULT_KEEP: usize = 3;
+/// The most releases a tracking source keeps.
+pub const MAX_KEEP: usize = 50;
 
 impl SourceRequest {
     /// The crawl bounds asked for, within what any crawl may take.
@@ -131,6 +147,23 @@ pub struct SourceAccepted {
     /// [`crate::job::UploadAccepted::watch_token`]).
     pub watch_token: String,
     pub library: String,
+    pub version: String,
+    /// For a tracking source: the other releases fetched by this request,
+    /// each into its own version (the newest is the one above).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<TrackedRelease>,
+    /// For a tracking source: versions dropped, past `keep`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
+}
+
+/// One more release a tracking source fetches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TrackedRelease {
+    pub source_id: String,
+    pub job_id: String,
+    pub watch_token: String,
     pub version: String,
 }
 

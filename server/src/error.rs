@@ -132,7 +132,9 @@ impl EngineError {
                     ErrorCode::SourceCredential
                 }
                 GitError::NoRepository(_) => ErrorCode::UnknownRepository,
-                GitError::NoRef(_) | GitError::UnknownRef { .. } => ErrorCode::UnknownRef,
+                GitError::NoRef(_) | GitError::UnknownRef { .. } | GitError::NoReleases { .. } => {
+                    ErrorCode::UnknownRef
+                }
                 GitError::Redirected(_) | GitError::NoDocsPath(_) | GitError::NoDocs(_) => {
                     ErrorCode::InvalidSource
                 }
@@ -149,7 +151,8 @@ impl EngineError {
                 | SourceError::Package(_)
                 | SourceError::Scope(_)
                 | SourceError::NoVersion
-                | SourceError::NotGit(_),
+                | SourceError::NotGit(_)
+                | SourceError::Track(_),
             ) => ErrorCode::InvalidSource,
             // The model server is another service docshelf depends on:
             // whatever went wrong there, this request cannot be answered

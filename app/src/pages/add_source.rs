@@ -4,7 +4,8 @@
 //! as the upload does.
 
 use index_core::source::{
-    CrawlScope, SourceRequest, DEFAULT_MAX_DEPTH, DEFAULT_MAX_PAGES, MAX_DEPTH, MAX_PAGES,
+    CrawlScope, SourceRequest, DEFAULT_KEEP, DEFAULT_MAX_DEPTH, DEFAULT_MAX_PAGES, MAX_DEPTH,
+    MAX_KEEP, MAX_PAGES,
 };
 use leptos::prelude::*;
 
@@ -28,6 +29,8 @@ struct Draft {
     git_ref: String,
     docs_path: String,
     credential: String,
+    track: String,
+    keep: String,
 }
 
 impl Draft {
@@ -58,6 +61,8 @@ impl Draft {
             git_ref: given(&self.git_ref),
             docs_path: given(&self.docs_path),
             credential: given(&self.credential),
+            track: given(&self.track),
+            keep: count(&self.keep, "Keep")?,
         })
     }
 }
@@ -118,6 +123,7 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
     let scope = RwSignal::new(CrawlScope::default().name().to_owned());
     let llms_txt = RwSignal::new(false);
     let (git_ref, docs_path, credential) = (text(), text(), text());
+    let (track, keep) = (text(), text());
     let progress = RwSignal::new(Progress::Idle);
     let busy = move || progress.with(Progress::busy);
 
@@ -136,6 +142,8 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
             git_ref: git_ref.get_untracked(),
             docs_path: docs_path.get_untracked(),
             credential: credential.get_untracked(),
+            track: track.get_untracked(),
+            keep: keep.get_untracked(),
         };
         let request = match draft.request() {
             Ok(request) => request,
@@ -283,6 +291,27 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
                             />
                         </label>
                     </div>
+                    <div class="filters">
+                        <label>
+                            "Track releases (tag pattern)"
+                            <input name="track" aria-describedby="track-help" placeholder="v*" spellcheck="false" prop:value=move || track.get() on:input=move |ev| track.set(event_target_value(&ev))/>
+                        </label>
+                        <label>
+                            "Keep"
+                            <input
+                                name="keep"
+                                type="number"
+                                min="1"
+                                max=MAX_KEEP.to_string()
+                                placeholder=DEFAULT_KEEP.to_string()
+                                prop:value=move || keep.get()
+                                on:input=move |ev| keep.set(event_target_value(&ev))
+                            />
+                        </label>
+                    </div>
+                    <p class="muted" id="track-help">
+                        "With a pattern, each matching release tag becomes a version (give no ref or version); each refresh adds new releases and drops the oldest past Keep."
+                    </p>
                     <p class="muted" id="credential-help">
                         "For a private repository: where the server finds the token, never the token itself. Only the reference is stored."
                     </p>

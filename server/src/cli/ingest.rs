@@ -70,6 +70,15 @@ pub struct IngestArgs {
     #[arg(long, value_name = "env:NAME|file:PATH")]
     pub credential: Option<String>,
 
+    /// Follow a Git repository's releases: tags matching PATTERN (`v*`)
+    /// become versions, newest first; give no --ref or --version.
+    #[arg(long, value_name = "PATTERN")]
+    pub track: Option<String>,
+
+    /// With --track: how many of the newest releases to keep (default 3).
+    #[arg(long, requires = "track")]
+    pub keep: Option<usize>,
+
     #[command(flatten)]
     pub engine: EngineConfig,
 }
@@ -172,6 +181,8 @@ async fn ingest_source(args: &IngestArgs, url: &str) -> anyhow::Result<()> {
         git_ref: args.git_ref.clone(),
         docs_path: args.docs_path.clone(),
         credential: args.credential.clone(),
+        track: args.track.clone(),
+        keep: args.keep,
     };
     let engine = Engine::open(&args.engine).await?;
     eprintln!("fetching {url} into {}", args.library);

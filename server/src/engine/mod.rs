@@ -24,6 +24,7 @@ mod search;
 mod sessions;
 mod sources;
 mod status;
+mod tracking;
 mod upload;
 
 use std::sync::Arc;

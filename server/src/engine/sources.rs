@@ -29,7 +29,7 @@ use crate::source::{registry, Origin, Source, SourceError, SourceState};
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A source ready to fetch.
-struct Prepared {
+pub(super) struct Prepared {
     source: Source,
     work: Work,
 }
@@ -41,6 +41,9 @@ impl Engine {
         self: &Arc<Self>,
         request: SourceRequest,
     ) -> Result<SourceAccepted, EngineError> {
+        if request.track.is_some() {
+            return self.track_releases(request).await;
+        }
         let prepared = self.prepare(request).await?;
         self.start_source_job(prepared).await
     }
@@ -49,6 +52,16 @@ impl Engine {
     /// gone is removed, in one publish.
     pub async fn refresh_source(self: &Arc<Self>, id: &str) -> Result<SourceAccepted, EngineError> {
         let source = self.stored_source(id).await?;
+        if source.request.track.is_some() {
+            // Each tracked version's request names its own tag; the
+            // tracking request they came from names none.
+            let tracking = SourceRequest {
+                git_ref: None,
+                version: None,
+                ..source.request
+            };
+            return self.track_releases(tracking).await;
+        }
         let prepared = self.prepare(source.request).await?;
         self.start_source_job(prepared).await
     }
@@ -83,9 +96,21 @@ impl Engine {
     pub async fn ingest_source(
         &self,
         request: SourceRequest,
-        watch: impl FnOnce(tokio::sync::watch::Receiver<JobStatus>),
+        mut watch: impl FnMut(tokio::sync::watch::Receiver<JobStatus>),
     ) -> Result<JobStatus, EngineError> {
         self.embedder().await?;
+        if request.track.is_some() {
+            return self.track_here(request, watch).await;
+        }
+        self.ingest_prepared(request, &mut watch).await
+    }
+
+    /// [`Self::ingest_source`] for one version.
+    pub(super) async fn ingest_prepared(
+        &self,
+        request: SourceRequest,
+        watch: &mut impl FnMut(tokio::sync::watch::Receiver<JobStatus>),
+    ) -> Result<JobStatus, EngineError> {
         let prepared = self.prepare(request).await?;
         let job = JobHandle::detached(
             self.store.runs().id(),
@@ -143,7 +168,7 @@ impl Engine {
         }
     }
 
-    async fn stored_source(&self, id: &str) -> Result<Source, EngineError> {
+    pub(super) async fn stored_source(&self, id: &str) -> Result<Source, EngineError> {
         let id = validate::lookup("source id", id)?.to_owned();
         self.store
             .source(&id)
@@ -176,7 +201,10 @@ impl Engine {
     /// Checks a request and finds what to fetch: a site's start URL (its
     /// address checked now, so a refused one is refused at once), or a
     /// package's release (so the version is known).
-    async fn prepare(&self, mut request: SourceRequest) -> Result<Prepared, EngineError> {
+    pub(super) async fn prepare(
+        &self,
+        mut request: SourceRequest,
+    ) -> Result<Prepared, EngineError> {
         let library = validate::library(&request.library)?;
         let origin = Origin::parse(&request.url)?;
         let for_git = request.git_ref.is_some()
@@ -198,15 +226,7 @@ impl Engine {
                     .as_deref()
                     .map(|p| validate::file_path(p.trim_matches('/')))
                     .transpose()?;
-                let secret = request
-                    .credential
-                    .as_deref()
-                    .map(|raw| CredentialRef::parse(raw).and_then(|r| r.resolve()))
-                    .transpose()
-                    .map_err(|e| SourceError::Git(e.into()))?;
-                let remote = Remote::connect(&url, self.fetcher.policy(), secret)
-                    .await
-                    .map_err(SourceError::from)?;
+                let remote = self.git_remote(&url, &request).await?;
                 let refs = git::refs::list(&remote).await.map_err(SourceError::from)?;
                 let target = refs
                     .choose(url.as_str(), request.git_ref.as_deref())
@@ -286,6 +306,24 @@ impl Engine {
         })
     }
 
+    /// A repository's remote: its address checked and pinned, its
+    /// credential (if the request names one) read now.
+    pub(super) async fn git_remote(
+        &self,
+        url: &Url,
+        request: &SourceRequest,
+    ) -> Result<Remote, EngineError> {
+        let secret = request
+            .credential
+            .as_deref()
+            .map(|raw| CredentialRef::parse(raw).and_then(|r| r.resolve()))
+            .transpose()
+            .map_err(|e| SourceError::Git(e.into()))?;
+        Ok(Remote::connect(url, self.fetcher.policy(), secret)
+            .await
+            .map_err(SourceError::from)?)
+    }
+
     /// Refuses at once a start URL whose host is refused or does not
     /// resolve (the crawl checks every address again as it connects).
     async fn reachable(&self, url: &Url) -> Result<(), EngineError> {
@@ -324,7 +362,7 @@ impl Engine {
         Ok(())
     }
 
-    async fn start_source_job(
+    pub(super) async fn start_source_job(
         self: &Arc<Self>,
         prepared: Prepared,
     ) -> Result<SourceAccepted, EngineError> {
@@ -363,6 +401,8 @@ impl Engine {
             watch_token: accepted.watch_token,
             library,
             version,
+            also: Vec::new(),
+            dropped: Vec::new(),
         })
     }
 

@@ -86,8 +86,10 @@ pub enum SourceError {
     Registry(#[from] registry::RegistryError),
     #[error(transparent)]
     Git(#[from] git::GitError),
-    #[error("ref, docs_path and credential are for Git repositories; {0} is not one (write it as git+https://…)")]
+    #[error("ref, docs_path, credential and track are for Git repositories; {0} is not one (write it as git+https://…)")]
     NotGit(String),
+    #[error("track: {0}")]
+    Track(String),
 }
 
 impl Origin {

@@ -11,7 +11,7 @@ pub struct GitServer {
     child: Child,
     /// `http://127.0.0.1:<port>`.
     pub base: String,
-    _root: tempfile::TempDir,
+    root: tempfile::TempDir,
 }
 
 impl GitServer {
@@ -38,8 +38,13 @@ impl GitServer {
         Self {
             child,
             base: format!("http://127.0.0.1:{port}"),
-            _root: root,
+            root,
         }
+    }
+
+    /// Where the bare repositories are.
+    pub fn root(&self) -> &Path {
+        self.root.path()
     }
 }
 
@@ -91,6 +96,13 @@ impl Repo {
         if let Some(tag) = tag {
             self.git(&["tag", "-a", tag, "-m", tag]);
         }
+    }
+
+    /// Pushes the branch and every tag to the bare `root/NAME.git`.
+    pub fn push(&self, root: &Path, name: &str) {
+        let bare = root.join(format!("{name}.git"));
+        let bare_arg = bare.to_string_lossy().into_owned();
+        self.git(&["push", "--quiet", "--tags", &bare_arg, "main"]);
     }
 
     /// The repository, bare, as `root/NAME.git`, serving partial fetches.

@@ -361,3 +361,83 @@ async fn git_urls_keep_the_address_rules_redirects_included() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {refused}");
     }
 }
+
+/// Releases as versions: `track` keeps the newest `keep` tags matching
+/// its pattern (a pre-release left out), and a refresh after a new release
+/// fetches it and drops the oldest past `keep`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tracked_releases_become_versions_and_old_ones_are_dropped() {
+    let repo = project();
+    repo.commit(
+        &[("docs/guide/next.md", "# Next\n\nA preview.\n")],
+        Some("v2.0.0-rc.1"),
+    );
+    let git = GitServer::start(|root| repo.publish(root, "widgets"), &[]);
+    let dir = tempfile::tempdir().expect("dir");
+    let (_engine, base) = docshelf(dir.path(), true).await;
+    let url = format!("{}/widgets.git", git.base);
+
+    let (status, accepted) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": url, "library": "widgets", "track": "v*", "keep": 2}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    assert_eq!(accepted["version"], "v1.1.0", "{accepted}");
+    assert_eq!(accepted["also"][0]["version"], "v1.0.0", "{accepted}");
+    finished(&base, &accepted).await;
+    finished(&base, &accepted["also"][0]).await;
+    let versions = |libraries: &Value| -> Vec<String> {
+        libraries[0]["versions"]
+            .as_array()
+            .map(|vs| {
+                vs.iter()
+                    .map(|v| v["version"].as_str().unwrap_or_default().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (_, libraries) = get_json(&base, "/api/libraries").await;
+    assert_eq!(versions(&libraries), ["v1.1.0", "v1.0.0"], "{libraries}");
+
+    // A new release: the refresh fetches it and drops the oldest.
+    repo.commit(
+        &[(
+            "docs/guide/tuning.md",
+            "# Tuning\n\nSet the quokka buffer to 64.\n",
+        )],
+        Some("v1.2.0"),
+    );
+    repo.push(git.root(), "widgets");
+    let source = accepted["source_id"].as_str().expect("source");
+    let (status, again) =
+        post_json(&base, &format!("/api/sources/{source}/refresh"), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{again}");
+    assert_eq!(again["version"], "v1.2.0", "{again}");
+    assert_eq!(again["dropped"], json!(["v1.0.0"]), "{again}");
+    finished(&base, &again).await;
+    let (_, libraries) = get_json(&base, "/api/libraries").await;
+    assert_eq!(versions(&libraries), ["v1.2.0", "v1.1.0"], "{libraries}");
+    assert_eq!(
+        top_hit(&base, "quokka buffer size", "v1.2.0").await,
+        "docs/guide/tuning.md"
+    );
+
+    // Tracking picks refs and versions itself.
+    let (status, refused) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": url, "library": "widgets", "track": "v*", "ref": "v1.0.0"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    let (status, refused) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": url, "library": "widgets", "track": "release-*"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{refused}");
+    assert_eq!(refused["code"], "unknown_ref", "{refused}");
+}

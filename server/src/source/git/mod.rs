@@ -74,6 +74,12 @@ pub enum GitError {
         given: String,
         tags: Vec<String>,
     },
+    #[error("{url} has no release tag matching {pattern:?}{}", known(.tags))]
+    NoReleases {
+        url: String,
+        pattern: String,
+        tags: Vec<String>,
+    },
     #[error("{url}: {why}")]
     Failed { url: String, why: String },
     #[error(transparent)]

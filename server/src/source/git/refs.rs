@@ -82,6 +82,21 @@ impl Refs {
         tags
     }
 
+    /// The tags `pattern` matches, newest first by version order. Tags
+    /// that are pre-releases (`v2.0.0-rc.1`, `2.0b1`) are left out unless
+    /// the pattern itself names one (holds `-`, `rc`, `alpha` or `beta`).
+    pub fn releases(&self, pattern: &glob::Pattern) -> Vec<&str> {
+        let wanted = pattern.as_str().to_ascii_lowercase();
+        let with_pre = ["-", "rc", "alpha", "beta"]
+            .iter()
+            .any(|p| wanted.contains(p));
+        self.newest_tags()
+            .into_iter()
+            .filter(|tag| pattern.matches(tag))
+            .filter(|tag| with_pre || !is_prerelease(tag))
+            .collect()
+    }
+
     /// The commit to read: `given` as a tag, else a branch, else a commit
     /// id (7 to 40 hex digits); without one, the default branch.
     pub fn choose(&self, url: &str, given: Option<&str>) -> Result<Target, GitError> {
@@ -135,6 +150,14 @@ impl Refs {
     }
 }
 
+/// Whether a release tag names a pre-release: past its leading letters
+/// (`v`, `release-`), a `-` or any letter before build metadata (`+…`).
+fn is_prerelease(tag: &str) -> bool {
+    let core = tag.trim_start_matches(|c: char| !c.is_ascii_digit());
+    let core = core.split('+').next().unwrap_or(core);
+    core.contains('-') || core.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
 /// Lists `remote`'s refs (on a blocking thread: git runs to its end).
 pub async fn list(remote: &Remote) -> Result<Refs, GitError> {
     let remote = remote.clone();
@@ -177,6 +200,27 @@ mod tests {
         assert_eq!(refs.head.as_deref(), Some("main"));
         assert_eq!(refs.branches, ["main", "next"]);
         assert_eq!(refs.newest_tags(), ["v1.10.0", "v1.9.0"]);
+    }
+
+    #[test]
+    fn releases_follow_a_pattern_newest_first_without_pre_releases() {
+        let refs = Refs {
+            tags: [
+                "v1.9.0",
+                "v1.10.0",
+                "v2.0.0-rc.1",
+                "v2.0b1",
+                "docs-1",
+                "v1.10.1+build.5",
+            ]
+            .map(String::from)
+            .to_vec(),
+            ..Refs::default()
+        };
+        let v = glob::Pattern::new("v*").unwrap();
+        assert_eq!(refs.releases(&v), ["v1.10.1+build.5", "v1.10.0", "v1.9.0"]);
+        let rc = glob::Pattern::new("v*-rc*").unwrap();
+        assert_eq!(refs.releases(&rc), ["v2.0.0-rc.1"]);
     }
 
     #[test]
