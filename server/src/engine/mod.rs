@@ -22,6 +22,7 @@ mod jobs;
 mod scope;
 mod search;
 mod sessions;
+mod source_request;
 mod sources;
 mod status;
 mod tracking;

@@ -10,29 +10,13 @@ use index_core::catalog::{Deleted, Target};
 use index_core::job::{JobState, JobStatus};
 use index_core::source::{RefreshSummary, SourceAccepted, SourceInfo, SourceList, SourceRequest};
 use index_core::validate;
-use ingest_core::ids;
-use url::Url;
 
+use super::source_request::Prepared;
 use super::{Engine, EngineError};
 use crate::ingest::pipeline::finish_indexing;
 use crate::ingest::JobHandle;
-use crate::source::crawl::Plan;
-use crate::source::credential::CredentialRef;
-use crate::source::fetch::FetchError;
-use crate::source::git::{self, Remote};
-use crate::source::job::{self, GitPlan, Work};
-use crate::source::scope::Scope;
-use crate::source::{registry, Origin, Source, SourceError, SourceState};
-
-/// How long a start URL's host name may take to resolve when a source is
-/// added: the answer to the client waits on it.
-const RESOLVE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// A source ready to fetch.
-pub(super) struct Prepared {
-    source: Source,
-    work: Work,
-}
+use crate::source::job::{self, Work};
+use crate::source::{Origin, Source};
 
 impl Engine {
     /// Adds a source (or fetches an existing one again, with this
@@ -145,7 +129,7 @@ impl Engine {
             Ok(s) => s,
             Err(err) => return tracing::warn!(%err, "cannot list sources to refresh"),
         };
-        let now = job::now_secs();
+        let now = crate::source::tally::now_secs();
         for source in stored.iter().filter_map(Source::from_stored) {
             if now.saturating_sub(source.state.refreshed_at) < every.as_secs()
                 || !self
@@ -196,170 +180,6 @@ impl Engine {
             running_job,
             request: source.request,
         }
-    }
-
-    /// Checks a request and finds what to fetch: a site's start URL (its
-    /// address checked now, so a refused one is refused at once), or a
-    /// package's release (so the version is known).
-    pub(super) async fn prepare(
-        &self,
-        mut request: SourceRequest,
-    ) -> Result<Prepared, EngineError> {
-        let library = validate::library(&request.library)?;
-        let origin = Origin::parse(&request.url)?;
-        let for_git = request.git_ref.is_some()
-            || request.docs_path.is_some()
-            || request.credential.is_some();
-        if for_git && !matches!(origin, Origin::Git(_)) {
-            return Err(SourceError::NotGit(validate::cut(&request.url, 200)).into());
-        }
-        let settings = &self.source_settings;
-        let (version, work) = match origin {
-            Origin::Git(url) => {
-                let asked = request
-                    .version
-                    .as_deref()
-                    .map(validate::version)
-                    .transpose()?;
-                let docs_path = request
-                    .docs_path
-                    .as_deref()
-                    .map(|p| validate::file_path(p.trim_matches('/')))
-                    .transpose()?;
-                let remote = self.git_remote(&url, &request).await?;
-                let refs = git::refs::list(&remote).await.map_err(SourceError::from)?;
-                let target = refs
-                    .choose(url.as_str(), request.git_ref.as_deref())
-                    .map_err(SourceError::from)?;
-                let version = match asked {
-                    Some(version) => version,
-                    None => validate::version(&target.version())?,
-                };
-                let plan = GitPlan {
-                    remote,
-                    target,
-                    docs_path,
-                    limits: self.archive_limits,
-                    deadline: tokio::time::Instant::now() + settings.max_time,
-                };
-                (version, Work::Git(plan))
-            }
-            Origin::Site(url) => {
-                let version = request.version.as_deref().ok_or(SourceError::NoVersion)?;
-                let version = validate::version(version)?;
-                self.reachable(&url).await?;
-                let scope = Scope::new(
-                    &url,
-                    request.scope.unwrap_or_default(),
-                    &request.include,
-                    &request.exclude,
-                )
-                .map_err(SourceError::from)?;
-                let plan = Plan {
-                    start: url,
-                    scope,
-                    limits: request.limits(),
-                    llms_txt: request.llms_txt,
-                    interval: settings.interval,
-                    concurrency: settings.concurrency,
-                    // Set again when the job starts.
-                    deadline: tokio::time::Instant::now() + settings.max_time,
-                };
-                (version, Work::Site(plan))
-            }
-            Origin::Package(spec) => {
-                // A version given is checked before any registry is asked:
-                // a bad one must not cost (or reach) a registry request.
-                let asked = request
-                    .version
-                    .as_deref()
-                    .map(validate::version)
-                    .transpose()?;
-                let release = registry::resolve(&self.fetcher, &spec)
-                    .await
-                    .map_err(SourceError::from)?;
-                let version = match asked {
-                    Some(version) => version,
-                    None => validate::version(&release.version)?,
-                };
-                (version, Work::Package(release))
-            }
-        };
-        request.library = library.clone();
-        request.version = Some(version.clone());
-        let id = ids::source_id(&library, &version);
-        let state = match self.store.source(&id).await? {
-            Some(stored) => Source::from_stored(&stored)
-                .map(|s| s.state)
-                .unwrap_or_default(),
-            None => SourceState::default(),
-        };
-        Ok(Prepared {
-            source: Source {
-                id,
-                request,
-                library,
-                version,
-                state,
-            },
-            work,
-        })
-    }
-
-    /// A repository's remote: its address checked and pinned, its
-    /// credential (if the request names one) read now.
-    pub(super) async fn git_remote(
-        &self,
-        url: &Url,
-        request: &SourceRequest,
-    ) -> Result<Remote, EngineError> {
-        let secret = request
-            .credential
-            .as_deref()
-            .map(|raw| CredentialRef::parse(raw).and_then(|r| r.resolve()))
-            .transpose()
-            .map_err(|e| SourceError::Git(e.into()))?;
-        Ok(Remote::connect(url, self.fetcher.policy(), secret)
-            .await
-            .map_err(SourceError::from)?)
-    }
-
-    /// Refuses at once a start URL whose host is refused or does not
-    /// resolve (the crawl checks every address again as it connects).
-    async fn reachable(&self, url: &Url) -> Result<(), EngineError> {
-        let unreachable = |err| SourceError::Unreachable {
-            url: url.to_string(),
-            err,
-        };
-        self.fetcher.check(url).map_err(unreachable)?;
-        let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
-            return Err(unreachable(FetchError::NoHost).into());
-        };
-        if url.domain().is_none() {
-            return Ok(());
-        }
-        let lookup = tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((host, port)));
-        let addresses: Vec<_> = match lookup.await {
-            Ok(Ok(found)) => found.collect(),
-            Ok(Err(e)) => {
-                let why = format!("the host name does not resolve: {e}");
-                return Err(unreachable(FetchError::Network(why)).into());
-            }
-            Err(_) => {
-                let why = format!(
-                    "the host name did not resolve within {} s",
-                    RESOLVE_TIMEOUT.as_secs()
-                );
-                return Err(unreachable(FetchError::Network(why)).into());
-            }
-        };
-        let policy = self.fetcher.policy();
-        if let Some(refused) = addresses.iter().find_map(|a| policy.check(a.ip()).err()) {
-            if addresses.iter().all(|a| policy.check(a.ip()).is_err()) {
-                return Err(unreachable(FetchError::Refused(refused)).into());
-            }
-        }
-        Ok(())
     }
 
     pub(super) async fn start_source_job(

@@ -11,6 +11,7 @@
 //! - [`credential`]: secrets for private sources, given by reference.
 //! - [`registry`]: PyPI, npm and crates.io releases.
 //! - [`job`]: a source's fetch run as a job, published whole.
+//! - [`tally`]: what a fetch met, and the verdict, state and summary after it.
 
 pub mod address;
 pub mod crawl;
@@ -22,6 +23,7 @@ pub mod registry;
 pub mod robots;
 pub mod scope;
 pub mod sitemap;
+pub mod tally;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
