@@ -164,6 +164,10 @@ pub struct JobStatus {
     /// Why the job as a whole failed (e.g. the index could not be refreshed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What to know about the job as a whole: where a source's documents
+    /// came from and why, a bound it stopped at, that only a README came in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl JobStatus {

@@ -110,6 +110,38 @@ pub struct SourceRequest {
     /// at most 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<usize>,
+    /// For a package: where its documentation is taken from. By default
+    /// the Git repository its metadata names, at the release's tag, else
+    /// the package archive; the job says which and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<DocsFrom>,
+}
+
+/// Where a package's documentation is taken from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DocsFrom {
+    /// The Git repository the package's metadata names, at the tag of
+    /// the release.
+    Repo,
+    /// The documentation site the metadata names.
+    Site,
+    /// The package archive's README and docs folder.
+    Package,
+}
+
+impl DocsFrom {
+    pub const ALL: [Self; 3] = [Self::Repo, Self::Site, Self::Package];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Repo => "repo",
+            Self::Site => "site",
+            Self::Package => "package",
+        }
+    }
 }
 
 /// Releases kept by a tracking source unless asked otherwise.

@@ -100,6 +100,7 @@ mod tests {
             state: JobState::Indexing,
             files: Vec::new(),
             error: None,
+            notes: Vec::new(),
         };
         assert_eq!(JobEvent::of(&status).name(), "progress");
         status.state = JobState::Done;

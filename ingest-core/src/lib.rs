@@ -13,6 +13,7 @@
 //! - [`ids`]: deterministic chunk ids.
 //! - [`package`]: which files of a registry package are its documentation.
 //! - [`docs_tree`]: which files of a source tree (a Git repository) are.
+//! - [`package_meta`]: where a package says its docs live (repository, site).
 
 pub mod chunk;
 pub mod context;
@@ -20,3 +21,4 @@ pub mod docs_tree;
 pub mod extract;
 pub mod ids;
 pub mod package;
+pub mod package_meta;

@@ -341,6 +341,33 @@ pub struct SourceConfig {
     /// refreshes one at any time.
     #[arg(long = "refresh-every", env = "DOCSHELF_REFRESH_EVERY", value_parser = parse_every)]
     pub refresh_every: Option<std::time::Duration>,
+
+    /// Fetches URLs that start with FROM from TO instead, as git's
+    /// `insteadOf` does: `https://github.com/=https://git.intranet/mirror/`
+    /// sends repositories named by packages, and sources, to a mirror
+    /// (air-gapped set-ups). Repeatable; the longest FROM that matches
+    /// wins. The address rules apply to the rewritten URL.
+    #[arg(
+        long = "rewrite-url",
+        env = "DOCSHELF_REWRITE_URLS",
+        value_delimiter = ' ',
+        value_name = "FROM=TO",
+        value_parser = parse_rewrite
+    )]
+    pub rewrite_urls: Vec<(String, String)>,
+}
+
+/// `FROM=TO`, both http(s) URL prefixes.
+fn parse_rewrite(raw: &str) -> Result<(String, String), String> {
+    let (from, to) = raw
+        .split_once('=')
+        .ok_or_else(|| format!("{raw:?}: write it as FROM=TO"))?;
+    for part in [from, to] {
+        if !(part.starts_with("https://") || part.starts_with("http://")) {
+            return Err(format!("{part:?} is not an http(s) URL prefix"));
+        }
+    }
+    Ok((from.to_owned(), to.to_owned()))
 }
 
 impl Default for SourceConfig {
@@ -354,6 +381,7 @@ impl Default for SourceConfig {
             crawl_page_mib: default::CRAWL_PAGE_MIB,
             fetch_timeout_secs: default::FETCH_TIMEOUT_SECS,
             refresh_every: None,
+            rewrite_urls: Vec::new(),
         }
     }
 }
@@ -378,6 +406,7 @@ impl SourceConfig {
             interval: std::time::Duration::from_secs_f64(1.0 / rate),
             concurrency: self.crawl_concurrency.clamp(1, 64),
             max_time: seconds(self.crawl_max_secs, 1.0, 7.0 * 86_400.0),
+            rewrites: crate::source::Rewrites::new(self.rewrite_urls.clone()),
         }
     }
 }

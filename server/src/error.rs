@@ -152,7 +152,8 @@ impl EngineError {
                 | SourceError::Scope(_)
                 | SourceError::NoVersion
                 | SourceError::NotGit(_)
-                | SourceError::Track(_),
+                | SourceError::Track(_)
+                | SourceError::From(_),
             ) => ErrorCode::InvalidSource,
             // The model server is another service docshelf depends on:
             // whatever went wrong there, this request cannot be answered

@@ -4,8 +4,8 @@
 //! as the upload does.
 
 use index_core::source::{
-    CrawlScope, SourceRequest, DEFAULT_KEEP, DEFAULT_MAX_DEPTH, DEFAULT_MAX_PAGES, MAX_DEPTH,
-    MAX_KEEP, MAX_PAGES,
+    CrawlScope, DocsFrom, SourceRequest, DEFAULT_KEEP, DEFAULT_MAX_DEPTH, DEFAULT_MAX_PAGES,
+    MAX_DEPTH, MAX_KEEP, MAX_PAGES,
 };
 use leptos::prelude::*;
 
@@ -31,6 +31,7 @@ struct Draft {
     credential: String,
     track: String,
     keep: String,
+    from: String,
 }
 
 impl Draft {
@@ -63,6 +64,15 @@ impl Draft {
             credential: given(&self.credential),
             track: given(&self.track),
             keep: count(&self.keep, "Keep")?,
+            from: match self.from.as_str() {
+                "" | "auto" => None,
+                other => Some(
+                    DocsFrom::ALL
+                        .into_iter()
+                        .find(|f| f.name() == other)
+                        .ok_or_else(|| format!("No such place for docs: {other}."))?,
+                ),
+            },
         })
     }
 }
@@ -123,7 +133,7 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
     let scope = RwSignal::new(CrawlScope::default().name().to_owned());
     let llms_txt = RwSignal::new(false);
     let (git_ref, docs_path, credential) = (text(), text(), text());
-    let (track, keep) = (text(), text());
+    let (track, keep, from) = (text(), text(), text());
     let progress = RwSignal::new(Progress::Idle);
     let busy = move || progress.with(Progress::busy);
 
@@ -144,6 +154,7 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
             credential: credential.get_untracked(),
             track: track.get_untracked(),
             keep: keep.get_untracked(),
+            from: from.get_untracked(),
         };
         let request = match draft.request() {
             Ok(request) => request,
@@ -267,6 +278,14 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
                         </label>
                     </div>
                 </details>
+                <label>
+                    "A package's docs from"
+                    <select name="from" on:change=move |ev| from.set(event_target_value(&ev))>
+                        <option value="auto">"Its repository at the release's tag, else its archive"</option>
+                        <option value="repo">"Its Git repository only"</option>
+                        <option value="package">"Its package archive only"</option>
+                    </select>
+                </label>
                 <details class="advanced">
                     <summary>"Git options"</summary>
                     <div class="filters">

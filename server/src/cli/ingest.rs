@@ -79,6 +79,12 @@ pub struct IngestArgs {
     #[arg(long, requires = "track")]
     pub keep: Option<usize>,
 
+    /// A package's docs from: repo (its Git repository at the release's
+    /// tag) or package (its archive); by default the repository when its
+    /// tag is found, else the archive.
+    #[arg(long, value_parser = ["repo", "site", "package"])]
+    pub from: Option<String>,
+
     #[command(flatten)]
     pub engine: EngineConfig,
 }
@@ -183,6 +189,11 @@ async fn ingest_source(args: &IngestArgs, url: &str) -> anyhow::Result<()> {
         credential: args.credential.clone(),
         track: args.track.clone(),
         keep: args.keep,
+        from: args.from.as_deref().and_then(|name| {
+            index_core::source::DocsFrom::ALL
+                .into_iter()
+                .find(|f| f.name() == name)
+        }),
     };
     let engine = Engine::open(&args.engine).await?;
     eprintln!("fetching {url} into {}", args.library);

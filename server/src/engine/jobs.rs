@@ -307,6 +307,7 @@ mod tests {
                 })
                 .collect(),
             error: None,
+            notes: Vec::new(),
         }
     }
 

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use index_core::source::SourceRequest;
+use index_core::source::{DocsFrom, SourceRequest};
 use index_core::validate;
 use ingest_core::ids;
 use url::Url;
@@ -15,8 +15,9 @@ use super::{Engine, EngineError};
 use crate::source::crawl::Plan;
 use crate::source::credential::CredentialRef;
 use crate::source::fetch::FetchError;
-use crate::source::git::{self, Remote};
-use crate::source::job::{GitPlan, Work};
+use crate::source::git::{self, GitPlan, Remote};
+use crate::source::job::Work;
+use crate::source::package_route::PackageRoute;
 use crate::source::scope::Scope;
 use crate::source::{registry, Origin, Source, SourceError, SourceState};
 
@@ -46,6 +47,19 @@ impl Engine {
         if for_git && !matches!(origin, Origin::Git(_)) {
             return Err(SourceError::NotGit(validate::cut(&request.url, 200)).into());
         }
+        match (request.from, &origin) {
+            (None, _) => {}
+            (Some(DocsFrom::Site), Origin::Package(_)) => {
+                let why = "following a package to its documentation site is not built yet; add the site as a source of its own";
+                return Err(SourceError::From(why.into()).into());
+            }
+            (Some(_), Origin::Package(_)) => {}
+            (Some(_), _) => {
+                return Err(
+                    SourceError::From("it is for packages (pypi:, npm:, crates:)".into()).into(),
+                )
+            }
+        }
         let settings = &self.source_settings;
         let (version, work) = match origin {
             Origin::Git(url) => {
@@ -74,6 +88,7 @@ impl Engine {
                     docs_path,
                     limits: self.archive_limits,
                     deadline: tokio::time::Instant::now() + settings.max_time,
+                    origin: None,
                 };
                 (version, Work::Git(plan))
             }
@@ -115,7 +130,15 @@ impl Engine {
                     Some(version) => version,
                     None => validate::version(&release.version)?,
                 };
-                (version, Work::Package(release))
+                let route = PackageRoute {
+                    name: spec.name.clone(),
+                    from: request.from,
+                    rewrites: settings.rewrites.clone(),
+                    policy: self.fetcher.policy().clone(),
+                    limits: self.archive_limits,
+                    deadline: tokio::time::Instant::now() + settings.max_time,
+                };
+                (version, Work::Package(release, route))
             }
         };
         request.library = library.clone();

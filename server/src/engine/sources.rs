@@ -239,7 +239,10 @@ impl Engine {
                 plan.deadline = tokio::time::Instant::now() + self.source_settings.max_time;
                 Work::Git(plan)
             }
-            package => package,
+            Work::Package(release, mut route) => {
+                route.deadline = tokio::time::Instant::now() + self.source_settings.max_time;
+                Work::Package(release, route)
+            }
         };
         let pipeline = match self.pipeline().await {
             Ok(p) => p,

@@ -61,6 +61,7 @@ impl JobHandle {
             state: JobState::Running,
             files: Vec::new(),
             error: None,
+            notes: Vec::new(),
         });
         Self {
             status,
@@ -200,6 +201,11 @@ impl JobHandle {
     /// Moves the file at `slot` to `state`.
     pub fn set_file(&self, slot: FileSlot, state: FileState) {
         self.modify_file(slot, |f| f.state = state);
+    }
+
+    /// Records a note about the job as a whole.
+    pub fn note(&self, note: &str) {
+        self.status.send_modify(|s| s.notes.push(note.to_owned()));
     }
 
     /// Records warnings for the file at `slot`.

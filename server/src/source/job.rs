@@ -15,7 +15,8 @@ use tokio::sync::mpsc;
 
 use super::crawl::{self, Found, PageRecord, Plan};
 use super::fetch::Fetcher;
-use super::git::{self, Remote, Target};
+use super::git::{self, GitPlan};
+use super::package_route::{Chosen, PackageRoute};
 use super::registry::{self, Release};
 use super::tally::Tally;
 use super::SourceState;
@@ -27,19 +28,7 @@ use crate::store::Replace;
 pub enum Work {
     Site(Plan),
     Git(GitPlan),
-    Package(Release),
-}
-
-/// A Git source's fetch: the repository, checked and pinned, the commit
-/// and the docs folder.
-pub struct GitPlan {
-    pub remote: Remote,
-    pub target: Target,
-    /// The docs folder asked for; found when `None`.
-    pub docs_path: Option<String>,
-    pub limits: ingest_core::extract::ArchiveLimits,
-    /// When the fetch must have ended (set when the job starts).
-    pub deadline: tokio::time::Instant,
+    Package(Release, PackageRoute),
 }
 
 /// Runs the fetch of a source into `job`'s version. When the job
@@ -75,9 +64,11 @@ pub async fn run(
             }
         }
         Work::Git(plan) => repository(&mut tally, &mut run, job, plan, previous).await,
-        Work::Package(release) => {
-            package(&mut tally, &mut run, job, fetcher, &release, previous).await;
-            Leftovers::Replaced
+        Work::Package(release, route) => {
+            package(
+                &mut tally, &mut run, job, fetcher, &release, &route, previous,
+            )
+            .await
         }
     };
     // Pages of the last fetch that were not met again are gone, if the
@@ -100,6 +91,7 @@ pub async fn run(
     }
     for note in &tally.notes {
         tracing::info!(job = job.id(), note);
+        job.note(note);
     }
     if let Some(reason) = tally.verdict() {
         run.discard().await;
@@ -171,11 +163,14 @@ async fn repository(
             return Leftovers::Kept;
         }
     };
+    let from = plan
+        .origin
+        .clone()
+        .unwrap_or_else(|| format!("{} at {at}", docs.root));
     tally.notes.push(format!(
-        "documentation taken from {} at {} ({} files; {} other files of the tree left out)",
-        docs.root,
-        at,
+        "documentation taken from {from}: {} files under {} ({} other files of the tree left out)",
         docs.files.len(),
+        docs.root,
         docs.left_out
     ));
     for file in docs.files {
@@ -206,20 +201,25 @@ async fn repository(
 }
 
 /// Downloads a release and reads its documentation, unless the archive is
-/// the one read last time.
+/// the one read last time: from the repository its metadata names, at the
+/// release's tag, else from the archive ([`PackageRoute`]).
 async fn package(
     tally: &mut Tally,
     run: &mut JobRun<'_, '_>,
     job: &JobHandle,
     fetcher: &Fetcher,
     release: &Release,
+    route: &PackageRoute,
     previous: &SourceState,
-) {
+) -> Leftovers {
     let address = release.url.to_string();
     tally.archive = Some(address.clone());
     let bytes = match registry::download(fetcher, release).await {
         Ok(bytes) => bytes,
-        Err(err) => return tally.fail(job, address, err.to_string()),
+        Err(err) => {
+            tally.fail(job, address, err.to_string());
+            return Leftovers::Replaced;
+        }
     };
     let record = PageRecord {
         hash: content_hash(&bytes),
@@ -241,7 +241,16 @@ async fn package(
                 .entry(path.clone())
                 .or_insert_with(|| record.clone());
         }
-        return;
+        return Leftovers::Replaced;
+    }
+    match route.choose(release, &bytes, &mut tally.notes).await {
+        Chosen::Repository(plan) => return repository(tally, run, job, *plan, previous).await,
+        Chosen::Refused(why) => {
+            tally.pages.remove(&address);
+            tally.fail(job, address, why);
+            return Leftovers::Replaced;
+        }
+        Chosen::Archive => {}
     }
     tally.changed += 1;
     let slot = job.add_file(&release.file_name, FileState::Queued);
@@ -262,5 +271,34 @@ async fn package(
         tally.pages.remove(&address);
         tally.changed -= 1;
         tally.count_failure(release.file_name.clone(), reason);
+        return Leftovers::Replaced;
     }
+    // The archive's documents, staged or on their way (stored only when
+    // the version publishes).
+    let stored: Vec<String> = job
+        .status()
+        .files
+        .into_iter()
+        .filter(|f| {
+            f.file_path != release.file_name
+                && !matches!(
+                    f.state,
+                    FileState::Failed { .. }
+                        | FileState::Skipped { .. }
+                        | FileState::Removed { .. }
+                )
+        })
+        .map(|f| f.file_path)
+        .collect();
+    let readme_only = !stored.is_empty()
+        && stored
+            .iter()
+            .all(|p| !p.contains('/') && p.to_ascii_lowercase().starts_with("readme"));
+    if readme_only {
+        tally.notes.push(format!(
+            "only the README came in: the {} archive has no docs folder, and no repository tag held the docs (see the notes above); its documentation may be on a site to add as a source of its own",
+            release.registry
+        ));
+    }
+    Leftovers::Replaced
 }

@@ -19,6 +19,7 @@ pub mod credential;
 pub mod fetch;
 pub mod git;
 pub mod job;
+pub mod package_route;
 pub mod registry;
 pub mod robots;
 pub mod scope;
@@ -49,6 +50,31 @@ pub struct SourceSettings {
     pub concurrency: usize,
     /// The longest a crawl may take.
     pub max_time: Duration,
+    /// URL prefixes fetched from elsewhere (`--rewrite-url`).
+    pub rewrites: Rewrites,
+}
+
+/// URL prefixes fetched from elsewhere, as git's `insteadOf`: the longest
+/// prefix that matches is replaced.
+#[derive(Debug, Clone, Default)]
+pub struct Rewrites(Vec<(String, String)>);
+
+impl Rewrites {
+    pub fn new(mut pairs: Vec<(String, String)>) -> Self {
+        pairs.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
+        Self(pairs)
+    }
+
+    /// `url` with its rewrite applied, if one matches.
+    pub fn apply(&self, url: &str) -> String {
+        self.0
+            .iter()
+            .find_map(|(from, to)| {
+                url.strip_prefix(from.as_str())
+                    .map(|rest| format!("{to}{rest}"))
+            })
+            .unwrap_or_else(|| url.to_owned())
+    }
 }
 
 impl Default for SourceSettings {
@@ -59,6 +85,7 @@ impl Default for SourceSettings {
             interval: Duration::from_millis(200),
             concurrency: 4,
             max_time: Duration::from_secs(3600),
+            rewrites: Rewrites::default(),
         }
     }
 }
@@ -92,6 +119,8 @@ pub enum SourceError {
     NotGit(String),
     #[error("track: {0}")]
     Track(String),
+    #[error("from: {0}")]
+    From(String),
 }
 
 impl Origin {

@@ -107,7 +107,13 @@ impl Repo {
 
     /// The repository, bare, as `root/NAME.git`, serving partial fetches.
     pub fn publish(&self, root: &Path, name: &str) {
-        let bare = root.join(format!("{name}.git"));
+        self.publish_at(root, &format!("{name}.git"));
+    }
+
+    /// The repository, bare, at `root/PATH` (`owner/name`, as a forge
+    /// names it), serving partial fetches.
+    pub fn publish_at(&self, root: &Path, path: &str) {
+        let bare = root.join(path);
         let bare_arg = bare.to_string_lossy().into_owned();
         self.git(&["clone", "--quiet", "--bare", ".", &bare_arg]);
         for (key, value) in [

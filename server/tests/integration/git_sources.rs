@@ -441,3 +441,117 @@ async fn tracked_releases_become_versions_and_old_ones_are_dropped() {
     assert_eq!(status, StatusCode::NOT_FOUND, "{refused}");
     assert_eq!(refused["code"], "unknown_ref", "{refused}");
 }
+
+/// Registry packages followed to their documentation: the real registries'
+/// archives name each project's repository (PyPI's `Home-page`, npm's
+/// `repository`, a crate's `repository`); GitHub is not reachable from the
+/// test machine, so `--rewrite-url` maps it to a mirror on loopback, as an
+/// air-gapped set-up would, where each project's docs folder is tagged as
+/// the project tags its releases. Asked for the archive, the archive is read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packages_are_followed_to_the_docs_in_their_repositories() {
+    let mirror = |text: &str, tag: &str| {
+        let repo = Repo::new();
+        repo.commit(
+            &[
+                ("README.md", "# Project\n\nSee the docs.\n"),
+                ("docs/index.md", text),
+                ("docs/CHANGELOG.md", "# Changes\n"),
+            ],
+            Some(tag),
+        );
+        repo
+    };
+    let six = mirror(
+        "# Six\n\nThe moves module maps renamed standard modules.\n",
+        "1.16.0",
+    );
+    let left_pad = mirror(
+        "# left-pad\n\nPads the left side of a string with a fill.\n",
+        "v1.3.0",
+    );
+    let itoa = mirror(
+        "# itoa\n\nFormats integers into a stack buffer quickly.\n",
+        "1.0.11",
+    );
+    let git = GitServer::start(
+        |root| {
+            six.publish_at(root, "benjaminp/six");
+            left_pad.publish_at(root, "stevemao/left-pad");
+            itoa.publish_at(root, "dtolnay/itoa");
+        },
+        &[],
+    );
+    let dir = tempfile::tempdir().expect("dir");
+    let config = EngineConfig {
+        sources: SourceConfig {
+            allow_addresses: vec![IpAddr::from([127, 0, 0, 1])],
+            rewrite_urls: vec![("https://github.com/".into(), format!("{}/", git.base))],
+            ..SourceConfig::default()
+        },
+        ..common::engine_config(dir.path())
+    };
+    let engine = Engine::open(&config).await.expect("engine");
+    for (url, library, phrase) in [
+        ("pypi:six==1.16.0", "six", "moves module"),
+        ("npm:left-pad@1.3.0", "left-pad", "Pads the left side"),
+        ("crates:itoa@1.0.11", "itoa", "stack buffer"),
+    ] {
+        let request = index_core::source::SourceRequest {
+            url: url.into(),
+            library: library.into(),
+            ..Default::default()
+        };
+        let status = engine.ingest_source(request, |_| {}).await.expect(url);
+        assert_eq!(
+            status.state,
+            index_core::job::JobState::Done,
+            "{url}: {status:#?}"
+        );
+        let stored: Vec<&str> = status
+            .files
+            .iter()
+            .filter(|f| matches!(f.state, index_core::job::FileState::Stored { .. }))
+            .map(|f| f.file_path.as_str())
+            .collect();
+        assert_eq!(stored, ["docs/index.md"], "{url}: {status:#?}");
+        let notes = status.notes.join("\n");
+        assert!(
+            notes.contains("the Git repository https://github.com/"),
+            "{url}: {notes}"
+        );
+        assert!(notes.contains("named by the package's"), "{url}: {notes}");
+        let found = engine
+            .search(common::keyword(phrase))
+            .await
+            .expect("search");
+        assert!(
+            found.results.iter().any(|r| r.library == library),
+            "{url}: {phrase}"
+        );
+    }
+    // Asked for the archive: its README and docs folder, the repository
+    // named as not used.
+    let archive = index_core::source::SourceRequest {
+        url: "pypi:six==1.16.0".into(),
+        library: "six-archive".into(),
+        from: Some(index_core::source::DocsFrom::Package),
+        ..Default::default()
+    };
+    let status = engine
+        .ingest_source(archive, |_| {})
+        .await
+        .expect("archive");
+    let stored: Vec<&str> = status
+        .files
+        .iter()
+        .filter(|f| matches!(f.state, index_core::job::FileState::Stored { .. }))
+        .map(|f| f.file_path.as_str())
+        .collect();
+    assert_eq!(
+        stored,
+        ["README.rst", "documentation/index.rst"],
+        "{status:#?}"
+    );
+    assert!(status.notes.join(" ").contains("as asked"), "{status:#?}");
+}

@@ -595,6 +595,16 @@ async fn packages_come_from_their_registries() {
             .map(|f| f.file_path.as_str())
             .collect();
         assert_eq!(stored, expected, "{url}: {status:#?}");
+        // The repository each names is not reachable from here: the job
+        // says so, and that a README alone came in where it did.
+        let notes = status.notes.join("\n");
+        assert!(
+            notes.contains("the Git repository was not used"),
+            "{url}: {notes}"
+        );
+        if expected == ["README.md"] {
+            assert!(notes.contains("only the README came in"), "{url}: {notes}");
+        }
     }
     let (embedded, _) = engine.metrics().vectors();
     let again = SourceRequest {

@@ -18,6 +18,21 @@ use super::fetch::FetchError;
 pub use refs::{RefKind, Target};
 pub use remote::Remote;
 
+/// A Git source's fetch: the repository, checked and pinned, the commit
+/// and the docs folder.
+pub struct GitPlan {
+    pub remote: Remote,
+    pub target: Target,
+    /// The docs folder asked for; found when `None`.
+    pub docs_path: Option<String>,
+    pub limits: ingest_core::extract::ArchiveLimits,
+    /// When the fetch must have ended (set when the job starts).
+    pub deadline: tokio::time::Instant,
+    /// Where the repository came from, when a package's metadata named it
+    /// (said in the job's notes).
+    pub origin: Option<String>,
+}
+
 /// Hosts whose project URLs (`https://github.com/owner/name`) are Git
 /// repositories, as peers read them.
 const FORGES: [&str; 4] = ["github.com", "gitlab.com", "codeberg.org", "bitbucket.org"];

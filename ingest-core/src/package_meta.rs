@@ -1,0 +1,298 @@
+//! Where a package says its documentation lives, read from the package
+//! archive itself: an sdist's `PKG-INFO` (`Home-page`, `Project-URL`), an
+//! npm tarball's `package.json` (`repository`, `homepage`), a crate's
+//! `Cargo.toml` (`repository`, `documentation`, `homepage`). The archive is
+//! what every registry serves wherever installing works, so this needs no
+//! registry API beside it.
+
+use std::io::Read;
+
+/// The most bytes of the metadata file read.
+const MAX_META_BYTES: u64 = 1024 * 1024;
+/// Entries of a tar looked through for it, at most (it comes first in
+/// every archive the registries build).
+const MAX_ENTRIES_SEEN: usize = 5_000;
+
+/// The links a package's metadata gives, as written there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PackageLinks {
+    /// The source repository, where the metadata names one.
+    pub repository: Option<String>,
+    /// The documentation site.
+    pub documentation: Option<String>,
+    pub homepage: Option<String>,
+    /// Which field each came from, for the job's notes (`Project-URL: Source`).
+    pub fields: Vec<(String, String)>,
+}
+
+/// Reads the metadata of the archive `file_name` (`.tar.gz`, `.tgz`,
+/// `.crate`, `.zip`). An archive without it gives no links.
+pub fn package_links(file_name: &str, bytes: &[u8]) -> PackageLinks {
+    let found = if file_name.ends_with(".zip") {
+        zip_member(bytes)
+    } else {
+        tar_member(bytes)
+    };
+    match found {
+        Some(("PKG-INFO", text)) => from_pkg_info(&text),
+        Some(("package.json", text)) => from_package_json(&text),
+        Some((_, text)) => from_cargo_toml(&text),
+        None => PackageLinks::default(),
+    }
+}
+
+/// Whether `path` (`top/NAME`) is a metadata file at the archive's top.
+fn metadata_name(path: &str) -> Option<&'static str> {
+    let (_, name) = path.split_once('/')?;
+    match name {
+        "PKG-INFO" => Some("PKG-INFO"),
+        "package.json" => Some("package.json"),
+        "Cargo.toml" => Some("Cargo.toml"),
+        _ => None,
+    }
+}
+
+fn tar_member(bytes: &[u8]) -> Option<(&'static str, String)> {
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(bytes));
+    for entry in archive.entries().ok()?.take(MAX_ENTRIES_SEEN) {
+        let entry = entry.ok()?;
+        let path = entry.path().ok()?.to_string_lossy().into_owned();
+        if let Some(name) = metadata_name(&path) {
+            let mut text = String::new();
+            entry.take(MAX_META_BYTES).read_to_string(&mut text).ok()?;
+            return Some((name, text));
+        }
+    }
+    None
+}
+
+fn zip_member(bytes: &[u8]) -> Option<(&'static str, String)> {
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).ok()?;
+    let name = archive
+        .file_names()
+        .take(MAX_ENTRIES_SEEN)
+        .filter_map(Result::ok)
+        .find(|n| metadata_name(n) == Some("PKG-INFO"))?
+        .into_owned();
+    let file = archive.by_name(&name).ok()?;
+    let mut text = String::new();
+    file.take(MAX_META_BYTES).read_to_string(&mut text).ok()?;
+    Some(("PKG-INFO", text))
+}
+
+/// Core metadata (PEP 566): the header lines before the description.
+fn from_pkg_info(text: &str) -> PackageLinks {
+    let mut links = PackageLinks::default();
+    for line in text.lines().take_while(|l| !l.is_empty()) {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        match key.trim().to_ascii_lowercase().as_str() {
+            "home-page" if value != "UNKNOWN" && !value.is_empty() => {
+                links.note("Home-page", value);
+                links.homepage.get_or_insert_with(|| value.to_owned());
+            }
+            "project-url" => {
+                let Some((label, url)) = value.split_once(',') else {
+                    continue;
+                };
+                let (label, url) = (label.trim(), url.trim());
+                let squashed = label.to_ascii_lowercase().replace([' ', '-', '_'], "");
+                let slot = match squashed.as_str() {
+                    "source" | "sourcecode" | "repository" | "code" | "github" | "gitlab" => {
+                        &mut links.repository
+                    }
+                    "documentation" | "docs" => &mut links.documentation,
+                    "homepage" => &mut links.homepage,
+                    _ => continue,
+                };
+                if slot.is_none() {
+                    *slot = Some(url.to_owned());
+                    links.note(&format!("Project-URL: {label}"), url);
+                }
+            }
+            _ => {}
+        }
+    }
+    links
+}
+
+fn from_package_json(text: &str) -> PackageLinks {
+    let mut links = PackageLinks::default();
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(text) else {
+        return links;
+    };
+    let repository = match &json["repository"] {
+        serde_json::Value::String(s) => Some(s.clone()),
+        other => other["url"].as_str().map(str::to_owned),
+    };
+    if let Some(url) = repository {
+        links.note("repository", &url);
+        links.repository = Some(url);
+    }
+    if let Some(url) = json["homepage"].as_str() {
+        links.note("homepage", url);
+        links.homepage = Some(url.to_owned());
+    }
+    links
+}
+
+/// The `[package]` table's `repository`, `documentation` and `homepage`,
+/// read line by line: registries normalise `Cargo.toml` to one
+/// `key = "value"` per line.
+fn from_cargo_toml(text: &str) -> PackageLinks {
+    let mut links = PackageLinks::default();
+    let mut in_package = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_package = line == "[package]";
+            continue;
+        }
+        if !in_package {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let value = value.trim().trim_matches('"');
+        let slot = match key.trim() {
+            "repository" => &mut links.repository,
+            "documentation" => &mut links.documentation,
+            "homepage" => &mut links.homepage,
+            _ => continue,
+        };
+        *slot = Some(value.to_owned());
+        let key = key.trim().to_owned();
+        links.note(&key, value);
+    }
+    links
+}
+
+impl PackageLinks {
+    fn note(&mut self, field: &str, value: &str) {
+        self.fields.push((field.to_owned(), value.to_owned()));
+    }
+
+    /// Which field named `url`, if one did.
+    pub fn field_of(&self, url: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(_, v)| v == url)
+            .map(|(f, _)| f.as_str())
+    }
+}
+
+/// A repository URL as Git fetches it over HTTPS: `git+https://…`,
+/// `git://…`, `git@host:owner/name.git` and `github:owner/name` (npm's
+/// shorthands) become `https://host/owner/name`; a forge project URL with
+/// more path (`…/tree/main/docs`) is cut to the project.
+pub fn https_repository(raw: &str) -> Option<String> {
+    let raw = raw.trim();
+    let raw = raw.strip_prefix("git+").unwrap_or(raw);
+    let https = if let Some(rest) = raw.strip_prefix("git@") {
+        let (host, path) = rest.split_once(':')?;
+        format!("https://{host}/{path}")
+    } else if let Some(rest) = raw.strip_prefix("git://") {
+        format!("https://{rest}")
+    } else if let Some(rest) = raw.strip_prefix("ssh://git@") {
+        format!("https://{}", rest.replacen(':', "/", 1))
+    } else if let Some(rest) = raw.strip_prefix("github:") {
+        format!("https://github.com/{rest}")
+    } else if raw.starts_with("https://") || raw.starts_with("http://") {
+        raw.to_owned()
+    } else if raw.split('/').count() == 2 && !raw.contains(':') {
+        // npm's bare `owner/name` means GitHub.
+        format!("https://github.com/{raw}")
+    } else {
+        return None;
+    };
+    let https = https.trim_end_matches('/').to_owned();
+    let (scheme_host, path) = https.split_at(https.find("://")? + 3);
+    let mut parts = path.split('/');
+    let host = parts.next()?;
+    let forge = ["github.com", "gitlab.com", "codeberg.org", "bitbucket.org"]
+        .contains(&host.trim_start_matches("www."));
+    if forge {
+        let owner = parts.next()?;
+        let name = parts.next()?;
+        let name = name.strip_suffix(".git").unwrap_or(name);
+        return Some(format!("{scheme_host}{host}/{owner}/{name}"));
+    }
+    Some(https)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pkg_info_names_its_project_urls() {
+        let text =
+            "Metadata-Version: 2.1\nName: six\nHome-page: https://github.com/benjaminp/six\n\
+                    Project-URL: Documentation, https://six.readthedocs.io/\n\
+                    Project-URL: Source Code, https://github.com/benjaminp/six\n\nDescription";
+        let links = from_pkg_info(text);
+        assert_eq!(
+            links.repository.as_deref(),
+            Some("https://github.com/benjaminp/six")
+        );
+        assert_eq!(
+            links.documentation.as_deref(),
+            Some("https://six.readthedocs.io/")
+        );
+        assert_eq!(
+            links.homepage.as_deref(),
+            Some("https://github.com/benjaminp/six")
+        );
+        assert_eq!(
+            links.field_of("https://six.readthedocs.io/"),
+            Some("Project-URL: Documentation")
+        );
+    }
+
+    #[test]
+    fn package_json_and_cargo_toml_name_theirs() {
+        let npm = from_package_json(
+            r#"{"name":"x","repository":{"type":"git","url":"git+https://github.com/o/x.git"},"homepage":"https://x.dev"}"#,
+        );
+        assert_eq!(
+            npm.repository.as_deref(),
+            Some("git+https://github.com/o/x.git")
+        );
+        let cargo = from_cargo_toml(
+            "[package]\nname = \"itoa\"\nrepository = \"https://github.com/dtolnay/itoa\"\n\
+             documentation = \"https://docs.rs/itoa\"\n[dependencies]\nrepository = \"no\"\n",
+        );
+        assert_eq!(
+            cargo.repository.as_deref(),
+            Some("https://github.com/dtolnay/itoa")
+        );
+        assert_eq!(cargo.documentation.as_deref(), Some("https://docs.rs/itoa"));
+    }
+
+    #[test]
+    fn repository_urls_become_https() {
+        for (raw, want) in [
+            (
+                "git@github.com:stevemao/left-pad.git",
+                "https://github.com/stevemao/left-pad",
+            ),
+            ("git+https://github.com/o/x.git", "https://github.com/o/x"),
+            ("git://github.com/o/x.git", "https://github.com/o/x"),
+            ("github:o/x", "https://github.com/o/x"),
+            ("o/x", "https://github.com/o/x"),
+            (
+                "https://github.com/o/x/tree/main/docs",
+                "https://github.com/o/x",
+            ),
+            (
+                "https://git.example.org/team/x.git",
+                "https://git.example.org/team/x.git",
+            ),
+        ] {
+            assert_eq!(https_repository(raw).as_deref(), Some(want), "{raw}");
+        }
+        assert_eq!(https_repository("file:///etc"), None);
+    }
+}
