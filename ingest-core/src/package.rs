@@ -376,8 +376,13 @@ fn doc_format(path: &str) -> Option<Format> {
             None if !file.contains('.') => Some(Format::Text),
             format => format.filter(|f| !f.is_archive()),
         },
-        [top, ..] if DOC_DIRS.iter().any(|d| top.eq_ignore_ascii_case(d)) => {
-            if is_release_notes(&stem) || is_not_prose(&stem) {
+        [top, inner @ ..] if DOC_DIRS.iter().any(|d| top.eq_ignore_ascii_case(d)) => {
+            let notes_folder = inner.iter().any(|d| {
+                let d = d.to_ascii_lowercase();
+                is_release_notes(&d)
+                    || matches!(d.replace(['-', '_'], "").as_str(), "releases" | "whatsnew")
+            });
+            if notes_folder || is_release_notes(&stem) || is_not_prose(&stem) {
                 return None;
             }
             Format::from_path(file).filter(|f| !f.is_archive())
@@ -399,6 +404,10 @@ pub(crate) fn is_release_notes(stem: &str) -> bool {
 pub(crate) fn is_not_prose(stem: &str) -> bool {
     stem.starts_with("requirements") || stem.starts_with("constraints") || stem == "robots"
 }
+
+/// How many entries a package archive may hold per documentation file an
+/// upload may: the walk over the rest is bounded by this multiple.
+const WALKED_ENTRIES_PER_DOC: usize = 10;
 
 /// A package's documentation, extracted, and how many of its files were not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -426,17 +435,30 @@ pub fn extract_package_docs(
     limits: &ArchiveLimits,
     memory: &mut dyn MemoryGauge,
 ) -> Result<PackageDocs, ExtractError> {
+    // Only the documentation counts toward the entry limit: a project's
+    // sdist carries its whole tree (Django's has over 10,000 files), which
+    // is walked, never held. The walk itself stays bounded.
+    let walk = ArchiveLimits {
+        max_entries: limits.max_entries.saturating_mul(WALKED_ENTRIES_PER_DOC),
+        ..*limits
+    };
     // A tar is read twice: once for its names (the top-level folder is only
     // known once all are seen), once for the chosen files.
-    let files = archive_files(file_name, bytes, limits)?;
+    let files = archive_files(file_name, bytes, &walk)?;
     let wanted: HashMap<&str, DocPath<'_>> = documentation_paths(files.iter().map(String::as_str))
         .into_iter()
         .map(|doc| (doc.archive_path, doc))
         .collect();
+    if wanted.len() > limits.max_entries {
+        return Err(ExtractError::TooManyDocs {
+            found: wanted.len(),
+            max: limits.max_entries,
+        });
+    }
     let (extraction, left_out) = extract_chosen(
         file_name,
         bytes,
-        limits,
+        &walk,
         memory,
         &mut |name, unreadable| match wanted.get(name) {
             Some(doc) if unreadable.is_none() => Pick::Take {
@@ -777,6 +799,30 @@ mod tests {
             .map(|s| s.file_path.as_str())
             .collect();
         assert_eq!(skipped, ["docs/broken.ipynb"]);
+    }
+
+    #[test]
+    fn only_the_docs_count_toward_the_entry_limit() {
+        let names: Vec<String> = (0..40).map(|i| format!("pkg-1.0/src/m{i}.py")).collect();
+        let mut files: Vec<(&str, &[u8])> =
+            names.iter().map(|n| (n.as_str(), &b"x = 1"[..])).collect();
+        files.push(("pkg-1.0/README.md", b"# Pkg"));
+        files.push(("pkg-1.0/docs/usage.md", b"# Usage"));
+        let bytes = tgz(&files);
+        let limits = ArchiveLimits {
+            max_entries: 5,
+            ..ArchiveLimits::default()
+        };
+        let docs = extract_package_docs("pkg-1.0.tar.gz", &bytes, &limits, &mut Unmetered)
+            .expect("42 entries, 2 of them docs, within 5");
+        assert_eq!(docs.extraction.documents.len(), 2);
+        let one = ArchiveLimits {
+            max_entries: 1,
+            ..ArchiveLimits::default()
+        };
+        let err = extract_package_docs("pkg-1.0.tar.gz", &bytes, &one, &mut Unmetered).unwrap_err();
+        // The walk's own bound (10 per doc file allowed) comes first here.
+        assert!(err.to_string().contains("entries"), "{err}");
     }
 
     #[test]

@@ -186,6 +186,10 @@ pub enum ExtractError {
     CorruptTar(String),
     #[error("the tar.gz archive is refused: {0}")]
     HostileTar(String),
+    /// A package whose documentation alone has more files than an upload
+    /// may hold.
+    #[error("the package's documentation has {found} files, more than the {max} one upload may hold (--max-files)")]
+    TooManyDocs { found: usize, max: usize },
     /// The archive's documents hold more text than one upload may: it is
     /// refused as soon as that is known, not once all of it is in memory.
     #[error(
@@ -314,7 +318,17 @@ fn extract_one(
             let markdown = asciidoc::to_markdown(&text::decode(bytes)?);
             text::markdown(markdown.as_bytes())?
         }
-        Format::Text => text::plain(bytes)?,
+        // Plain text that is reStructuredText (Sphinx projects such as
+        // Django keep their pages as `.txt`) is read as such, so its
+        // sections have heading paths.
+        Format::Text => {
+            let decoded = text::decode(bytes)?;
+            if rst::looks_like_rst(&decoded) {
+                text::markdown(rst::to_markdown(&decoded).as_bytes())?
+            } else {
+                text::plain(bytes)?
+            }
+        }
         Format::Html => html::to_markdown(bytes)?,
         Format::Pdf => {
             pdf::require_text(pdf::extract(bytes, limits.max_pdf_inflated_bytes, memory)?)?

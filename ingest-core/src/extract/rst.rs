@@ -871,6 +871,44 @@ pub(super) fn escape_block_start(line: String) -> String {
     }
 }
 
+/// Whether plain text is reStructuredText by its content: at least one
+/// section title (a line underlined, or over- and underlined, by one
+/// punctuation character repeated at least as long as the title), and
+/// beside it a directive (`.. note::`), an interpreted role (`:ref:`…`),
+/// or a second title. Prose with one dashed line under a sentence is not.
+pub fn looks_like_rst(text: &str) -> bool {
+    let lines: Vec<&str> = text.lines().take(2_000).collect();
+    let titles = lines
+        .windows(2)
+        .filter(|pair| is_underline(pair[1], pair[0]))
+        .count();
+    if titles == 0 {
+        return false;
+    }
+    let directive = lines.iter().any(|l| {
+        let l = l.trim_start();
+        l.starts_with(".. ") && l.contains("::")
+    });
+    let role = text.contains(":ref:`") || text.contains(":doc:`") || text.contains(":class:`");
+    titles >= 2 || directive || role
+}
+
+/// Whether `line` underlines the title `above`.
+fn is_underline(line: &str, above: &str) -> bool {
+    let line = line.trim_end();
+    let title = above.trim();
+    let Some(first) = line.chars().next() else {
+        return false;
+    };
+    !title.is_empty()
+        && !above.starts_with(' ')
+        && line.len() >= 3
+        && line.chars().count() >= title.chars().count()
+        && "=-~^\"'*+#:.`_".contains(first)
+        && line.chars().all(|c| c == first)
+        && !title.chars().all(|c| c == first)
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
