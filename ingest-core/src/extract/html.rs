@@ -599,6 +599,10 @@ fn element_is_chrome(
                 return true;
             }
         }
+        // A site's title as a heading linking home (Sphinx themes'
+        // `<h1><a href="../index.html">Django 3.2 documentation</a></h1>`)
+        // names the site, not the page.
+        t if is_heading(t) && links_home_only(node) => return true,
         _ => {}
     }
     if in_heading || STRUCTURE.contains(&tag) {
@@ -627,6 +631,29 @@ fn element_is_chrome(
     !holds_content
 }
 
+/// Whether `node`'s whole content is one link to a site's home page
+/// (`index.html` at any depth, `/`, `./`, `../`).
+fn links_home_only(node: &Node) -> bool {
+    let children = node.children.borrow();
+    let mut elements = children.iter().filter(|c| match &c.data {
+        NodeData::Text { contents } => !contents.borrow().trim().is_empty(),
+        NodeData::Element { .. } => true,
+        _ => false,
+    });
+    let (Some(only), None) = (elements.next(), elements.next()) else {
+        return false;
+    };
+    with_element(only, |tag, attrs| {
+        let href = attr(attrs, "href").unwrap_or_default().trim();
+        let home = href
+            .trim_start_matches("./")
+            .trim_start_matches("../")
+            .trim_start_matches('/');
+        tag == "a" && (home.is_empty() || home == "index.html")
+    })
+    .unwrap_or(false)
+}
+
 fn first_element_is_heading(node: &Node) -> bool {
     node.children
         .borrow()
@@ -643,7 +670,14 @@ fn is_heading(tag: &str) -> bool {
 }
 
 /// Words that name chrome when they are a whole token of a class or id.
-const CHROME_WORDS: [&str; 47] = [
+const CHROME_WORDS: [&str; 51] = [
+    // DocBook XSL's Prev/Up/Home/Next bars.
+    "navheader",
+    "navfooter",
+    // YUI grids' page header and footer (Django's documentation theme
+    // puts the site's title link there).
+    "hd",
+    "ft",
     "sidebar",
     "sphinxsidebar",
     "sphinxsidebarwrapper",
@@ -1039,16 +1073,30 @@ fn strip_tags(s: &str) -> String {
 }
 
 fn decode_entities(s: &str) -> String {
-    s.replace("&amp;", "&")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
+    html_escape::decode_html_entities(s).into_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docbook_bars_site_title_links_and_title_references_are_cleaned() {
+        let html = br#"<html><head><title>Formsets &#8212; Django &mdash; 3.2</title></head><body>
+<div id="hd"><h1><a href="../index.html">Django 3.2.25 documentation</a></h1></div>
+<div class="navheader"><table><tr><td><a href="a.html">Prev</a></td><td>Up</td><td><a href="n.html">Next</a></td></tr></table></div>
+<h1>Formsets</h1><p>A formset is a layer of abstraction.</p>
+<div class="navfooter"><a href="a.html">Prev</a> <a href="index.html">Home</a></div></body></html>"#;
+        let doc = to_markdown(html).unwrap();
+        assert_eq!(
+            doc.title.as_deref(),
+            Some("Formsets \u{2014} Django \u{2014} 3.2")
+        );
+        assert!(doc.text.starts_with("# Formsets"), "{}", doc.text);
+        for chrome in ["Django 3.2.25 documentation", "Prev", "Next", "Home"] {
+            assert!(!doc.text.contains(chrome), "{chrome}: {}", doc.text);
+        }
+    }
 
     #[test]
     fn keeps_structure_and_drops_chrome() {
