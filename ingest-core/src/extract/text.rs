@@ -123,11 +123,41 @@ fn front_matter_field(front: &str, key: &str) -> Option<String> {
     None
 }
 
+/// The first level-1 heading's words, as a reader sees them: link text
+/// kept, images left out (a README's title line is often the name and a
+/// row of badges), entities decoded (`&emsp;`, `&#8212;`), spaces
+/// collapsed. A heading with no words (badges alone) is passed over; one
+/// inside a code block is no heading.
 fn first_heading(body: &str) -> Option<String> {
-    body.lines()
-        .find_map(|l| l.strip_prefix("# "))
-        .map(|t| t.trim().to_owned())
-        .filter(|t| !t.is_empty())
+    use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
+    let mut words: Option<String> = None;
+    let mut images = 0usize;
+    for event in Parser::new(body) {
+        match (&mut words, event) {
+            (
+                None,
+                Event::Start(Tag::Heading {
+                    level: HeadingLevel::H1,
+                    ..
+                }),
+            ) => {
+                words = Some(String::new());
+            }
+            (Some(text), Event::End(TagEnd::Heading(HeadingLevel::H1))) => {
+                let title = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                if !title.is_empty() {
+                    return Some(title);
+                }
+                words = None;
+            }
+            (Some(_), Event::Start(Tag::Image { .. })) => images += 1,
+            (Some(_), Event::End(TagEnd::Image)) => images = images.saturating_sub(1),
+            (Some(text), Event::Text(t) | Event::Code(t)) if images == 0 => text.push_str(&t),
+            (Some(text), Event::SoftBreak | Event::HardBreak) => text.push(' '),
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -146,6 +176,30 @@ mod tests {
         assert_eq!(folded.description.as_deref(), Some("Two lines folded."));
         assert_eq!(folded.title.as_deref(), Some("T"));
         assert_eq!(doc.text, "# Intro\n\nBody.\n");
+    }
+
+    #[test]
+    fn a_title_is_the_headings_words_without_badges_or_entities() {
+        // Serde's README, as crates.io ships it.
+        let readme =
+            b"# Serde &emsp; [![Build Status]][actions] [![Latest Version]][crates.io]\n\n\
+            [Build Status]: https://img.shields.io/ci.svg\n\
+            [actions]: https://github.com/serde-rs/serde/actions\n\
+            [Latest Version]: https://img.shields.io/crates/v/serde.svg\n\
+            [crates.io]: https://crates.io/crates/serde\n\n\
+            **Serde is a framework for serializing.**\n";
+        assert_eq!(markdown(readme).unwrap().title.as_deref(), Some("Serde"));
+        let entities = markdown(b"# Formsets &#8212; Django `3.2` docs\n\nText.\n").unwrap();
+        assert_eq!(
+            entities.title.as_deref(),
+            Some("Formsets \u{2014} Django 3.2 docs")
+        );
+        // Badges alone are passed over; a `#` line in a code block is code.
+        let later = markdown(
+            b"# [![CI](https://x/ci.svg)](https://x)\n\n```sh\n# not a title\n```\n\n# [The guide](guide.md)\n",
+        )
+        .unwrap();
+        assert_eq!(later.title.as_deref(), Some("The guide"));
     }
 
     #[test]
