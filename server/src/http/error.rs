@@ -124,14 +124,29 @@ fn json_rejection(rejection: JsonRejection) -> ApiError {
             ErrorCode::UnsupportedMediaType,
             "send the body as JSON with Content-Type: application/json",
         ),
-        _ => ApiError::new(
-            ErrorCode::InvalidBody,
-            format!(
-                "the request body is not valid: {}",
-                index_core::validate::cut(&text, 300)
-            ),
-        ),
+        _ => ApiError::new(ErrorCode::InvalidBody, body_problem(&text)),
     }
+}
+
+/// What is wrong with a JSON body, in docshelf's words: a missing field is
+/// named as such (serde says "missing field `library` at line 1 column
+/// 24"); anything else keeps the decoder's words, cut, after what failed.
+fn body_problem(text: &str) -> String {
+    let said = text
+        .split_once(": ")
+        .filter(|(head, _)| head.starts_with("Failed to"))
+        .map_or(text, |(_, rest)| rest);
+    if let Some(field) = said
+        .split_once("missing field `")
+        .and_then(|(_, rest)| rest.split_once('`'))
+        .map(|(field, _)| field)
+    {
+        return format!("the request body lacks the field `{field}`, which is required");
+    }
+    format!(
+        "the request body is not valid: {}",
+        index_core::validate::cut(said, 300)
+    )
 }
 
 /// The longest request target (path and query) read, in bytes. Longer
@@ -255,4 +270,23 @@ pub async fn no_such_route(uri: axum::http::Uri) -> ApiError {
             index_core::validate::cut(uri.path(), 200)
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_field_is_named_in_our_words() {
+        let serde = "Failed to deserialize the JSON body into the target type: missing field `library` at line 1 column 24";
+        assert_eq!(
+            body_problem(serde),
+            "the request body lacks the field `library`, which is required"
+        );
+        let other = "Failed to parse the request body as JSON: expected value at line 1 column 2";
+        assert_eq!(
+            body_problem(other),
+            "the request body is not valid: expected value at line 1 column 2"
+        );
+    }
 }

@@ -27,7 +27,7 @@ pub struct AddressPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "{address} is {what}: docshelf does not fetch from the server's own network \
-     (start the server with --allow-address {address}, or --allow-private-urls, to allow it for intranet docs)"
+     (allow it for intranet docs with --allow-address {address}, or --allow-private-urls, on `docshelf serve` or `docshelf ingest`)"
 )]
 pub struct Refused {
     pub address: IpAddr,

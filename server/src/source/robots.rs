@@ -49,6 +49,15 @@ impl Robots {
             Ok(body) => Self::parse(&body.bytes),
             Err(FetchError::TooLarge(_)) => Self::allowing_all(),
             Err(FetchError::Status(code)) if (400..500).contains(&code) => Self::allowing_all(),
+            // The site itself does not answer: said as such, not as a
+            // robots.txt problem.
+            Err(err @ (FetchError::Network(_) | FetchError::Timeout(_) | FetchError::Refused(_))) => {
+                Self {
+                    rules: Rules::Nothing(format!("the site cannot be reached: {err}")),
+                    delay: None,
+                    sitemaps: Vec::new(),
+                }
+            }
             Err(err) => Self {
                 rules: Rules::Nothing(format!(
                     "the site's robots.txt could not be read ({err}), which means no page may be fetched for now"

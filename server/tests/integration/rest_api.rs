@@ -139,8 +139,12 @@ async fn search_answers_json_and_refuses_bad_input_with_clear_errors() {
     assert!(body["error"]
         .as_str()
         .is_some_and(|e| e.starts_with("the request body is not valid")));
-    let (status, _) = post_json(&base, "/api/search", json!({"k": 3})).await;
+    let (status, body) = post_json(&base, "/api/search", json!({"k": 3})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        body["error"], "the request body lacks the field `query`, which is required",
+        "{body}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
