@@ -152,6 +152,9 @@ fn ended(status: &index_core::job::JobStatus) -> anyhow::Result<()> {
         .iter()
         .filter(|f| f.state == FileState::Unchanged)
         .count();
+    for note in &status.notes {
+        eprintln!("note: {note}");
+    }
     eprintln!(
         "{}: {stored} stored, {unchanged} unchanged, {failed} failed",
         status.state.name()
