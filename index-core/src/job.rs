@@ -168,6 +168,14 @@ pub struct JobStatus {
     /// came from and why, a bound it stopped at, that only a README came in.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// How many files (pages) the job will take, once known: the pages a
+    /// site's sitemaps list, a repository's docs files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<usize>,
+    /// Seconds left, estimated from the pace so far, while `expected` is
+    /// known and files remain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eta_secs: Option<u64>,
 }
 
 impl JobStatus {
@@ -188,6 +196,20 @@ impl JobStatus {
     }
 
     /// Files stored and files failed so far.
+    /// Files through their work (stored, staged, unchanged, failed,
+    /// skipped or removed): what `expected` is counted against.
+    pub fn through(&self) -> usize {
+        self.files
+            .iter()
+            .filter(|f| {
+                !matches!(
+                    f.state,
+                    FileState::Queued | FileState::Extracting | FileState::Embedding { .. }
+                )
+            })
+            .count()
+    }
+
     pub fn tally(&self) -> (usize, usize) {
         let stored = self
             .files

@@ -101,6 +101,8 @@ mod tests {
             files: Vec::new(),
             error: None,
             notes: Vec::new(),
+            expected: None,
+            eta_secs: None,
         };
         assert_eq!(JobEvent::of(&status).name(), "progress");
         status.state = JobState::Done;

@@ -52,6 +52,15 @@ pub(super) fn JobProgress(
     }
 }
 
+/// Seconds as a person reads them: "40 s", "3 min", "2 h 5 min".
+fn duration(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs} s"),
+        60..3600 => format!("{} min", secs.div_ceil(60)),
+        _ => format!("{} h {} min", secs / 3600, secs % 3600 / 60),
+    }
+}
+
 /// A job's summary and the state of each of its files (or pages).
 #[component]
 pub(super) fn JobView(job: JobStatus) -> impl IntoView {
@@ -61,7 +70,15 @@ pub(super) fn JobView(job: JobStatus) -> impl IntoView {
     let unchanged = count(|s| matches!(s, FileState::Unchanged));
     let removed = count(|s| matches!(s, FileState::Removed { .. }));
     let summary = match job.state {
-        JobState::Running => "Working…".to_owned(),
+        JobState::Running => match (job.expected, job.eta_secs) {
+            (Some(total), Some(left)) => format!(
+                "Working… {} of {total}, about {} left.",
+                job.through(),
+                duration(left)
+            ),
+            (Some(total), None) => format!("Working… {} of {total}.", job.through()),
+            _ => "Working…".to_owned(),
+        },
         JobState::Publishing => "Publishing the version…".to_owned(),
         JobState::Indexing => "Published; updating the search index…".to_owned(),
         JobState::Done => {

@@ -36,7 +36,7 @@ pub enum JobWatch {
     /// This process runs it: every change is seen as it happens.
     Local(Arc<JobHandle>),
     /// Another process runs (or ran) it: as that process last wrote it.
-    Stored(StoredJob),
+    Stored(Box<StoredJob>),
 }
 
 impl JobWatch {
@@ -70,7 +70,9 @@ impl Engine {
         let Some(stored) = self.store.stored_job(id).await? else {
             return Ok(None);
         };
-        Ok(Some(JobWatch::Stored(self.unless_dead(stored).await)))
+        Ok(Some(JobWatch::Stored(Box::new(
+            self.unless_dead(stored).await,
+        ))))
     }
 
     /// Ends every job left unfinished by a process that is gone, and drops
@@ -308,6 +310,8 @@ mod tests {
                 .collect(),
             error: None,
             notes: Vec::new(),
+            expected: None,
+            eta_secs: None,
         }
     }
 

@@ -48,6 +48,8 @@ pub struct JobHandle {
     watch_token: String,
     /// When the job ended, once it has.
     finished: OnceLock<Instant>,
+    /// When it started: the pace its time-left estimate is taken from.
+    started: Instant,
     /// Set to ask the job to stop (its version is being deleted).
     cancel: watch::Sender<bool>,
 }
@@ -62,6 +64,8 @@ impl JobHandle {
             files: Vec::new(),
             error: None,
             notes: Vec::new(),
+            expected: None,
+            eta_secs: None,
         });
         Self {
             status,
@@ -70,6 +74,7 @@ impl JobHandle {
             lines: Mutex::default(),
             watch_token: uuid::Uuid::new_v4().simple().to_string(),
             finished: OnceLock::new(),
+            started: Instant::now(),
             cancel: watch::channel(false).0,
         }
     }
@@ -191,16 +196,24 @@ impl JobHandle {
         let Some(&at) = lines.at.get(&slot) else {
             return;
         };
+        let started = self.started;
         self.status.send_modify(|s| {
             if let Some(file) = s.files.get_mut(at) {
                 change(file);
             }
+            s.eta_secs = time_left(s, started.elapsed());
         });
     }
 
     /// Moves the file at `slot` to `state`.
     pub fn set_file(&self, slot: FileSlot, state: FileState) {
         self.modify_file(slot, |f| f.state = state);
+    }
+
+    /// Says how many files the job will take (a sitemap's pages, a
+    /// repository's docs), so its progress can show a total and a time left.
+    pub fn expect(&self, files: usize) {
+        self.status.send_modify(|s| s.expected = Some(files));
     }
 
     /// Records a note about the job as a whole.
@@ -389,9 +402,49 @@ impl JobTable {
     }
 }
 
+/// Seconds left at the pace so far: the time per file through, times the
+/// files still expected. `None` until one is through or without a total.
+fn time_left(status: &JobStatus, elapsed: std::time::Duration) -> Option<u64> {
+    let expected = status.expected?;
+    let through = status.through();
+    if through == 0 || through >= expected || status.state.is_finished() {
+        return None;
+    }
+    let per_file = elapsed.as_secs_f64() / through as f64;
+    Some((per_file * (expected - through) as f64).ceil() as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_left_follows_the_pace_so_far() {
+        let mut status = JobStatus {
+            id: "j".into(),
+            library: "l".into(),
+            version: "1".into(),
+            state: JobState::Running,
+            files: Vec::new(),
+            error: None,
+            notes: Vec::new(),
+            expected: Some(10),
+            eta_secs: None,
+        };
+        let ten = std::time::Duration::from_secs(10);
+        assert_eq!(time_left(&status, ten), None, "nothing through yet");
+        for state in [FileState::Unchanged, FileState::Queued] {
+            status.files.push(FileProgress {
+                file_path: "a.md".into(),
+                state,
+                warnings: Vec::new(),
+            });
+        }
+        // One of ten through in 10 s: nine more at 10 s each.
+        assert_eq!(time_left(&status, ten), Some(90));
+        status.expected = None;
+        assert_eq!(time_left(&status, ten), None);
+    }
 
     #[test]
     fn a_second_job_into_a_version_being_written_is_refused_until_the_first_ends() {

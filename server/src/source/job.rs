@@ -173,6 +173,7 @@ async fn repository(
         docs.root,
         docs.left_out
     ));
+    job.expect(docs.files.len());
     for file in docs.files {
         let record = PageRecord {
             hash: content_hash(&file.bytes),

@@ -88,6 +88,7 @@ impl Tally {
             Found::Skipped { address, reason } => {
                 job.add_file(&address, FileState::Skipped { reason });
             }
+            Found::Expected(pages) => job.expect(pages),
         }
     }
 

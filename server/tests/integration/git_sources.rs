@@ -137,6 +137,8 @@ async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
     let stored: Vec<String> = files(&job).into_iter().map(|(path, _)| path).collect();
     // The docs folder alone: no code, no README beside it, no release notes.
     assert_eq!(stored, ["docs/guide/install.md", "docs/index.md"], "{job}");
+    // Its total was known before the first file was read.
+    assert_eq!(job["expected"], 2, "{job}");
     assert_eq!(
         top_hit(&base, "how do I run the frobnicator installer", "v1.0.0").await,
         "docs/guide/install.md"

@@ -44,6 +44,9 @@ pub enum Found {
     /// Not a page to store: another's duplicate, not a document, or one
     /// that asks not to be indexed.
     Skipped { address: String, reason: String },
+    /// How many pages the crawl expects to take, once its sitemaps are
+    /// read (within its page bound).
+    Expected(usize),
 }
 
 /// How a crawl ended.

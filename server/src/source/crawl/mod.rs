@@ -86,6 +86,11 @@ pub async fn crawl(
         crawl.enqueue(start.clone(), 0);
     }
     crawl.sitemaps(&start).await;
+    // The sitemaps' pages are a total as soon as they are known.
+    if crawl.queue.len() > 1 {
+        let expected = crawl.queue.len().min(crawl.plan.limits.max_pages);
+        let _ = crawl.out.send(Found::Expected(expected)).await;
+    }
     let complete = crawl.run().await;
     Outcome {
         complete,
