@@ -139,10 +139,13 @@ async fn search_answers_json_and_refuses_bad_input_with_clear_errors() {
     assert!(body["error"]
         .as_str()
         .is_some_and(|e| e.starts_with("the request body is not valid")));
-    let (status, body) = post_json(&base, "/api/search", json!({"k": 3})).await;
+    let (status, _) = post_json(&base, "/api/search", json!({"k": 3})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    // A required field left out is named in docshelf's words.
+    let (status, body) = post_json(&base, "/api/ask", json!({"library": "gardening"})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(
-        body["error"], "the request body lacks the field `query`, which is required",
+        body["error"], "the request body lacks the field `question`, which is required",
         "{body}"
     );
 }
@@ -446,6 +449,7 @@ async fn every_documented_route_is_served_and_oversized_bodies_get_json_413() {
         "DELETE /api/documents",
         "DELETE /api/libraries/{library}",
         "DELETE /api/libraries/{library}/versions/{version}",
+        "DELETE /api/sources/{id}",
         "GET /api/documents",
         "GET /api/jobs/{id}",
         "GET /api/jobs/{id}/events",
