@@ -48,7 +48,7 @@ test('upload progress streams to the page when reads need the token', async () =
   const id = new URL(stream.url()).pathname.split('/')[3];
   const bare = await fetch(`${server.url}/api/jobs/${id}/events`);
   assert.equal(bare.status, 401);
-  assert.equal((await bare.json()).code, 'unauthorized');
+  assert.equal((await bare.json()).kind, 'unauthorized');
 });
 
 test('server functions are guarded by their route, with the token the page sends as a bearer header', async () => {
@@ -67,8 +67,10 @@ test('server functions are guarded by their route, with the token the page sends
     const bare = await call(name, body);
     assert.equal(bare.status, 401, name);
     assert.deepEqual(await bare.json(), {
-      code: 'unauthorized',
+      code: 'missing_token',
+      kind: 'unauthorized',
       error: 'this needs the access token: enter it at the top of the page',
+      link: 'docs/errors.md#missing_token',
     });
     const wrong = await call(name, body, 'not-the-token');
     assert.equal(wrong.status, 401, name);

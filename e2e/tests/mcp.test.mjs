@@ -165,7 +165,8 @@ for (const [name, makeTransport] of Object.entries(transports)) {
         name: 'add_docs',
         arguments: { url: 'http://127.0.0.1:9/docs/', library: 'local', version: '1' },
       });
-      assert.equal(refused.structuredContent.code, 'bad_input');
+      assert.equal(refused.structuredContent.code, 'source_unreachable');
+      assert.equal(refused.structuredContent.kind, 'bad_input');
       assert.match(errorText(refused), /127\.0\.0\.1 is a loopback address/);
     });
 
@@ -186,15 +187,21 @@ for (const [name, makeTransport] of Object.entries(transports)) {
       assert.equal(rest.status, 400);
       const restBody = await rest.json();
       assert.equal(restBody.error, 'k must be 1..50');
-      // One error table for both faces: the same kind, by the same name.
+      // One error table for both faces: the same code, by the same name.
       const tooMany = await client.callTool({ name: 'search_docs', arguments: { query: 'x', k: 99 } });
-      assert.deepEqual(tooMany.structuredContent, { code: 'bad_input', error: 'k must be 1..50' });
-      assert.equal(restBody.code, 'bad_input');
+      assert.deepEqual(tooMany.structuredContent, {
+        code: 'invalid_search',
+        kind: 'bad_input',
+        error: 'k must be 1..50',
+        link: 'docs/errors.md#invalid_search',
+      });
+      assert.deepEqual(restBody, tooMany.structuredContent);
       const missing = await client.callTool({
         name: 'get_document',
         arguments: { library: 'gardening', version: '9.9', file_path: 'roses.md' },
       });
-      assert.equal(missing.structuredContent.code, 'not_found');
+      assert.equal(missing.structuredContent.code, 'unknown_version');
+      assert.equal(missing.structuredContent.kind, 'not_found');
       assert.match(
         errorText(await client.callTool({ name: 'search_docs', arguments: { query: 'x', library: 'kubernetes' } })),
         /no library matches "kubernetes"; stored libraries: .*gardening/,
@@ -236,13 +243,13 @@ describe('MCP writes over HTTP with a token', () => {
     const arguments_ = { url: 'http://127.0.0.1:9/docs/', library: 'local', version: '1' };
     const refused = await anonymous.callTool({ name: 'add_docs', arguments: arguments_ });
     assert.equal(refused.isError, true);
-    assert.equal(refused.structuredContent.code, 'unauthorized');
+    assert.equal(refused.structuredContent.code, 'missing_token');
     await anonymous.close();
 
     const admitted = await connect({ Authorization: 'Bearer mcp-secret' });
     const past = await admitted.callTool({ name: 'add_docs', arguments: arguments_ });
     // Past the guard: the request itself is judged (a loopback URL).
-    assert.equal(past.structuredContent.code, 'bad_input');
+    assert.equal(past.structuredContent.kind, 'bad_input');
     await admitted.close();
   });
 });
