@@ -154,12 +154,16 @@ macro_rules! error_codes {
     ($($variant:ident = $name:literal: $kind:ident, $meaning:literal;)*) => {
         /// What exactly went wrong: one stable, machine-readable code per
         /// error a client can meet, each of one [`ErrorKind`].
+        ///
+        /// Serialised as its variant's name in snake case, which is its
+        /// name in the table (a test holds the two equal): schema derives
+        /// do not read a `rename` a macro writes.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
         #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+        #[serde(rename_all = "snake_case")]
         pub enum ErrorCode {
             $(
                 #[doc = $meaning]
-                #[serde(rename = $name)]
                 $variant,
             )*
         }
