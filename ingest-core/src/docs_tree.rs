@@ -8,6 +8,7 @@
 use index_core::format::Format;
 
 use crate::package::{is_not_prose, is_release_notes, DOC_DIRS, NOT_DOC_DIRS};
+pub use crate::selection::DocsSelection;
 
 /// Where a tree keeps its documentation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,7 +120,31 @@ pub fn documentation_files<'a>(
     root: &DocsRoot,
     with_release_notes: bool,
 ) -> Vec<TreeDoc<'a>> {
-    paths
+    select_files(paths, root, with_release_notes, &DocsSelection::default())
+}
+
+/// [`documentation_files`] as `selection` asks: with include globs, the
+/// files they match that docshelf reads, wherever they are; then at most
+/// its bound, in path order.
+pub fn select_files<'a>(
+    paths: &[&'a str],
+    root: &DocsRoot,
+    with_release_notes: bool,
+    selection: &DocsSelection,
+) -> Vec<TreeDoc<'a>> {
+    if selection.chooses() {
+        let mut chosen: Vec<TreeDoc<'a>> = paths
+            .iter()
+            .filter(|p| selection.includes(p))
+            .filter_map(|&path| {
+                let format = Format::from_path(path).filter(|f| !f.is_archive())?;
+                Some(TreeDoc { path, format })
+            })
+            .collect();
+        selection.cut(&mut chosen, |d| d.path);
+        return chosen;
+    }
+    let mut chosen: Vec<TreeDoc<'a>> = paths
         .iter()
         .filter_map(|&path| {
             let rest = match root {
@@ -137,7 +162,9 @@ pub fn documentation_files<'a>(
                 format: doc_file(rest)?,
             })
         })
-        .collect()
+        .collect();
+    selection.cut(&mut chosen, |d| d.path);
+    chosen
 }
 
 /// How a file at `path` (relative to the docs root) is read, if it is one
@@ -250,9 +277,37 @@ mod tests {
             .iter()
             .map(|d| d.path)
             .collect();
-        assert_eq!(found, ["docs/index.md", "docs/guide/install.rst"]);
+        assert_eq!(found, ["docs/guide/install.rst", "docs/index.md"]);
         let with_notes = documentation_files(&tree, &root, true);
         assert_eq!(with_notes.len(), 4);
+    }
+
+    #[test]
+    fn include_globs_choose_and_max_files_bounds() {
+        let tree = [
+            "docs/b.md",
+            "docs/a.md",
+            "docs/CHANGELOG.md",
+            "CHANGES.rst",
+            "src/x.md",
+        ];
+        let root = root_of(&tree);
+        let bounded = DocsSelection::new(&[], Some(1)).unwrap();
+        let found: Vec<&str> = select_files(&tree, &root, false, &bounded)
+            .iter()
+            .map(|d| d.path)
+            .collect();
+        assert_eq!(found, ["docs/a.md"]);
+        let notes = DocsSelection::new(&["docs/**".into(), "/CHANGES.rst".into()], None).unwrap();
+        let found: Vec<&str> = select_files(&tree, &root, false, &notes)
+            .iter()
+            .map(|d| d.path)
+            .collect();
+        assert_eq!(
+            found,
+            ["CHANGES.rst", "docs/CHANGELOG.md", "docs/a.md", "docs/b.md"]
+        );
+        assert!(DocsSelection::new(&["[".into()], None).is_err());
     }
 
     #[test]
@@ -262,6 +317,6 @@ mod tests {
             .iter()
             .map(|d| d.path)
             .collect();
-        assert_eq!(found, ["README.md", "GUIDE.adoc"]);
+        assert_eq!(found, ["GUIDE.adoc", "README.md"]);
     }
 }

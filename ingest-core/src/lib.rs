@@ -14,6 +14,7 @@
 //! - [`package`]: which files of a registry package are its documentation.
 //! - [`docs_tree`]: which files of a source tree (a Git repository) are.
 //! - [`package_meta`]: where a package says its docs live (repository, site).
+//! - [`selection`]: a source's include globs and page bound over files.
 
 pub mod chunk;
 pub mod context;
@@ -22,3 +23,4 @@ pub mod extract;
 pub mod ids;
 pub mod package;
 pub mod package_meta;
+pub mod selection;

@@ -12,6 +12,8 @@ use crate::extract::{
 };
 use index_core::format::Format;
 
+use crate::selection::DocsSelection;
+
 /// Where a package comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Registry {
@@ -419,6 +421,8 @@ pub struct PackageDocs {
     /// not listed: a package has hundreds, and listing them would bury
     /// the documentation files that did fail.
     pub left_out: usize,
+    /// Documentation files past the source's page bound, not read.
+    pub past_bound: usize,
 }
 
 /// Extracts the documentation ([`documentation_paths`]) of the package
@@ -433,6 +437,7 @@ pub fn extract_package_docs(
     file_name: &str,
     bytes: &[u8],
     limits: &ArchiveLimits,
+    selection: &DocsSelection,
     memory: &mut dyn MemoryGauge,
 ) -> Result<PackageDocs, ExtractError> {
     // Only the documentation counts toward the entry limit: a project's
@@ -445,7 +450,12 @@ pub fn extract_package_docs(
     // A tar is read twice: once for its names (the top-level folder is only
     // known once all are seen), once for the chosen files.
     let files = archive_files(file_name, bytes, &walk)?;
-    let wanted: HashMap<&str, DocPath<'_>> = documentation_paths(files.iter().map(String::as_str))
+    let mut chosen = match selection.chooses() {
+        true => included_paths(files.iter().map(String::as_str), selection),
+        false => documentation_paths(files.iter().map(String::as_str)),
+    };
+    let past_bound = selection.cut(&mut chosen, |d| d.path);
+    let wanted: HashMap<&str, DocPath<'_>> = chosen
         .into_iter()
         .map(|doc| (doc.archive_path, doc))
         .collect();
@@ -471,7 +481,36 @@ pub fn extract_package_docs(
     Ok(PackageDocs {
         extraction,
         left_out,
+        past_bound,
     })
+}
+
+/// The files `selection`'s include globs match, by their path in the
+/// package, that docshelf reads.
+fn included_paths<'a>(
+    paths: impl IntoIterator<Item = &'a str>,
+    selection: &DocsSelection,
+) -> Vec<DocPath<'a>> {
+    let paths: Vec<&str> = paths.into_iter().collect();
+    let root = single_root(&paths);
+    paths
+        .into_iter()
+        .filter_map(|archive_path| {
+            let path = match root {
+                Some(root) => &archive_path[root.len() + 1..],
+                None => archive_path,
+            };
+            if !selection.includes(path) {
+                return None;
+            }
+            let format = Format::from_path(path).filter(|f| !f.is_archive())?;
+            Some(DocPath {
+                archive_path,
+                path,
+                format,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -778,6 +817,7 @@ mod tests {
             "pkg-1.0.tar.gz",
             &bytes,
             &ArchiveLimits::default(),
+            &DocsSelection::default(),
             &mut memory,
         )
         .unwrap();
@@ -813,16 +853,53 @@ mod tests {
             max_entries: 5,
             ..ArchiveLimits::default()
         };
-        let docs = extract_package_docs("pkg-1.0.tar.gz", &bytes, &limits, &mut Unmetered)
-            .expect("42 entries, 2 of them docs, within 5");
+        let docs = extract_package_docs(
+            "pkg-1.0.tar.gz",
+            &bytes,
+            &limits,
+            &DocsSelection::default(),
+            &mut Unmetered,
+        )
+        .expect("42 entries, 2 of them docs, within 5");
         assert_eq!(docs.extraction.documents.len(), 2);
         let one = ArchiveLimits {
             max_entries: 1,
             ..ArchiveLimits::default()
         };
-        let err = extract_package_docs("pkg-1.0.tar.gz", &bytes, &one, &mut Unmetered).unwrap_err();
+        let err = extract_package_docs(
+            "pkg-1.0.tar.gz",
+            &bytes,
+            &one,
+            &DocsSelection::default(),
+            &mut Unmetered,
+        )
+        .unwrap_err();
         // The walk's own bound (10 per doc file allowed) comes first here.
         assert!(err.to_string().contains("entries"), "{err}");
+    }
+
+    #[test]
+    fn include_globs_and_a_bound_choose_a_packages_files() {
+        let bytes = tgz(&[
+            ("pkg-1.0/README.md", b"# Pkg"),
+            ("pkg-1.0/CHANGELOG.md", b"# 1.0"),
+            ("pkg-1.0/docs/a.md", b"# A"),
+            ("pkg-1.0/docs/b.md", b"# B"),
+        ]);
+        let limits = ArchiveLimits::default();
+        let paths = |selection: &DocsSelection| -> Vec<String> {
+            extract_package_docs("pkg-1.0.tar.gz", &bytes, &limits, selection, &mut Unmetered)
+                .unwrap()
+                .extraction
+                .documents
+                .iter()
+                .map(|d| d.file_path.clone())
+                .collect()
+        };
+        let bounded = DocsSelection::new(&[], Some(2)).unwrap();
+        assert_eq!(paths(&bounded), ["README.md", "docs/a.md"]);
+        let notes = DocsSelection::new(&["CHANGELOG.md".into(), "docs/b.md".into()], None).unwrap();
+        assert_eq!(paths(&notes), ["CHANGELOG.md", "docs/b.md"]);
     }
 
     #[test]
@@ -840,7 +917,14 @@ mod tests {
         }
         let zip = zip.finish().unwrap().into_inner();
         let limits = ArchiveLimits::default();
-        let docs = extract_package_docs("old-0.1.zip", &zip, &limits, &mut Unmetered).unwrap();
+        let docs = extract_package_docs(
+            "old-0.1.zip",
+            &zip,
+            &limits,
+            &DocsSelection::default(),
+            &mut Unmetered,
+        )
+        .unwrap();
         let paths: Vec<&str> = docs
             .extraction
             .documents
@@ -854,12 +938,25 @@ mod tests {
             ("package/package.json", b"{}"),
             ("package/README.md", b"# left-pad"),
         ]);
-        let docs =
-            extract_package_docs("left-pad-1.3.0.tgz", &npm, &limits, &mut Unmetered).unwrap();
+        let docs = extract_package_docs(
+            "left-pad-1.3.0.tgz",
+            &npm,
+            &limits,
+            &DocsSelection::default(),
+            &mut Unmetered,
+        )
+        .unwrap();
         assert_eq!(docs.extraction.documents[0].file_path, "README.md");
         assert_eq!(docs.left_out, 1);
 
-        let err = extract_package_docs("x.md", b"# x", &limits, &mut Unmetered).unwrap_err();
+        let err = extract_package_docs(
+            "x.md",
+            b"# x",
+            &limits,
+            &DocsSelection::default(),
+            &mut Unmetered,
+        )
+        .unwrap_err();
         assert!(matches!(err, ExtractError::Unsupported(_)), "{err}");
     }
 }

@@ -153,7 +153,8 @@ impl EngineError {
                 | SourceError::NoVersion
                 | SourceError::NotGit(_)
                 | SourceError::Track(_)
-                | SourceError::From(_),
+                | SourceError::From(_)
+                | SourceError::Include(_),
             ) => ErrorCode::InvalidSource,
             // The model server is another service docshelf depends on:
             // whatever went wrong there, this request cannot be answered

@@ -6,8 +6,9 @@
 
 use std::time::Duration;
 
-use index_core::source::{DocsFrom, SourceRequest};
+use index_core::source::{DocsFrom, SourceRequest, MAX_PAGES};
 use index_core::validate;
+use ingest_core::docs_tree::DocsSelection;
 use ingest_core::ids;
 use url::Url;
 
@@ -61,6 +62,15 @@ impl Engine {
             }
         }
         let settings = &self.source_settings;
+        // For a repository or a package: include globs over file paths,
+        // and `max_pages` as a bound on files.
+        let selection = || {
+            DocsSelection::new(
+                &request.include,
+                request.max_pages.map(|n| n.clamp(1, MAX_PAGES)),
+            )
+            .map_err(SourceError::Include)
+        };
         let (version, work) = match origin {
             Origin::Git(url) => {
                 let asked = request
@@ -87,6 +97,7 @@ impl Engine {
                     target,
                     docs_path,
                     limits: self.archive_limits,
+                    selection: selection()?,
                     deadline: tokio::time::Instant::now() + settings.max_time,
                     origin: None,
                 };
@@ -136,6 +147,7 @@ impl Engine {
                     rewrites: settings.rewrites.clone(),
                     policy: self.fetcher.policy().clone(),
                     limits: self.archive_limits,
+                    selection: selection()?,
                     deadline: tokio::time::Instant::now() + settings.max_time,
                 };
                 (version, Work::Package(release, route))

@@ -3,6 +3,7 @@
 //! a registry's package archive).
 
 use index_core::job::Upload;
+use ingest_core::docs_tree::DocsSelection;
 use ingest_core::extract::Format;
 
 /// One thing for a job to read: a file's bytes and the address it is
@@ -15,7 +16,7 @@ pub struct Input {
 }
 
 /// How an input is read.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Read {
     /// By its name's extension: uploads.
     ByName,
@@ -23,8 +24,8 @@ pub enum Read {
     /// `Content-Type` said what it is (a URL often has no extension).
     As(Format),
     /// A package archive from a registry, of which only the documentation
-    /// is read (README, docs folder).
-    PackageDocs,
+    /// is read (README, docs folder), or what the source's selection asks.
+    PackageDocs(DocsSelection),
 }
 
 impl Input {
@@ -33,7 +34,7 @@ impl Input {
         match self.read {
             Read::ByName => Format::from_path(&self.name) == Some(Format::Pdf),
             Read::As(format) => format == Format::Pdf,
-            Read::PackageDocs => false,
+            Read::PackageDocs(_) => false,
         }
     }
 }

@@ -189,10 +189,14 @@ impl<'p, 'a> JobRun<'p, 'a> {
                 Read::As(format) => {
                     extract::extract_as(&name, format, &bytes, &limits, &mut memory)
                 }
-                Read::PackageDocs => {
-                    ingest_core::package::extract_package_docs(&name, &bytes, &limits, &mut memory)
-                        .map(|docs| docs.extraction)
-                }
+                Read::PackageDocs(selection) => ingest_core::package::extract_package_docs(
+                    &name,
+                    &bytes,
+                    &limits,
+                    &selection,
+                    &mut memory,
+                )
+                .map(|docs| docs.extraction),
             };
             (extracted, memory, for_ocr.then_some(bytes))
         });

@@ -145,6 +145,7 @@ async fn repository(
                 &plan.remote,
                 &plan.target,
                 plan.docs_path.as_deref(),
+                &plan.selection,
                 &plan.limits,
                 wall,
                 &stop,
@@ -258,7 +259,7 @@ async fn package(
     let input = Input {
         name: release.file_name.clone(),
         bytes,
-        read: Read::PackageDocs,
+        read: Read::PackageDocs(route.selection.clone()),
     };
     run.take(input, slot).await;
     // An archive refused whole (over the entry or size limits) stored

@@ -121,6 +121,8 @@ pub enum SourceError {
     Track(String),
     #[error("from: {0}")]
     From(String),
+    #[error("include: {0}")]
+    Include(String),
 }
 
 impl Origin {

@@ -13,6 +13,7 @@
 //! names the site, to be added as a site source.
 
 use index_core::source::DocsFrom;
+use ingest_core::docs_tree::DocsSelection;
 use ingest_core::extract::ArchiveLimits;
 use ingest_core::package_meta::{https_repository, package_links, PackageLinks};
 use url::Url;
@@ -30,6 +31,8 @@ pub struct PackageRoute {
     pub rewrites: Rewrites,
     pub policy: AddressPolicy,
     pub limits: ArchiveLimits,
+    /// Include globs and a page bound, when the request gives them.
+    pub selection: DocsSelection,
     /// When the fetch must have ended.
     pub deadline: tokio::time::Instant,
 }
@@ -115,6 +118,7 @@ impl PackageRoute {
             target,
             docs_path: None,
             limits: self.limits,
+            selection: self.selection.clone(),
             deadline: self.deadline,
             origin: Some(format!(
                 "the Git repository {shown} at tag {tag}, named by the package's {field}"

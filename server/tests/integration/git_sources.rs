@@ -223,6 +223,24 @@ async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
             .contains("v1.1.0, v1.0.0"),
         "{refused}"
     );
+    // Include globs choose the files, release notes included; max_pages
+    // bounds them, in path order.
+    let (status, accepted) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": url, "library": "widgets", "version": "notes",
+               "include": ["docs/**"], "max_pages": 2}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    let job = finished(&base, &accepted).await;
+    let stored: Vec<String> = files(&job).into_iter().map(|(path, _)| path).collect();
+    assert_eq!(
+        stored,
+        ["docs/CHANGELOG.md", "docs/guide/install.md"],
+        "{job}"
+    );
+
     // A docs folder it does not have.
     let (status, accepted) = post_json(
         &base,

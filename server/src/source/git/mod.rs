@@ -26,6 +26,8 @@ pub struct GitPlan {
     /// The docs folder asked for; found when `None`.
     pub docs_path: Option<String>,
     pub limits: ingest_core::extract::ArchiveLimits,
+    /// Include globs and a page bound, when the request gives them.
+    pub selection: ingest_core::docs_tree::DocsSelection,
     /// When the fetch must have ended (set when the job starts).
     pub deadline: tokio::time::Instant,
     /// Where the repository came from, when a package's metadata named it

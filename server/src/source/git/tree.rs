@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use index_core::format::Format;
-use ingest_core::docs_tree::{documentation_files, find_docs_root, DocsRoot};
+use ingest_core::docs_tree::{find_docs_root, select_files, DocsRoot, DocsSelection};
 use ingest_core::extract::ArchiveLimits;
 
 use super::refs::Target;
@@ -45,6 +45,7 @@ pub fn fetch_docs(
     remote: &Remote,
     target: &Target,
     docs_path: Option<&str>,
+    selection: &DocsSelection,
     limits: &ArchiveLimits,
     wall: Duration,
     stop: &AtomicBool,
@@ -90,7 +91,7 @@ pub fn fetch_docs(
         }
         None => find_docs_root(&paths),
     };
-    let docs = documentation_files(&paths, &root, false);
+    let docs = select_files(&paths, &root, false, selection);
     if docs.is_empty() {
         return Err(GitError::NoDocs(root.to_string()));
     }
