@@ -1,7 +1,8 @@
 // "Add from URL" and the Sources list on the upload page: a site without a
 // version is refused with the server's words; a small site served on
 // loopback (the server runs with --allow-private-urls) is crawled with live
-// progress, listed with its counts, and refreshed with every page unchanged.
+// progress, listed with its counts, refreshed with every page unchanged, and
+// deleted with its version after a confirmation.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import path from 'node:path';
@@ -82,4 +83,26 @@ test('a crawled site shows its progress, is listed, and refreshes unchanged', as
   await refreshed.waitFor({ timeout: 180_000 });
   assert.equal(await refreshed.innerText(), 'Done: 0 stored, 2 unchanged, 0 failed.');
   await page.screenshot({ path: path.join(artifactsDir, 'sources.png'), fullPage: true });
+});
+
+test('a source is deleted with its version, after a confirmation', async () => {
+  await gotoHydrated(page, `${server.url}/upload`);
+  const sources = page.getByRole('region', { name: 'Sources' });
+  const card = sources.getByRole('listitem').filter({ hasText: siteUrl });
+  await card.getByText(/^Last refreshed /).waitFor();
+  // Dismissed first: nothing is deleted.
+  page.once('dialog', (dialog) => dialog.dismiss());
+  await card.getByRole('button', { name: 'Delete the source of pond 1.0' }).click();
+  assert.equal(await card.count(), 1);
+  page.once('dialog', (dialog) => {
+    assert.match(dialog.message(), /Delete the source of pond 1\.0 and the version it fills/);
+    dialog.accept();
+  });
+  const answered = page.waitForResponse((r) => r.url().includes('/api/sources/') && r.request().method() === 'DELETE');
+  await card.getByRole('button', { name: 'Delete the source of pond 1.0' }).click();
+  assert.equal((await answered).status(), 200);
+  await sources.getByText('Deleted the source of pond 1.0: 2 document(s)', { exact: false }).waitFor();
+  await sources.getByText('No sources yet').waitFor();
+  const libraries = await (await fetch(`${server.url}/api/libraries`)).json();
+  assert.ok(!libraries.some((l) => l.name === 'pond'), JSON.stringify(libraries));
 });
