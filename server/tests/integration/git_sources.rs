@@ -37,6 +37,11 @@ async fn docshelf(dir: &std::path::Path, allow_loopback: bool) -> (Arc<Engine>, 
     (engine, serve_app(app, HEADER_TIMEOUT).await)
 }
 
+/// Adds a source over the REST API: the status and the answer.
+async fn add(base: &str, request: Value) -> (StatusCode, Value) {
+    post_json(base, "/api/sources", request).await
+}
+
 /// Follows a job to its end and returns its status.
 async fn finished(base: &str, accepted: &Value) -> Value {
     let id = accepted["job_id"].as_str().expect("job id");
@@ -124,9 +129,8 @@ async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
     let (_engine, base) = docshelf(dir.path(), true).await;
     let url = format!("{}/widgets.git", git.base);
 
-    let (status, accepted) = post_json(
+    let (status, accepted) = add(
         &base,
-        "/api/sources",
         json!({"url": url, "library": "widgets", "ref": "v1.0.0"}),
     )
     .await;
@@ -145,9 +149,8 @@ async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
     );
 
     // The next tag, its version named by the tag.
-    let (status, accepted) = post_json(
+    let (status, accepted) = add(
         &base,
-        "/api/sources",
         json!({"url": url, "library": "widgets", "ref": "v1.1.0"}),
     )
     .await;
@@ -208,9 +211,8 @@ async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
     assert!(!libraries.to_string().contains("v1.0.0"), "{libraries}");
 
     // A ref the repository does not have: its newest tags are named.
-    let (status, refused) = post_json(
+    let (status, refused) = add(
         &base,
-        "/api/sources",
         json!({"url": url, "library": "widgets", "ref": "v9"}),
     )
     .await;
@@ -225,9 +227,8 @@ async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
     );
     // Include globs choose the files, release notes included; max_pages
     // bounds them, in path order.
-    let (status, accepted) = post_json(
+    let (status, accepted) = add(
         &base,
-        "/api/sources",
         json!({"url": url, "library": "widgets", "version": "notes",
                "include": ["docs/**"], "max_pages": 2}),
     )
@@ -242,9 +243,8 @@ async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
     );
 
     // A docs folder it does not have.
-    let (status, accepted) = post_json(
+    let (status, accepted) = add(
         &base,
-        "/api/sources",
         json!({"url": url, "library": "widgets", "version": "x", "docs_path": "manual"}),
     )
     .await;
@@ -266,12 +266,7 @@ async fn a_private_repository_needs_its_credential_which_is_never_shown() {
     let (_engine, base) = docshelf(dir.path(), true).await;
     let url = format!("{}/private.git", git.base);
 
-    let (status, refused) = post_json(
-        &base,
-        "/api/sources",
-        json!({"url": url, "library": "widgets"}),
-    )
-    .await;
+    let (status, refused) = add(&base, json!({"url": url, "library": "widgets"})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
     assert_eq!(refused["code"], "source_credential", "{refused}");
     assert!(
@@ -285,21 +280,15 @@ async fn a_private_repository_needs_its_credential_which_is_never_shown() {
     let secrets = tempfile::tempdir().expect("secrets");
     let wrong = secrets.path().join("wrong");
     std::fs::write(&wrong, "alice:nope\n").expect("write");
-    let (status, refused) = post_json(
-        &base,
-        "/api/sources",
-        json!({"url": url, "library": "widgets", "credential": format!("file:{}", wrong.display())}),
-    )
-    .await;
+    let (status, refused) = add(&base, json!({"url": url, "library": "widgets", "credential": format!("file:{}", wrong.display())})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
     assert!(refused["error"]
         .to_string()
         .contains("refused the credential"));
 
     // A secret pasted where its reference belongs is refused, not echoed.
-    let (status, refused) = post_json(
+    let (status, refused) = add(
         &base,
-        "/api/sources",
         json!({"url": url, "library": "widgets", "credential": secret}),
     )
     .await;
@@ -309,9 +298,8 @@ async fn a_private_repository_needs_its_credential_which_is_never_shown() {
     let token = secrets.path().join("token");
     std::fs::write(&token, format!("{secret}\n")).expect("write");
     let reference = format!("file:{}", token.display());
-    let (status, accepted) = post_json(
+    let (status, accepted) = add(
         &base,
-        "/api/sources",
         json!({"url": url, "library": "widgets", "credential": reference}),
     )
     .await;
@@ -341,9 +329,8 @@ async fn git_urls_keep_the_address_rules_redirects_included() {
 
     // Loopback itself, without the server allowing it.
     let (_engine, closed) = docshelf(dir.path(), false).await;
-    let (status, refused) = post_json(
+    let (status, refused) = add(
         &closed,
-        "/api/sources",
         json!({"url": format!("{}/widgets.git", git.base), "library": "widgets"}),
     )
     .await;
@@ -354,9 +341,8 @@ async fn git_urls_keep_the_address_rules_redirects_included() {
     // Allowed, but redirected toward a private address: not followed.
     let other = tempfile::tempdir().expect("dir");
     let (_engine, open) = docshelf(other.path(), true).await;
-    let (status, refused) = post_json(
+    let (status, refused) = add(
         &open,
-        "/api/sources",
         json!({"url": format!("{}/moved.git", git.base), "library": "widgets"}),
     )
     .await;
@@ -372,9 +358,8 @@ async fn git_urls_keep_the_address_rules_redirects_included() {
         "git+file:///etc",
         "ext::sh -c id",
     ] {
-        let (status, refused) = post_json(
+        let (status, refused) = add(
             &open,
-            "/api/sources",
             json!({"url": url, "library": "widgets", "version": "1"}),
         )
         .await;
@@ -397,9 +382,8 @@ async fn tracked_releases_become_versions_and_old_ones_are_dropped() {
     let (_engine, base) = docshelf(dir.path(), true).await;
     let url = format!("{}/widgets.git", git.base);
 
-    let (status, accepted) = post_json(
+    let (status, accepted) = add(
         &base,
-        "/api/sources",
         json!({"url": url, "library": "widgets", "track": "v*", "keep": 2}),
     )
     .await;
@@ -445,16 +429,14 @@ async fn tracked_releases_become_versions_and_old_ones_are_dropped() {
     );
 
     // Tracking picks refs and versions itself.
-    let (status, refused) = post_json(
+    let (status, refused) = add(
         &base,
-        "/api/sources",
         json!({"url": url, "library": "widgets", "track": "v*", "ref": "v1.0.0"}),
     )
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
-    let (status, refused) = post_json(
+    let (status, refused) = add(
         &base,
-        "/api/sources",
         json!({"url": url, "library": "widgets", "track": "release-*"}),
     )
     .await;
