@@ -24,8 +24,10 @@ say() { printf '==> %s\n' "$*"; }
 #   (server/src/ingest/ocr/); img2pdf: the OCR tests' scans.
 # git: Git repositories as sources (server/src/source/git/), and the
 #   Git server the tests run (git http-backend, scripts/git-http-server.py).
+# python3, python3-venv: that Git server, and the venvs of the S3 test
+#   server, Schemathesis and the peers.
 apt_packages=(rustc-web cargo-web rust-web-src lld-22 protobuf-compiler chromium mesa-vulkan-drivers cmake
-  tesseract-ocr tesseract-ocr-eng poppler-utils img2pdf git)
+  tesseract-ocr tesseract-ocr-eng poppler-utils img2pdf git python3 python3-venv)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")

@@ -110,7 +110,7 @@ impl ErrorKind {
         }
     }
 
-    /// The code in error bodies (`"bad_input"`, …).
+    /// The kind's name, as error bodies carry it in `kind` (`"bad_input"`, …).
     pub const fn code(self) -> &'static str {
         match self {
             Self::BadInput => "bad_input",

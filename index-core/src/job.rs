@@ -178,6 +178,17 @@ pub struct JobStatus {
     pub eta_secs: Option<u64>,
 }
 
+impl FileState {
+    /// Whether the file is through its work (stored, staged, unchanged,
+    /// failed, skipped or removed).
+    pub fn is_through(&self) -> bool {
+        !matches!(
+            self,
+            Self::Queued | Self::Extracting | Self::Embedding { .. }
+        )
+    }
+}
+
 impl JobStatus {
     /// Ends a job that stopped before it published (`Interrupted`,
     /// `Cancelled`): `error` says why, and every file not yet through
@@ -199,15 +210,7 @@ impl JobStatus {
     /// Files through their work (stored, staged, unchanged, failed,
     /// skipped or removed): what `expected` is counted against.
     pub fn through(&self) -> usize {
-        self.files
-            .iter()
-            .filter(|f| {
-                !matches!(
-                    f.state,
-                    FileState::Queued | FileState::Extracting | FileState::Embedding { .. }
-                )
-            })
-            .count()
+        self.files.iter().filter(|f| f.state.is_through()).count()
     }
 
     pub fn tally(&self) -> (usize, usize) {

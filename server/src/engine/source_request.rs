@@ -187,7 +187,11 @@ impl Engine {
             .map(|raw| CredentialRef::parse(raw).and_then(|r| r.resolve()))
             .transpose()
             .map_err(|e| SourceError::Git(e.into()))?;
-        Ok(Remote::connect(url, self.fetcher.policy(), secret)
+        // A mirror given with --rewrite-url is fetched instead; the
+        // address rules hold for it.
+        let fetched = self.source_settings.rewrites.apply(url.as_str());
+        let fetch_url = Url::parse(&fetched).unwrap_or_else(|_| url.clone());
+        Ok(Remote::connect(&fetch_url, self.fetcher.policy(), secret)
             .await
             .map_err(SourceError::from)?)
     }

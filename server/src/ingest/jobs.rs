@@ -50,6 +50,9 @@ pub struct JobHandle {
     finished: OnceLock<Instant>,
     /// When it started: the pace its time-left estimate is taken from.
     started: Instant,
+    /// Files through their work, counted as they get there, so that the
+    /// estimate costs nothing per change (a crawl has thousands of files).
+    through: std::sync::atomic::AtomicUsize,
     /// Set to ask the job to stop (its version is being deleted).
     cancel: watch::Sender<bool>,
 }
@@ -75,6 +78,7 @@ impl JobHandle {
             watch_token: uuid::Uuid::new_v4().simple().to_string(),
             finished: OnceLock::new(),
             started: Instant::now(),
+            through: std::sync::atomic::AtomicUsize::new(0),
             cancel: watch::channel(false).0,
         }
     }
@@ -180,6 +184,10 @@ impl JobHandle {
         let at = lines.order.len();
         lines.order.push(slot);
         lines.at.insert(slot, at);
+        if state.is_through() {
+            self.through
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         self.status.send_modify(|s| {
             s.files.push(FileProgress {
                 file_path: file_path.to_owned(),
@@ -196,12 +204,18 @@ impl JobHandle {
         let Some(&at) = lines.at.get(&slot) else {
             return;
         };
-        let started = self.started;
+        let elapsed = self.started.elapsed();
         self.status.send_modify(|s| {
             if let Some(file) = s.files.get_mut(at) {
+                let was = file.state.is_through();
                 change(file);
+                if !was && file.state.is_through() {
+                    self.through
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
             }
-            s.eta_secs = time_left(s, started.elapsed());
+            let through = self.through.load(std::sync::atomic::Ordering::Relaxed);
+            s.eta_secs = time_left(s, through, elapsed);
         });
     }
 
@@ -404,9 +418,8 @@ impl JobTable {
 
 /// Seconds left at the pace so far: the time per file through, times the
 /// files still expected. `None` until one is through or without a total.
-fn time_left(status: &JobStatus, elapsed: std::time::Duration) -> Option<u64> {
+fn time_left(status: &JobStatus, through: usize, elapsed: std::time::Duration) -> Option<u64> {
     let expected = status.expected?;
-    let through = status.through();
     if through == 0 || through >= expected || status.state.is_finished() {
         return None;
     }
@@ -432,18 +445,12 @@ mod tests {
             eta_secs: None,
         };
         let ten = std::time::Duration::from_secs(10);
-        assert_eq!(time_left(&status, ten), None, "nothing through yet");
-        for state in [FileState::Unchanged, FileState::Queued] {
-            status.files.push(FileProgress {
-                file_path: "a.md".into(),
-                state,
-                warnings: Vec::new(),
-            });
-        }
+        assert_eq!(time_left(&status, 0, ten), None, "nothing through yet");
         // One of ten through in 10 s: nine more at 10 s each.
-        assert_eq!(time_left(&status, ten), Some(90));
+        assert_eq!(time_left(&status, 1, ten), Some(90));
+        assert_eq!(time_left(&status, 10, ten), None, "all through");
         status.expected = None;
-        assert_eq!(time_left(&status, ten), None);
+        assert_eq!(time_left(&status, 1, ten), None);
     }
 
     #[test]

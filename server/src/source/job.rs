@@ -298,7 +298,7 @@ async fn package(
             .all(|p| !p.contains('/') && p.to_ascii_lowercase().starts_with("readme"));
     if readme_only {
         tally.notes.push(format!(
-            "only the README came in: the {} archive has no docs folder, and no repository tag held the docs (see the notes above); its documentation may be on a site to add as a source of its own",
+            "only the README came in: the {} archive has no docs folder, and its repository was not read (the notes above say why); its documentation may be on a site to add as a source of its own",
             release.registry
         ));
     }

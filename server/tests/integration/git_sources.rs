@@ -12,29 +12,20 @@ use serde_json::{json, Value};
 
 use docshelf_server::config::{EngineConfig, SourceConfig};
 use docshelf_server::engine::Engine;
-use docshelf_server::http::serve::HEADER_TIMEOUT;
 
-use crate::common::{self, get_json, job_events, post_json, serve_app};
+use crate::common::{self, get_json, job_events, post_json};
 use crate::git_server::{GitServer, Repo};
 
 /// docshelf, with loopback allowed where `allow_loopback`.
 async fn docshelf(dir: &std::path::Path, allow_loopback: bool) -> (Arc<Engine>, String) {
-    let config = EngineConfig {
-        sources: SourceConfig {
-            allow_addresses: if allow_loopback {
-                vec![IpAddr::from([127, 0, 0, 1])]
-            } else {
-                Vec::new()
-            },
-            ..SourceConfig::default()
+    let sources = SourceConfig {
+        allow_addresses: match allow_loopback {
+            true => vec![IpAddr::from([127, 0, 0, 1])],
+            false => Vec::new(),
         },
-        ..common::engine_config(dir)
+        ..SourceConfig::default()
     };
-    let engine = Arc::new(Engine::open(&config).await.expect("engine"));
-    engine.warm().await;
-    let router = common::router_config(dir, 1024 * 1024);
-    let app = docshelf_server::http::router(engine.clone(), &router);
-    (engine, serve_app(app, HEADER_TIMEOUT).await)
+    common::serve_with_sources(dir, sources).await
 }
 
 /// Adds a source over the REST API: the status and the answer.
@@ -162,10 +153,18 @@ async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
         top_hit(&base, "rename the widget cache when upgrading", "v1.1.0").await,
         "docs/guide/upgrade.md"
     );
-    // The older version is as it was: searchable, without the new page.
-    assert_ne!(
-        top_hit(&base, "rename the widget cache when upgrading", "v1.0.0").await,
-        "docs/guide/upgrade.md"
+    // The older version is as it was: its own two pages, searchable.
+    let (_, older) = get_json(&base, "/api/libraries/widgets/documents?version=v1.0.0").await;
+    let older: Vec<&str> = older
+        .as_array()
+        .expect("documents")
+        .iter()
+        .filter_map(|d| d["file_path"].as_str())
+        .collect();
+    assert_eq!(older, ["docs/guide/install.md", "docs/index.md"]);
+    assert_eq!(
+        top_hit(&base, "run the frobnicator installer", "v1.0.0").await,
+        "docs/guide/install.md"
     );
 
     // A refresh reads nothing again: every file is as before.

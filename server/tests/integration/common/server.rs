@@ -43,6 +43,24 @@ pub async fn serve_engine(engine: Engine, router: &RouterConfig) -> String {
     .await
 }
 
+/// docshelf on a store in `dir`, its sources fetched by `sources`, warm
+/// and served over HTTP (1 MiB bodies): the engine, and the base URL.
+pub async fn serve_with_sources(
+    dir: &Path,
+    sources: docshelf_server::config::SourceConfig,
+) -> (Arc<Engine>, String) {
+    let config = EngineConfig {
+        sources,
+        ..super::engine_config(dir)
+    };
+    let engine = Arc::new(Engine::open(&config).await.expect("engine"));
+    engine.warm().await;
+    let router = router_config(dir, 1024 * 1024);
+    let app = docshelf_server::http::router(engine.clone(), &router);
+    let base = serve_app(app, docshelf_server::http::serve::HEADER_TIMEOUT).await;
+    (engine, base)
+}
+
 /// Serves `app` with docshelf's own accept loop (as `docshelf serve` does)
 /// on a free loopback port, for the rest of the test's runtime.
 pub async fn serve_app(app: axum::Router, header_timeout: std::time::Duration) -> String {
