@@ -11,6 +11,12 @@
 # Before fuzzing, one small document is uploaded so that reads answer with
 # data (whose shape is then checked too), not only with 404s.
 #
+# The server has an admin token and --auth-reads, and the API is fuzzed
+# twice: with the admin token (every route's whole answer), then with a
+# read token for the fuzzed library (writes and token routes refused with
+# 403, reads filtered). Wrong tokens are not limited here
+# (--max-token-failures): the fuzzer sends many on purpose, to sign-in.
+#
 # Where Schemathesis lives: $DOCSHELF_FUZZ_VENV, default
 # ~/.cache/docshelf/fuzz. A venv whose stamp names the pinned version is
 # reused; any other is rebuilt. The binary: $DOCSHELF_BIN (default
@@ -27,6 +33,10 @@ version=4.32.5
 venv=${DOCSHELF_FUZZ_VENV:-$HOME/.cache/docshelf/fuzz}
 stamp=$venv/.docshelf-stamp
 examples=${DOCSHELF_FUZZ_EXAMPLES:-300}
+# The read token's run, smaller: it repeats the admin run's requests with
+# fewer answers to check (its writes stop at the 403).
+read_examples=${DOCSHELF_FUZZ_READ_EXAMPLES:-100}
+admin=fuzz-admin-token
 bin=${DOCSHELF_BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/docshelf/target}/debug/docshelf}
 model=${DOCSHELF_MODEL_DIR:-$root/models/all-MiniLM-L6-v2}
 
@@ -58,7 +68,8 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 base=http://127.0.0.1:$port
 echo "==> docshelf serve on $base (store $work/data, log $work/server.log)" >&2
 "$bin" serve --addr "127.0.0.1:$port" --data "$work/data" --model-dir "$model" \
-  --site-dir "$work/site" >"$work/server.log" 2>&1 &
+  --site-dir "$work/site" --token "$admin" --auth-reads --max-token-failures 1000000 \
+  >"$work/server.log" 2>&1 &
 server=$!
 
 # Up to 2 minutes for the model to load; the process must stay alive.
@@ -75,35 +86,46 @@ curl -fsS "$base/healthz" >/dev/null || { tail -50 "$work/server.log" >&2; echo 
 
 # One document, so that reads have something to answer with.
 printf '# Fuzzing\n\nThe fuzzer reads this page back.\n\n## Section\n\nMore words to search.\n' >"$work/page.md"
-job=$(curl -fsS -F library=fuzzlib -F version=1.0 -F "file=@$work/page.md;filename=guide/page.md" "$base/api/upload" |
+job=$(curl -fsS -H "Authorization: Bearer $admin" -F library=fuzzlib -F version=1.0 -F "file=@$work/page.md;filename=guide/page.md" "$base/api/upload" |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["job_id"])')
 for _ in $(seq 240); do
-  state=$(curl -fsS "$base/api/jobs/$job" | python3 -c 'import json, sys; print(json.load(sys.stdin)["state"])')
+  state=$(curl -fsS -H "Authorization: Bearer $admin" "$base/api/jobs/$job" | python3 -c 'import json, sys; print(json.load(sys.stdin)["state"])')
   [ "$state" = done ] && break
   sleep 0.5
 done
 
-echo "==> Schemathesis: $examples examples per operation and phase" >&2
 started=$(date +%s)
 status=0
-(
-  cd "$work"
-  "$venv/bin/st" --config-file "$here/fuzz-api.toml" run "$base/api/openapi.json" \
-    --url "$base" \
-    --checks not_a_server_error,status_code_conformance,response_schema_conformance \
-    --max-examples "$examples" \
-    --workers 2 \
-    --request-timeout 30 \
-    --seed 35 \
-    --suppress-health-check too_slow,filter_too_much \
-    --report ndjson --report-dir "$work/report"
-) || status=$?
+fuzz() { # $1 token, $2 examples, $3 report dir
+  echo "==> Schemathesis ($3): $2 examples per operation and phase" >&2
+  (
+    cd "$work"
+    "$venv/bin/st" --config-file "$here/fuzz-api.toml" run "$base/api/openapi.json" \
+      --url "$base" \
+      --header "Authorization: Bearer $1" \
+      --checks not_a_server_error,status_code_conformance,response_schema_conformance \
+      --max-examples "$2" \
+      --workers 2 \
+      --request-timeout 30 \
+      --seed 35 \
+      --suppress-health-check too_slow,filter_too_much \
+      --report ndjson --report-dir "$work/report-$3"
+  )
+}
+fuzz "$admin" "$examples" admin || status=$?
+if [ "$status" -eq 0 ]; then
+  # Made after the admin's run, which revokes the tokens it can list.
+  reader=$(curl -fsS -H "Authorization: Bearer $admin" -H 'content-type: application/json' \
+    -d '{"name":"fuzz-reader","grants":[{"role":"read","libraries":"fuzzlib"}]}' "$base/api/tokens" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])')
+  fuzz "$reader" "$read_examples" reader || status=$?
+fi
 echo "==> Schemathesis took $(( $(date +%s) - started )) s" >&2
 # Requests sent per operation, from the run's own report.
-python3 - "$work"/report/*.ndjson <<'PY' >&2 || true
+python3 - "$work"/report-*/*.ndjson <<'PY' >&2 || true
 import collections, json, sys
 sent = collections.Counter()
-for line in open(sys.argv[1]):
+for line in (l for path in sys.argv[1:] for l in open(path)):
     event = json.loads(line)
     for name, body in event.items():
         if name != "ScenarioFinished":

@@ -3,13 +3,15 @@
 //! `app` cannot depend on `server` (the server renders the app), so the app
 //! declares what it needs here and the server provides an implementation
 //! through Leptos context to the server functions' routes, which it guards
-//! as it does the REST routes: access is decided there, so nothing here
-//! asks about tokens. Errors are the bodies the REST API would send
+//! as it does the REST routes. The backend of a request acts as that
+//! request's caller (its token): what it may see and do is decided by the
+//! engine, so nothing here asks about tokens. Errors are the bodies the REST API would send
 //! ([`ErrorBody`]), kind included, so every face says the same thing with
 //! the same status.
 
 use std::sync::Arc;
 
+use index_core::access::Caller;
 use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo, Target};
 use index_core::feedback::{FeedbackRequest, Votes};
 use index_core::search::{SearchParams, SearchResponse, Sticky};
@@ -23,6 +25,8 @@ use crate::error::AppError;
 pub trait Backend: Send + Sync + 'static {
     /// A snapshot of the server's state.
     async fn status(&self) -> ServerStatus;
+    /// Who the request's user is, and what they may do.
+    async fn caller(&self) -> Caller;
     async fn search(&self, params: SearchParams) -> Result<SearchResponse, ErrorBody>;
     /// The session's sticky library; a session id over its limits is bad
     /// input, as on every face.

@@ -1,6 +1,6 @@
 //! What only the browser has: local storage, dialogs, scrolling, and the
-//! requests the page sends itself ([`fetch`]: the bearer header, error
-//! bodies, server-sent events, and the client of the server functions). On
+//! requests the page sends itself ([`fetch`]: error bodies and server-sent
+//! events). On
 //! the server these are no-ops, so components can call them unconditionally
 //! from event handlers and effects (which never run on the server anyway).
 
@@ -9,7 +9,6 @@ mod fetch;
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 mod sse;
 
-pub use fetch::BearerClient;
 #[cfg(feature = "hydrate")]
 pub use fetch::{delete, get, post, read_events, send};
 #[cfg(feature = "hydrate")]
@@ -18,9 +17,6 @@ pub use sse::Frame;
 /// Key under which the search session id is kept.
 #[cfg(feature = "hydrate")]
 const SESSION_KEY: &str = "docshelf-session";
-/// Key under which the access token is kept.
-#[cfg(feature = "hydrate")]
-const TOKEN_KEY: &str = "docshelf-token";
 
 #[cfg(feature = "hydrate")]
 fn storage() -> Option<web_sys::Storage> {
@@ -42,34 +38,6 @@ pub fn session_id() -> Option<String> {
     }
     #[cfg(not(feature = "hydrate"))]
     None
-}
-
-/// The access token the user entered, if any.
-pub fn token() -> Option<String> {
-    #[cfg(feature = "hydrate")]
-    {
-        storage()?
-            .get_item(TOKEN_KEY)
-            .ok()
-            .flatten()
-            .filter(|t| !t.is_empty())
-    }
-    #[cfg(not(feature = "hydrate"))]
-    None
-}
-
-/// Remembers (or with an empty string, forgets) the access token.
-pub fn set_token(token: &str) {
-    #[cfg(feature = "hydrate")]
-    if let Some(storage) = storage() {
-        let _ = if token.is_empty() {
-            storage.remove_item(TOKEN_KEY)
-        } else {
-            storage.set_item(TOKEN_KEY, token)
-        };
-    }
-    #[cfg(not(feature = "hydrate"))]
-    let _ = token;
 }
 
 /// Asks the user to confirm something destructive.

@@ -9,6 +9,7 @@
 
 #![recursion_limit = "256"]
 
+mod account;
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod backend;
@@ -16,6 +17,7 @@ mod client;
 mod components;
 pub mod error;
 mod pages;
+mod viewer;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
@@ -58,23 +60,33 @@ pub fn App() -> impl IntoView {
     // attached event handlers. Tests (and impatient users' scripts) wait on it
     // instead of sleeping.
     let (hydrated, set_hydrated) = signal(false);
+    let viewer = viewer::Viewer::provide();
     Effect::new(move |_| set_hydrated.set(true));
 
     view! {
         <Stylesheet id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css")/>
         <Title text="docshelf"/>
-        <div class="app" data-hydrated=move || hydrated.get().to_string()>
+        <div
+            class="app"
+            data-hydrated=move || hydrated.get().to_string()
+            data-viewer=move || viewer.known().to_string()
+        >
             <Router>
                 <header class="topbar">
                     <a class="brand" href="/">"docshelf"</a>
                     <nav aria-label="Main">
                         <A href="/">"Search"</A>
                         <A href="/ask">"Ask"</A>
-                        <A href="/upload">"Upload"</A>
+                        <Show when=move || viewer.writes_any()>
+                            <A href="/upload">"Upload"</A>
+                        </Show>
                         <A href="/libraries">"Libraries"</A>
                         <A href="/status">"Status"</A>
+                        <Show when=move || viewer.is_admin() && viewer.caller().is_some_and(|c| c.tokens_required)>
+                            <A href="/settings">"Settings"</A>
+                        </Show>
                     </nav>
-                    <TokenField/>
+                    <account::Account/>
                 </header>
                 <main class="content">
                     <Routes fallback=pages::NotFound>
@@ -84,35 +96,11 @@ pub fn App() -> impl IntoView {
                         <Route path=StaticSegment("libraries") view=pages::LibrariesPage/>
                         <Route path=StaticSegment("doc") view=pages::DocumentPage/>
                         <Route path=StaticSegment("status") view=pages::StatusPage/>
+                        <Route path=StaticSegment("settings") view=pages::SettingsPage/>
                     </Routes>
                 </main>
             </Router>
         </div>
-    }
-}
-
-/// The access token, for servers that require one for changes; kept in
-/// this browser only.
-#[component]
-fn TokenField() -> impl IntoView {
-    let token = RwSignal::new(String::new());
-    Effect::new(move |_| token.set(client::token().unwrap_or_default()));
-    view! {
-        <label class="token">
-            <span class="visually-hidden">"Access token"</span>
-            <input
-                type="password"
-                aria-label="Access token"
-                placeholder="access token (if required)"
-                autocomplete="off"
-                prop:value=move || token.get()
-                on:change=move |ev| {
-                    let value = event_target_value(&ev);
-                    client::set_token(value.trim());
-                    token.set(value);
-                }
-            />
-        </label>
     }
 }
 

@@ -222,8 +222,29 @@ for (const [name, makeTransport] of Object.entries(transports)) {
 describe('MCP writes over HTTP with a token', () => {
   let guarded;
 
+  let reader;
+
   before(async () => {
     guarded = await startServer({ args: ['--token', 'mcp-secret'] });
+    for (const [library, text] of [
+      ['alpha', '# Hinges\n\nOil the quibbleflux hinges every spring.\n'],
+      ['beta', '# Codes\n\nThe quibbleflux launch codes are kept here.\n'],
+    ]) {
+      const job = await uploadAndWait(guarded.url, {
+        library,
+        version: '1.0',
+        files: [{ name: 'page.md', text }],
+        token: 'mcp-secret',
+      });
+      assert.equal(job.error ?? null, null);
+    }
+    const made = await fetch(`${guarded.url}/api/tokens`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer mcp-secret', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'agent-alpha', grants: [{ role: 'read', libraries: 'alpha' }] }),
+    });
+    assert.equal(made.status, 201);
+    reader = (await made.json()).token;
   });
 
   after(async () => {
@@ -251,5 +272,41 @@ describe('MCP writes over HTTP with a token', () => {
     // Past the guard: the request itself is judged (a loopback URL).
     assert.equal(past.structuredContent.kind, 'bad_input');
     await admitted.close();
+  });
+
+  test('a read token sees only its library through every tool, and cannot write', async () => {
+    const agent = await connect({ Authorization: `Bearer ${reader}` });
+    const listed = await agent.callTool({ name: 'list_libraries', arguments: {} });
+    assert.deepEqual(listed.structuredContent.libraries.map((l) => l.name), ['alpha']);
+
+    const found = await agent.callTool({ name: 'search_docs', arguments: { query: 'quibbleflux', mode: 'keyword' } });
+    const libraries = found.structuredContent.results.map((r) => r.library);
+    assert.deepEqual([...new Set(libraries)], ['alpha']);
+    assert.ok(!JSON.stringify(found).includes('launch codes'));
+
+    const hidden = await agent.callTool({
+      name: 'get_document',
+      arguments: { library: 'beta', version: '1.0', file_path: 'page.md' },
+    });
+    const never = await agent.callTool({
+      name: 'get_document',
+      arguments: { library: 'zzzz', version: '1.0', file_path: 'page.md' },
+    });
+    assert.equal(hidden.isError, true);
+    assert.equal(hidden.structuredContent.code, 'unknown_library');
+    assert.equal(
+      JSON.stringify(hidden.structuredContent).replaceAll('beta', 'NAME'),
+      JSON.stringify(never.structuredContent).replaceAll('zzzz', 'NAME'),
+    );
+    const resolved = await agent.callTool({ name: 'resolve_library', arguments: { name: 'bet' } });
+    assert.ok(!JSON.stringify(resolved).includes('beta'));
+
+    const write = await agent.callTool({
+      name: 'add_docs',
+      arguments: { url: 'http://127.0.0.1:9/docs/', library: 'alpha', version: '2' },
+    });
+    assert.equal(write.isError, true);
+    assert.equal(write.structuredContent.code, 'not_permitted');
+    await agent.close();
   });
 });

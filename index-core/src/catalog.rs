@@ -95,6 +95,13 @@ impl<'a> Target<'a> {
         }
     }
 
+    /// The library the target is in.
+    pub fn library(&self) -> &'a str {
+        match *self {
+            Self::Library(l) | Self::Version(l, _) | Self::Document(l, _, _) => l,
+        }
+    }
+
     /// Whether `document` is one of those the target covers.
     pub fn matches(&self, document: &DocumentInfo) -> bool {
         match *self {

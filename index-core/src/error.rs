@@ -40,6 +40,9 @@ pub enum ErrorKind {
     UriTooLong,
     /// The body is not in a format the endpoint reads (415).
     UnsupportedMedia,
+    /// Too many failed attempts from this client: wait, then try again
+    /// (429 with `Retry-After`).
+    TooManyRequests,
     /// Too busy, or out of time: the same request may succeed in a moment
     /// (503 with `Retry-After`).
     Busy,
@@ -52,7 +55,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of the table above.
-    pub const ALL: [Self; 13] = [
+    pub const ALL: [Self; 14] = [
         Self::BadInput,
         Self::Unauthorized,
         Self::Forbidden,
@@ -63,6 +66,7 @@ impl ErrorKind {
         Self::TooLarge,
         Self::UriTooLong,
         Self::UnsupportedMedia,
+        Self::TooManyRequests,
         Self::Busy,
         Self::Unavailable,
         Self::Internal,
@@ -81,6 +85,7 @@ impl ErrorKind {
             Self::TooLarge => 413,
             Self::UriTooLong => 414,
             Self::UnsupportedMedia => 415,
+            Self::TooManyRequests => 429,
             Self::Busy | Self::Unavailable => 503,
             Self::Internal => 500,
         }
@@ -106,6 +111,7 @@ impl ErrorKind {
     pub const fn retry_after_secs(self) -> Option<u32> {
         match self {
             Self::Busy => Some(1),
+            Self::TooManyRequests => Some(60),
             _ => None,
         }
     }
@@ -123,6 +129,7 @@ impl ErrorKind {
             Self::TooLarge => "too_large",
             Self::UriTooLong => "uri_too_long",
             Self::UnsupportedMedia => "unsupported_media",
+            Self::TooManyRequests => "too_many_requests",
             Self::Busy => "busy",
             Self::Unavailable => "unavailable",
             Self::Internal => "internal",
@@ -226,18 +233,28 @@ error_codes! {
         "The request's HTTP head could not be parsed, or it has more than one `Host` header.";
     McpParseError = "mcp_parse_error": BadInput,
         "An MCP message is not JSON (JSON-RPC -32700).";
+    InvalidGrant = "invalid_grant": BadInput,
+        "A token request's name, grants (ROLE:PATTERN) or expiry is not valid; the message says which.";
+    TokenInQuery = "token_in_query": BadInput,
+        "A token was sent in the query string, where logs and browser history keep it: send it in the `Authorization` header.";
     InvalidMcpMessage = "invalid_mcp_message": BadInput,
         "An MCP message is JSON but not a JSON-RPC message MCP knows (JSON-RPC -32600).";
     // 401
     MissingToken = "missing_token": Unauthorized,
         "The request needs a token: send `Authorization: Bearer <token>`.";
     InvalidToken = "invalid_token": Unauthorized,
-        "The bearer token is not the server's.";
+        "The token is not one this server knows.";
+    TokenExpired = "token_expired": Unauthorized,
+        "The token's expiry has passed; an admin makes a new one (`docshelf token create`).";
+    TokenRevoked = "token_revoked": Unauthorized,
+        "The token was revoked; an admin makes a new one (`docshelf token create`).";
     // 403
     Forbidden = "forbidden": Forbidden,
         "A request refused with 403 by something that gave no code of its own.";
     UnknownHost = "unknown_host": Forbidden,
         "The server does not answer to the request's `Host` (see `--allowed-hosts`).";
+    NotPermitted = "not_permitted": Forbidden,
+        "The token does not grant this: a write outside its libraries, or token management without the admin role.";
     CrossSiteRequest = "cross_site_request": Forbidden,
         "A write sent by another site's page (by `Origin`, `Referer` or `Sec-Fetch-Site`) is refused.";
     // 404
@@ -263,6 +280,8 @@ error_codes! {
         "The package has no such release; the message names the newest.";
     UnknownRepository = "unknown_repository": NotFound,
         "The URL is not a Git repository the server can read.";
+    UnknownToken = "unknown_token": NotFound,
+        "No token has that id; `GET /api/tokens` lists them.";
     UnknownRef = "unknown_ref": NotFound,
         "The Git repository has no such tag or branch; the message lists its newest tags.";
     // 405, 406
@@ -286,6 +305,9 @@ error_codes! {
         "The request target (path and query) is longer than the server reads.";
     UnsupportedMediaType = "unsupported_media_type": UnsupportedMedia,
         "The body is not in a format the route reads (`application/json`, or `multipart/form-data` for uploads).";
+    // 429
+    TooManyAttempts = "too_many_attempts": TooManyRequests,
+        "Too many requests with a wrong token came from this client; wait for `Retry-After` seconds.";
     // 503, retried: the same request may succeed in a moment.
     Busy = "busy": Busy,
         "Something answered 503 without a code of its own.";
@@ -328,6 +350,7 @@ impl ErrorCode {
                 ErrorKind::NotFound => Self::NotFound,
                 ErrorKind::Conflict => Self::Conflict,
                 ErrorKind::Busy => Self::Busy,
+                ErrorKind::TooManyRequests => Self::TooManyAttempts,
                 ErrorKind::Unavailable => Self::Unavailable,
                 ErrorKind::Internal => Self::Internal,
                 _ => Self::BadRequest,

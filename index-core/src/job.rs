@@ -263,7 +263,7 @@ pub struct Upload {
 pub struct UploadAccepted {
     pub job_id: String,
     /// Lets whoever holds it follow this one job's events
-    /// (`GET /api/jobs/{id}/events?token=…`) without the access token: a
+    /// (`GET /api/jobs/{id}/events?watch=…`) without the access token: a
     /// browser's `EventSource` cannot send an `Authorization` header, so
     /// under `--auth-reads` the dashboard's progress would otherwise stop.
     /// Random per job, and good for nothing else.

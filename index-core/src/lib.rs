@@ -27,8 +27,10 @@
 //! - [`status`]: what the server reports about itself.
 //! - [`validate`]: library and version names.
 //! - [`phrase`]: names listed in a sentence ("a, b or c").
+//! - [`access`]: roles per library pattern, tokens and the audit log.
 //! - [`error`]: the kinds of failure and the error body every face answers with.
 
+pub mod access;
 pub mod ask;
 pub mod catalog;
 pub mod document;

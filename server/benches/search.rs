@@ -30,6 +30,7 @@ mod scale;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use docshelf_server::access::local;
 use docshelf_server::cli::collect_uploads;
 use docshelf_server::engine::Engine;
 use index_core::search::SearchParams;
@@ -90,7 +91,7 @@ async fn git_pages(root: &Path) {
         .expect("engine");
 
     let present = engine
-        .libraries()
+        .libraries(&local())
         .await
         .expect("libraries")
         .iter()
@@ -122,10 +123,13 @@ async fn git_pages(root: &Path) {
     // Warm up: first queries pay for opening index files.
     for q in queries.iter().take(5) {
         engine
-            .search(SearchParams {
-                query: q.clone(),
-                ..SearchParams::default()
-            })
+            .search(
+                &local(),
+                SearchParams {
+                    query: q.clone(),
+                    ..SearchParams::default()
+                },
+            )
             .await
             .expect("search");
     }
@@ -144,12 +148,15 @@ async fn git_pages(root: &Path) {
         for q in &queries {
             let t = Instant::now();
             engine
-                .search(SearchParams {
-                    query: q.clone(),
-                    mode: Some(mode.into()),
-                    library: library.map(str::to_owned),
-                    ..SearchParams::default()
-                })
+                .search(
+                    &local(),
+                    SearchParams {
+                        query: q.clone(),
+                        mode: Some(mode.into()),
+                        library: library.map(str::to_owned),
+                        ..SearchParams::default()
+                    },
+                )
                 .await
                 .expect("search");
             ms.push(t.elapsed().as_secs_f64() * 1e3);
@@ -184,7 +191,7 @@ async fn git_pages(root: &Path) {
     let reranked = Engine::open(&config)
         .await
         .expect("engine with the reranker");
-    println!("{}", reranked.status().await.reranker);
+    println!("{}", reranked.status(&local()).await.reranker);
     let n = env_usize("DOCSHELF_BENCH_RERANK_QUERIES").unwrap_or(20);
     second_stage_cost(
         &reranked,
@@ -208,7 +215,7 @@ async fn second_stage_cost(engine: &Engine, queries: &[String], label: &str) {
             };
             async move {
                 let t = Instant::now();
-                engine.search(params).await.expect("search");
+                engine.search(&local(), params).await.expect("search");
                 t.elapsed().as_secs_f64() * 1e3
             }
         };

@@ -12,6 +12,7 @@ use index_core::search::SearchError;
 use index_core::validate::NameError;
 use index_core::{ErrorBody, ErrorCode, ErrorKind};
 
+use crate::access::AccessError;
 use crate::ingest::MemoryError;
 use crate::llm::LlmError;
 use crate::search::RunError;
@@ -59,6 +60,9 @@ pub enum EngineError {
     UnknownJob(String),
     #[error("no source {0:?} (GET /api/sources lists them)")]
     UnknownSource(String),
+    /// A token refused, or an action its grants do not cover.
+    #[error(transparent)]
+    Access(#[from] AccessError),
     #[error(transparent)]
     Source(#[from] crate::source::SourceError),
     #[error("{library} {version} is being written by job {job}; wait for it to end (GET /api/jobs/{job}), then upload again")]
@@ -119,6 +123,19 @@ impl EngineError {
             Self::UnknownChunk(_) => ErrorCode::UnknownChunk,
             Self::UnknownJob(_) => ErrorCode::UnknownJob,
             Self::UnknownSource(_) => ErrorCode::UnknownSource,
+            Self::Access(err) => match err {
+                AccessError::Missing => ErrorCode::MissingToken,
+                AccessError::Invalid => ErrorCode::InvalidToken,
+                AccessError::Expired { .. } => ErrorCode::TokenExpired,
+                AccessError::Revoked { .. } => ErrorCode::TokenRevoked,
+                AccessError::InQuery(_) => ErrorCode::TokenInQuery,
+                AccessError::TooManyAttempts(_) => ErrorCode::TooManyAttempts,
+                AccessError::NotPermitted { .. } => ErrorCode::NotPermitted,
+                AccessError::UnknownToken(_) => ErrorCode::UnknownToken,
+                AccessError::Grant(_) => ErrorCode::InvalidGrant,
+                AccessError::Random(_) | AccessError::Corrupt(_) => ErrorCode::Internal,
+                AccessError::Store(_) => ErrorCode::Internal,
+            },
             Self::Source(SourceError::Registry(RegistryError::NoPackage { .. })) => {
                 ErrorCode::UnknownPackage
             }

@@ -137,10 +137,11 @@ pub async fn run(engine: &Engine, spec: &EvalSpec, uploads: Vec<Upload>) -> anyh
         spec.queries.display()
     );
 
-    let present =
-        engine.libraries().await?.into_iter().any(|l| {
-            l.name == spec.library && l.versions.iter().any(|v| v.version == spec.version)
-        });
+    let present = engine
+        .libraries(&crate::access::local())
+        .await?
+        .into_iter()
+        .any(|l| l.name == spec.library && l.versions.iter().any(|v| v.version == spec.version));
     let ingest_secs = if present {
         eprintln!(
             "the store already holds {} {}: reusing it",
@@ -168,7 +169,9 @@ pub async fn run(engine: &Engine, spec: &EvalSpec, uploads: Vec<Upload>) -> anyh
         eprintln!("stored {stored} document(s), {failed} failed");
         Some(started.elapsed().as_secs_f64())
     };
-    let documents = engine.documents(&spec.library, Some(&spec.version)).await?;
+    let documents = engine
+        .documents(&crate::access::local(), &spec.library, Some(&spec.version))
+        .await?;
     // Every query answered the same way, from the in-memory copy (unless
     // the store is larger than it may hold), not some from disk while the
     // copy is read in the background.
@@ -183,16 +186,19 @@ pub async fn run(engine: &Engine, spec: &EvalSpec, uploads: Vec<Upload>) -> anyh
             };
             let started = Instant::now();
             let response = engine
-                .search(SearchParams {
-                    query: q.text.clone(),
-                    k: Some(spec.k as i64),
-                    library: Some(spec.library.clone()),
-                    version: Some(spec.version.clone()),
-                    mode: Some(variant.mode.name().into()),
-                    fusion: Some(variant.fusion.name().to_owned()),
-                    rerank: Some(variant.rerank),
-                    ..SearchParams::default()
-                })
+                .search(
+                    &crate::access::local(),
+                    SearchParams {
+                        query: q.text.clone(),
+                        k: Some(spec.k as i64),
+                        library: Some(spec.library.clone()),
+                        version: Some(spec.version.clone()),
+                        mode: Some(variant.mode.name().into()),
+                        fusion: Some(variant.fusion.name().to_owned()),
+                        rerank: Some(variant.rerank),
+                        ..SearchParams::default()
+                    },
+                )
                 .await
                 .with_context(|| format!("query {} failed", q.id))?;
             ms += started.elapsed().as_secs_f64() * 1e3;

@@ -1,5 +1,6 @@
 //! docshelf's native engine and its faces.
 //!
+//! - [`access`]: tokens with roles per library, and who a request is.
 //! - [`config`]: settings from flags and environment.
 //! - [`embed`]: all-MiniLM-L6-v2 on burn (GPU via wgpu, or CPU).
 //! - [`engine`]: the one object every face (HTTP, dashboard, CLI) calls.
@@ -20,6 +21,7 @@
 // The dashboard's view types are deeply nested generics.
 #![recursion_limit = "256"]
 
+pub mod access;
 pub mod ask;
 pub mod background;
 pub mod cli;

@@ -1,24 +1,13 @@
-//! The page's requests to docshelf, built and read one way: server
-//! functions go through [`BearerClient`], the REST calls (the upload, sources,
-//! Ask's stream, a job's events) through [`get`], [`post`] and [`send`]. Every one carries the token the user entered as
-//! the same bearer header, a failed one is read into the same [`AppError`]
-//! (the engine's error body), and a streamed body is read into events by
-//! [`read_events`].
+//! The page's requests to the REST API (the upload, sources, Ask's
+//! stream, a job's events): built by [`get`], [`post`] and [`delete`], sent
+//! by [`send`], a failed one read into the same [`AppError`] (the engine's
+//! error body) as a server function's, and a streamed body read into
+//! events by [`read_events`].
 //!
-//! The header is what the server decides access by: it registers each server
-//! function's route behind its read or its write guard (the server's
-//! `http::dashboard`), as it does the REST routes, so no server function
-//! checks the token for itself.
-
-use std::future::Future;
-
-use futures::{Sink, Stream};
-use leptos::server_fn::client::browser::BrowserClient;
-use leptos::server_fn::client::Client;
-use leptos::server_fn::error::FromServerFnError;
-use leptos::server_fn::request::browser::BrowserRequest;
-use leptos::server_fn::response::browser::BrowserResponse;
-use leptos::server_fn::Bytes;
+//! None of them carries a token: the browser sends the session cookie of
+//! the signed-in token with every same-origin request (the server's
+//! `http::auth` reads it as it reads a bearer header), and the page's
+//! scripts never see it.
 
 #[cfg(feature = "hydrate")]
 use super::sse::{Decoder, Frame};
@@ -27,81 +16,22 @@ use crate::error::AppError;
 #[cfg(feature = "hydrate")]
 use index_core::{ErrorBody, ErrorCode};
 
-/// The header the token travels in.
-const AUTHORIZATION: &str = "Authorization";
-
-/// The `Authorization` value for the token the user entered, if any.
-fn bearer() -> Option<String> {
-    super::token().map(|token| format!("Bearer {token}"))
-}
-
-/// The client of the dashboard's server functions: the browser's `fetch`,
-/// as Leptos sends it, with the bearer header added. `#[server]` functions
-/// name it with `client = …`; the server never sends through it.
-pub struct BearerClient;
-
-impl<E, IS, OS> Client<E, IS, OS> for BearerClient
-where
-    E: FromServerFnError,
-    IS: FromServerFnError,
-    OS: FromServerFnError,
-{
-    type Request = BrowserRequest;
-    type Response = BrowserResponse;
-
-    fn send(request: Self::Request) -> impl Future<Output = Result<Self::Response, E>> + Send {
-        // The request is already built: its headers are still the
-        // browser's `Headers`, which take one more.
-        if let Some(value) = bearer() {
-            request.headers().set(AUTHORIZATION, &value);
-        }
-        <BrowserClient as Client<E, IS, OS>>::send(request)
-    }
-
-    #[allow(clippy::type_complexity)]
-    fn open_websocket(
-        path: &str,
-    ) -> impl Future<
-        Output = Result<
-            (
-                impl Stream<Item = Result<Bytes, Bytes>> + Send + 'static,
-                impl Sink<Bytes> + Send + 'static,
-            ),
-            E,
-        >,
-    > + Send {
-        <BrowserClient as Client<E, IS, OS>>::open_websocket(path)
-    }
-
-    fn spawn(future: impl Future<Output = ()> + Send + 'static) {
-        <BrowserClient as Client<E, IS, OS>>::spawn(future)
-    }
-}
-
-/// A `POST` to the REST API, with the bearer header.
+/// A `POST` to the REST API.
 #[cfg(feature = "hydrate")]
 pub fn post(url: &str) -> gloo_net::http::RequestBuilder {
-    with_bearer(gloo_net::http::Request::post(url))
+    gloo_net::http::Request::post(url)
 }
 
-/// A `DELETE` on the REST API, with the bearer header.
+/// A `DELETE` on the REST API.
 #[cfg(feature = "hydrate")]
 pub fn delete(url: &str) -> gloo_net::http::RequestBuilder {
-    with_bearer(gloo_net::http::Request::delete(url))
+    gloo_net::http::Request::delete(url)
 }
 
-/// A `GET` from the REST API, with the bearer header.
+/// A `GET` from the REST API.
 #[cfg(feature = "hydrate")]
 pub fn get(url: &str) -> gloo_net::http::RequestBuilder {
-    with_bearer(gloo_net::http::Request::get(url))
-}
-
-#[cfg(feature = "hydrate")]
-fn with_bearer(request: gloo_net::http::RequestBuilder) -> gloo_net::http::RequestBuilder {
-    match bearer() {
-        Some(value) => request.header(AUTHORIZATION, &value),
-        None => request,
-    }
+    gloo_net::http::Request::get(url)
 }
 
 /// Sends a request. A server that cannot be reached is `unavailable`; a

@@ -139,7 +139,7 @@ pub(super) async fn follow(
     let url = format!("/api/jobs/{}/events", client::encode(job_id));
     let request = match watch_token {
         Some(token) => {
-            gloo_net::http::Request::get(&format!("{url}?token={}", client::encode(token)))
+            gloo_net::http::Request::get(&format!("{url}?watch={}", client::encode(token)))
         }
         None => client::get(&url),
     };

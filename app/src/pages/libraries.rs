@@ -7,6 +7,8 @@ use leptos::prelude::*;
 use crate::api::{delete, list_documents, list_libraries};
 use crate::client;
 use crate::components::ErrorNotice;
+use crate::viewer::use_viewer;
+use index_core::access::Role;
 
 #[component]
 pub fn LibrariesPage() -> impl IntoView {
@@ -45,7 +47,7 @@ pub fn LibrariesPage() -> impl IntoView {
 }
 
 /// Seconds since the epoch as a date and time (UTC).
-fn when(secs: i64) -> String {
+pub(crate) fn when(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
@@ -93,6 +95,7 @@ fn delete_with(
 
 #[component]
 fn Library(library: LibraryInfo, reload: Callback<Result<String, String>>) -> impl IntoView {
+    let viewer = use_viewer();
     let name = library.name.clone();
     let heading_id = format!("library-{}", client::encode(&name));
     let labelled_by = heading_id.clone();
@@ -112,6 +115,10 @@ fn Library(library: LibraryInfo, reload: Callback<Result<String, String>>) -> im
                     type="button"
                     class="danger"
                     aria-label=format!("Delete library {name}")
+                    hidden={
+                        let name = name.clone();
+                        move || !viewer.may(Role::Write, &name)
+                    }
                     on:click={
                         let name = name.clone();
                         move |_| delete_with(format!("library {name}"), name.clone(), None, None, reload)
@@ -137,6 +144,7 @@ fn Version(
     version: VersionInfo,
     reload: Callback<Result<String, String>>,
 ) -> impl IntoView {
+    let viewer = use_viewer();
     let open = RwSignal::new(false);
     let (lib, ver) = (library.clone(), version.version.clone());
     let documents = LocalResource::new(move || {
@@ -172,6 +180,10 @@ fn Version(
                     type="button"
                     class="danger"
                     aria-label=format!("Delete version {} {}", library, v)
+                    hidden={
+                        let library = library.clone();
+                        move || !viewer.may(Role::Write, &library)
+                    }
                     on:click={
                         let (library, v) = (library.clone(), v.clone());
                         move |_| delete_with(format!("{library} {v}"), library.clone(), Some(v.clone()), None, reload)
@@ -197,11 +209,14 @@ fn Version(
                                     );
                                     let label = format!("Delete document {}", d.file_path);
                                     let (l, v, p) = (d.library.clone(), d.version.clone(), d.file_path.clone());
+                                    let library = d.library.clone();
+                                    let writable = move || viewer.may(Role::Write, &library);
                                     view! {
                                         <li>
                                             <a href=href>{d.file_path.clone()}</a>
                                             <span class="muted">{format!(" {} chunks", d.chunks)}</span>
                                             <button
+                                                hidden=move || !writable()
                                                 type="button"
                                                 class="danger small"
                                                 aria-label=label

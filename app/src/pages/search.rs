@@ -6,6 +6,7 @@
 //! changes. Searches run from the browser (after hydration), because the
 //! session that carries the sticky library is the browser's.
 
+use index_core::access::Role;
 use index_core::feedback::Vote;
 use index_core::search::{Fusion, Mode, SearchHit, SearchParams, SearchResponse};
 use leptos::prelude::*;
@@ -347,6 +348,8 @@ fn Hit(hit: SearchHit) -> impl IntoView {
         });
     };
     let (like_id, dislike_id) = (hit.chunk_id.clone(), hit.chunk_id.clone());
+    let viewer = crate::viewer::use_viewer();
+    let (vote_library, vote_library2) = (hit.library.clone(), hit.library.clone());
     view! {
         <li class="hit" data-chunk-id=hit.chunk_id.clone()>
             <h3><a href=open.clone()>{title}</a></h3>
@@ -374,9 +377,12 @@ fn Hit(hit: SearchHit) -> impl IntoView {
             </p>
             <div class="actions">
                 <a class="button" href=open>"Open"</a>
+                // A vote changes ranking: only a token that may write to
+                // the library may cast one.
                 <button
                     type="button"
                     aria-label="Like this result"
+                    hidden=move || !viewer.may(Role::Write, &vote_library)
                     on:click=move |_| vote(Vote::Like, like_id.clone())
                 >
                     "Like"
@@ -384,6 +390,7 @@ fn Hit(hit: SearchHit) -> impl IntoView {
                 <button
                     type="button"
                     aria-label="Dislike this result"
+                    hidden=move || !viewer.may(Role::Write, &vote_library2)
                     on:click=move |_| vote(Vote::Dislike, dislike_id.clone())
                 >
                     "Dislike"

@@ -147,6 +147,11 @@ fn SourceItem(
         running_job,
     } = info;
     let title = format!("{library} {version}");
+    let viewer = crate::viewer::use_viewer();
+    let writable = {
+        let library = library.clone();
+        move || viewer.may(index_core::access::Role::Write, &library)
+    };
     let origin = if request.url.starts_with("http://") || request.url.starts_with("https://") {
         view! { <a href=request.url.clone() rel="noopener noreferrer" target="_blank">{request.url.clone()}</a> }
             .into_any()
@@ -193,6 +198,10 @@ fn SourceItem(
                     type="button"
                     class="small"
                     aria-label=refresh_label
+                    hidden={
+                        let writable = writable.clone();
+                        move || !writable()
+                    }
                     disabled=move || busy.get() || is_running
                     on:click=move |_| start.run(asked.clone())
                 >
@@ -202,6 +211,7 @@ fn SourceItem(
                     type="button"
                     class="small danger"
                     aria-label=delete_label
+                    hidden=move || !writable()
                     disabled=move || busy.get()
                     on:click=move |_| remove.run(doomed.clone())
                 >

@@ -79,8 +79,14 @@ pub fn UploadPage() -> impl IntoView {
     let sources = LocalResource::new(load_sources);
     let added = Callback::new(move |()| sources.refetch());
 
+    let viewer = crate::viewer::use_viewer();
     view! {
-        <section class="panel" aria-labelledby="upload-heading">
+        <Show when=move || viewer.known() && !viewer.writes_any()>
+            <p class="notice" role="status">
+                "Signed in as a token that may only read: adding documents needs a token that may write."
+            </p>
+        </Show>
+        <section class="panel" aria-labelledby="upload-heading" hidden=move || !viewer.writes_any()>
             <h1 id="upload-heading">"Upload documents"</h1>
             <form class="upload-form" on:submit=submit>
                 <div class="filters">
@@ -139,8 +145,10 @@ pub fn UploadPage() -> impl IntoView {
             </form>
             <JobProgress progress sending="Sending files…"/>
         </section>
-        <AddSource added/>
-        <Sources sources/>
+        <div hidden=move || !viewer.writes_any()>
+            <AddSource added/>
+            <Sources sources/>
+        </div>
     }
 }
 

@@ -21,6 +21,7 @@ use index_core::search::SearchParams;
 
 use super::corpus::{self, FILTER_LIBRARY};
 use super::{percentile, queries};
+use docshelf_server::access::local;
 
 pub async fn run(root: &Path, rows: usize, concurrency: usize) {
     let dir = corpus::ensure(root, rows).await;
@@ -76,7 +77,7 @@ async fn sequential(engine: &Engine, queries: &[String]) {
     for q in queries.iter().take(10) {
         for mode in ["keyword", "dense", "hybrid"] {
             engine
-                .search(params(q, mode, Some(FILTER_LIBRARY)))
+                .search(&local(), params(q, mode, Some(FILTER_LIBRARY)))
                 .await
                 .expect("search");
         }
@@ -125,7 +126,7 @@ async fn sequential(engine: &Engine, queries: &[String]) {
             for q in queries {
                 let t = Instant::now();
                 engine
-                    .search(params(q, mode, library))
+                    .search(&local(), params(q, mode, library))
                     .await
                     .expect("search");
                 ms.push(t.elapsed().as_secs_f64() * 1e3);

@@ -67,7 +67,7 @@ pub async fn ask(args: AskArgs) -> anyhow::Result<()> {
             _ => {}
         }
     };
-    let answer = engine.ask(ask, &mut emit).await?;
+    let answer = engine.ask(&crate::access::local(), ask, &mut emit).await?;
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &answer).context("cannot write the answer")?;

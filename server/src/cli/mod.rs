@@ -5,6 +5,8 @@
 //! - [`query`]: `search`, `libraries`, `get`, `delete` against the store.
 //! - [`eval`]: `eval`, retrieval quality on a judged corpus.
 //! - [`ask`]: `ask`, a question answered by a language model from the store.
+//! - [`token`]: `token` and `audit`, tokens and the audit log, here or on a
+//!   server; [`remote`]: the CLI against a running server (`--server`).
 //!
 //! Exit codes: 0 success, 1 a search found nothing, 2 an error (bad usage
 //! included), as grep and ripgrep do; an engine error picks 3 (not found),
@@ -14,7 +16,9 @@ mod ask;
 mod eval;
 mod ingest;
 mod query;
+mod remote;
 mod serve;
+mod token;
 
 use std::io::{BufRead, Write};
 
@@ -63,6 +67,10 @@ pub enum Command {
     Eval(eval::EvalArgs),
     /// Serve MCP (Model Context Protocol) on standard input and output, for coding agents.
     Mcp(McpArgs),
+    /// Make, list and revoke access tokens (roles per library pattern).
+    Token(token::TokenArgs),
+    /// Show the audit log: writes and token changes, newest first.
+    Audit(token::AuditArgs),
 }
 
 #[derive(Debug, Args)]
@@ -83,13 +91,19 @@ pub enum Outcome {
 /// [`Outcome`]); an engine error's kind picks the rest from the same table
 /// every face uses, so a script can tell a typo from a reason to retry.
 pub fn exit_status(err: &anyhow::Error) -> u8 {
-    let kind = err
-        .chain()
-        .find_map(|e| e.downcast_ref::<EngineError>())
-        .map(EngineError::kind);
+    let kind = err.chain().find_map(|e| {
+        e.downcast_ref::<EngineError>()
+            .map(EngineError::kind)
+            .or_else(|| e.downcast_ref::<remote::Refused>().map(|r| r.0.kind))
+    });
     match kind {
         Some(ErrorKind::NotFound) => 3,
-        Some(ErrorKind::Busy | ErrorKind::Unavailable | ErrorKind::Conflict) => 4,
+        Some(
+            ErrorKind::Busy
+            | ErrorKind::Unavailable
+            | ErrorKind::Conflict
+            | ErrorKind::TooManyRequests,
+        ) => 4,
         Some(ErrorKind::Internal) => 5,
         // Bad input, and whatever failed before reaching the engine
         // (flags, files, the store's path).
@@ -120,6 +134,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Delete(args) => done(runtime()?.block_on(query::delete(args))),
         Command::Eval(args) => done(runtime()?.block_on(eval::eval(args))),
         Command::Mcp(args) => done(runtime()?.block_on(serve::mcp_stdio(args))),
+        Command::Token(args) => done(runtime()?.block_on(token::token(args))),
+        Command::Audit(args) => done(runtime()?.block_on(token::audit(args))),
     }
 }
 

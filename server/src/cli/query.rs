@@ -1,7 +1,9 @@
 //! `docshelf search | libraries | get | delete`: the store from a shell.
 //!
 //! These open the store directly (no server needed); a running server on the
-//! same store sees the changes within its `--read-consistency-secs`.
+//! same store sees the changes within its `--read-consistency-secs`. With
+//! `--server URL` (and `--token`) they ask that server instead, through
+//! its REST API and its access check.
 
 use std::io::{IsTerminal, Write};
 
@@ -11,10 +13,12 @@ use clap::Args;
 use index_core::highlight;
 use index_core::search::{Fusion, FusionMethod, Mode, SearchHit, SearchParams};
 
+use super::remote::{encode, Remote, RemoteArgs};
 use super::Outcome;
 use crate::config::EngineConfig;
 use crate::engine::Engine;
-use index_core::catalog::Target;
+use index_core::catalog::{Deleted, Document, LibraryInfo, Target};
+use index_core::search::SearchResponse;
 
 #[derive(Debug, Args)]
 pub struct SearchArgs {
@@ -68,26 +72,35 @@ pub struct SearchArgs {
     pub json: bool,
 
     #[command(flatten)]
+    pub remote: RemoteArgs,
+
+    #[command(flatten)]
     pub engine: EngineConfig,
 }
 
 pub async fn search(args: SearchArgs) -> anyhow::Result<Outcome> {
-    let engine = Engine::open(&args.engine).await?;
     let terms = highlight::query_terms(&args.query);
-    let response = engine
-        .search(SearchParams {
-            query: args.query,
-            k: Some(args.k),
-            library: args.library,
-            version: args.version,
-            file_path: args.file_path,
-            mode: Some(args.mode.name().to_owned()),
-            fusion: Some(args.fusion.name().to_owned()),
-            expand: args.expand,
-            duplicates: Some(args.duplicates),
-            ..SearchParams::default()
-        })
-        .await?;
+    let params = SearchParams {
+        query: args.query,
+        k: Some(args.k),
+        library: args.library,
+        version: args.version,
+        file_path: args.file_path,
+        mode: Some(args.mode.name().to_owned()),
+        fusion: Some(args.fusion.name().to_owned()),
+        expand: args.expand,
+        duplicates: Some(args.duplicates),
+        ..SearchParams::default()
+    };
+    let response: SearchResponse = match Remote::named(&args.remote)? {
+        Some(remote) => remote.post("api/search", &params).await?,
+        None => {
+            Engine::open(&args.engine)
+                .await?
+                .search(&crate::access::local(), params)
+                .await?
+        }
+    };
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &response)?;
@@ -157,12 +170,22 @@ pub struct LibrariesArgs {
     pub json: bool,
 
     #[command(flatten)]
+    pub remote: RemoteArgs,
+
+    #[command(flatten)]
     pub engine: EngineConfig,
 }
 
 pub async fn libraries(args: LibrariesArgs) -> anyhow::Result<()> {
-    let engine = Engine::open(&args.engine).await?;
-    let libraries = engine.libraries().await?;
+    let libraries: Vec<LibraryInfo> = match Remote::named(&args.remote)? {
+        Some(remote) => remote.get("api/libraries").await?,
+        None => {
+            Engine::open(&args.engine)
+                .await?
+                .libraries(&crate::access::local())
+                .await?
+        }
+    };
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &libraries)?;
@@ -201,14 +224,35 @@ pub struct GetArgs {
     pub json: bool,
 
     #[command(flatten)]
+    pub remote: RemoteArgs,
+
+    #[command(flatten)]
     pub engine: EngineConfig,
 }
 
 pub async fn get(args: GetArgs) -> anyhow::Result<()> {
-    let engine = Engine::open(&args.engine).await?;
-    let doc = engine
-        .document(&args.library, &args.version, &args.file_path)
-        .await?;
+    let doc: Document = match Remote::named(&args.remote)? {
+        Some(remote) => {
+            let path = format!(
+                "api/documents?library={}&version={}&file_path={}",
+                encode(&args.library),
+                encode(&args.version),
+                encode(&args.file_path)
+            );
+            remote.get(&path).await?
+        }
+        None => {
+            Engine::open(&args.engine)
+                .await?
+                .document(
+                    &crate::access::local(),
+                    &args.library,
+                    &args.version,
+                    &args.file_path,
+                )
+                .await?
+        }
+    };
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &doc)?;
@@ -230,6 +274,9 @@ pub struct DeleteArgs {
     /// Do not ask for confirmation (required when not on a terminal).
     #[arg(long, short = 'y')]
     pub yes: bool,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 
     #[command(flatten)]
     pub engine: EngineConfig,
@@ -256,8 +303,29 @@ pub async fn delete(args: DeleteArgs) -> anyhow::Result<()> {
             anyhow::bail!("not deleted");
         }
     }
-    let engine = Engine::open(&args.engine).await?;
-    let deleted = engine.delete(target).await?;
+    let deleted: Deleted = match Remote::named(&args.remote)? {
+        Some(remote) => {
+            let path = match target {
+                Target::Library(l) => format!("api/libraries/{}", encode(l)),
+                Target::Version(l, v) => {
+                    format!("api/libraries/{}/versions/{}", encode(l), encode(v))
+                }
+                Target::Document(l, v, p) => format!(
+                    "api/documents?library={}&version={}&file_path={}",
+                    encode(l),
+                    encode(v),
+                    encode(p)
+                ),
+            };
+            remote.delete(&path).await?
+        }
+        None => {
+            Engine::open(&args.engine)
+                .await?
+                .delete(&crate::access::local(), target)
+                .await?
+        }
+    };
     eprintln!(
         "deleted {what}: {} document(s), {} chunk(s)",
         deleted.documents, deleted.chunks

@@ -32,15 +32,27 @@ pub struct ServeConfig {
     )]
     pub max_body_mib: usize,
 
-    /// Token that writes (and with --auth-reads, reads) must carry as
-    /// `Authorization: Bearer <token>`. Without one, docshelf listens on
-    /// loopback only.
+    /// The admin token: it may do anything, tokens included. With it set,
+    /// writes (and with --auth-reads, reads) need a token, this one or one
+    /// made with `docshelf token create`, as `Authorization: Bearer
+    /// <token>`. Without one, docshelf listens on loopback only.
     #[arg(long = "token", env = "DOCSHELF_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
 
-    /// Require the token for reads too (search, documents, MCP, metrics).
+    /// Require a token for reads too (search, documents, MCP, metrics).
+    /// Needed for libraries that some tokens may not read to stay private
+    /// from requests without a token.
     #[arg(long = "auth-reads", env = "DOCSHELF_AUTH_READS", value_parser = crate::config::switch())]
     pub auth_reads: bool,
+
+    /// Wrong tokens one client address may send in a minute; past it, its
+    /// requests with a token get 429 until the minute ends.
+    #[arg(
+        long = "max-token-failures",
+        env = "DOCSHELF_MAX_TOKEN_FAILURES",
+        default_value_t = crate::access::attempts::MAX_FAILURES
+    )]
+    pub max_token_failures: u32,
 
     /// Seconds a connection may take to send a request's headers, or sit
     /// idle between requests, before it is closed.
@@ -102,6 +114,10 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     }
     if token.is_none() {
         tracing::info!("no token set: uploads and deletes are open to local users");
+    } else if !config.auth_reads {
+        tracing::info!(
+            "reads are open to requests without a token (--auth-reads is off): a token's read scope narrows what it sees, but keeps nothing private"
+        );
     }
     let llm = crate::llm::Llm::from_config(&config.llm).context("Ask's language model")?;
     match &llm {
@@ -123,6 +139,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             access: http::Access {
                 token,
                 auth_reads: config.auth_reads,
+                max_failures: Some(config.max_token_failures),
             },
             cors_origins: config.cors_origins.clone(),
             allowed_hosts: config.allowed_hosts.clone(),

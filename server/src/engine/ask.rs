@@ -1,6 +1,7 @@
 //! Ask: the engine lends [`crate::ask::answer`] its searches and its
 //! sessions' history, and nothing else.
 
+use index_core::access::Caller;
 use index_core::ask::{Answer, Ask, AskEvent};
 use index_core::search::{SearchParams, SearchResponse};
 
@@ -18,18 +19,32 @@ impl Engine {
 
     /// Answers a question from the documents (see [`crate::ask`]), sending
     /// sources and text through `emit` as they come.
+    ///
+    /// Its searches run as the caller's, so its sources come only from
+    /// the libraries the caller may read.
     pub async fn ask(
         &self,
+        caller: &Caller,
         ask: Ask,
         emit: &mut (dyn FnMut(AskEvent) + Send),
     ) -> Result<Answer, EngineError> {
         let llm = self.llm()?;
-        crate::ask::answer(self, self.sessions.conversations(), llm, ask, emit).await
+        let searcher = AsCaller {
+            engine: self,
+            caller,
+        };
+        crate::ask::answer(&searcher, self.sessions.conversations(), llm, ask, emit).await
     }
 }
 
-impl Searcher for Engine {
+/// The engine searching as one caller.
+struct AsCaller<'a> {
+    engine: &'a Engine,
+    caller: &'a Caller,
+}
+
+impl Searcher for AsCaller<'_> {
     async fn search(&self, params: SearchParams) -> Result<SearchResponse, EngineError> {
-        Engine::search(self, params).await
+        self.engine.search(self.caller, params).await
     }
 }

@@ -1,6 +1,7 @@
 //! The catalog: libraries, versions and documents as people browse them;
 //! deletes; and feedback on chunks.
 
+use index_core::access::{Caller, Role};
 use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo};
 use index_core::document::{reassemble, Piece};
 use index_core::feedback::{FeedbackRequest, Votes};
@@ -14,11 +15,15 @@ use super::{Engine, EngineError};
 use crate::store::{StoredChunk, Target};
 
 impl Engine {
-    /// Resolves a loosely given library name against the stored ones.
-    pub async fn resolve_library(&self, name: &str) -> Result<Resolution, EngineError> {
+    /// Resolves a loosely given library name against the stored ones the
+    /// caller may read.
+    pub async fn resolve_library(
+        &self,
+        caller: &Caller,
+        name: &str,
+    ) -> Result<Resolution, EngineError> {
         let names: Vec<String> = self
-            .store
-            .libraries()
+            .visible_libraries(caller)
             .await?
             .iter()
             .map(|l| l.name.clone())
@@ -26,21 +31,22 @@ impl Engine {
         Ok(library::resolve(name, &names))
     }
 
-    /// Every library with its versions and counts.
-    pub async fn libraries(&self) -> Result<Vec<LibraryInfo>, EngineError> {
-        Ok(self.store.libraries().await?.as_ref().clone())
+    /// Every library the caller may read, with its versions and counts.
+    pub async fn libraries(&self, caller: &Caller) -> Result<Vec<LibraryInfo>, EngineError> {
+        Ok(self.visible_libraries(caller).await?.as_ref().clone())
     }
 
     /// The documents of a library (optionally one version of it).
     pub async fn documents(
         &self,
+        caller: &Caller,
         library: &str,
         version: Option<&str>,
     ) -> Result<Vec<DocumentInfo>, EngineError> {
         let version = match version {
-            Some(v) => Some(self.version_of(library, v).await?),
+            Some(v) => Some(self.version_of(caller, library, v).await?),
             None => {
-                self.require_library(library).await?;
+                self.require_library(caller, library).await?;
                 None
             }
         };
@@ -57,25 +63,33 @@ impl Engine {
     /// A stored version of `library`: `version` itself, or the newest for
     /// `latest`. Unknown libraries and versions are errors that list what
     /// exists.
-    pub async fn version_of(&self, library: &str, version: &str) -> Result<String, EngineError> {
-        let libraries = self.store.libraries().await?;
+    /// A library the caller may not read is unknown, as one never stored is.
+    pub async fn version_of(
+        &self,
+        caller: &Caller,
+        library: &str,
+        version: &str,
+    ) -> Result<String, EngineError> {
+        let libraries = self.visible_libraries(caller).await?;
         scope::version_in(scope::library_named(&libraries, library)?, version)
     }
 
-    /// Fails unless a library named exactly `library` is stored.
-    async fn require_library(&self, library: &str) -> Result<(), EngineError> {
-        let libraries = self.store.libraries().await?;
+    /// Fails unless a library named exactly `library` is stored and the
+    /// caller may read it.
+    async fn require_library(&self, caller: &Caller, library: &str) -> Result<(), EngineError> {
+        let libraries = self.visible_libraries(caller).await?;
         scope::library_named(&libraries, library).map(|_| ())
     }
 
     /// A whole document, reassembled from its chunks (`latest` allowed).
     pub async fn document(
         &self,
+        caller: &Caller,
         library: &str,
         version: &str,
         file_path: &str,
     ) -> Result<Document, EngineError> {
-        let version = self.version_of(library, version).await?;
+        let version = self.version_of(caller, library, version).await?;
         let chunks = self.store.document(library, &version, file_path).await?;
         if chunks.is_empty() {
             return Err(EngineError::UnknownDocument {
@@ -109,8 +123,29 @@ impl Engine {
     /// of what was deleted comes back (a job in another process finds its
     /// staged rows gone, see [`crate::store::staging`]). A version that
     /// exists only as a running job's upload can be deleted so.
-    #[tracing::instrument(skip(self))]
-    pub async fn delete(&self, target: Target<'_>) -> Result<Deleted, EngineError> {
+    ///
+    /// The caller needs the write role on the library; the delete is
+    /// written to the audit log whatever its outcome.
+    #[tracing::instrument(skip(self, caller), fields(caller = %caller.name))]
+    pub async fn delete(
+        &self,
+        caller: &Caller,
+        target: Target<'_>,
+    ) -> Result<Deleted, EngineError> {
+        let result = match self.require(caller, Role::Write, target.library()) {
+            Ok(()) => self.delete_permitted(caller, target).await,
+            Err(err) => Err(err),
+        };
+        self.audited(caller, "delete", &target.to_string(), result)
+            .await
+    }
+
+    /// [`Self::delete`], its permission checked.
+    pub(super) async fn delete_permitted(
+        &self,
+        caller: &Caller,
+        target: Target<'_>,
+    ) -> Result<Deleted, EngineError> {
         let (library, version) = match target {
             Target::Library(l) => (l, None),
             Target::Version(l, v) | Target::Document(l, v, _) => (l, Some(v)),
@@ -124,8 +159,8 @@ impl Engine {
         };
         if cancelled == 0 {
             let stored = match version {
-                Some(v) => self.version_of(library, v).await.map(|_| ()),
-                None => self.require_library(library).await,
+                Some(v) => self.version_of(caller, library, v).await.map(|_| ()),
+                None => self.require_library(caller, library).await,
             };
             // A source that stored nothing (its fetch failed) has no
             // documents, and is deleted all the same.
@@ -170,13 +205,34 @@ impl Engine {
     }
 
     /// Records a like or dislike, and returns the chunk's votes so far.
-    pub async fn feedback(&self, request: &FeedbackRequest) -> Result<Votes, EngineError> {
+    /// A vote changes ranking, so it is a write: the caller needs the write
+    /// role on the chunk's library, and a chunk of a library it may not
+    /// read is unknown.
+    pub async fn feedback(
+        &self,
+        caller: &Caller,
+        request: &FeedbackRequest,
+    ) -> Result<Votes, EngineError> {
         // Ids are 32 hex digits: anything over the id limit names no
         // chunk, and is refused without being looked up or echoed.
         index_core::validate::id("chunk_id", &request.chunk_id)?;
-        if !self.store.has_chunk(&request.chunk_id).await? {
-            return Err(EngineError::UnknownChunk(request.chunk_id.clone()));
-        }
+        let library = self
+            .store
+            .chunk_library(&request.chunk_id)
+            .await?
+            .filter(|library| Self::may_read(caller, library))
+            .ok_or_else(|| EngineError::UnknownChunk(request.chunk_id.clone()))?;
+        let result = self.vote(caller, &library, request).await;
+        self.audited(caller, "feedback", &library, result).await
+    }
+
+    async fn vote(
+        &self,
+        caller: &Caller,
+        library: &str,
+        request: &FeedbackRequest,
+    ) -> Result<Votes, EngineError> {
+        self.require(caller, Role::Write, library)?;
         self.store
             .record_vote(&request.chunk_id, request.vote)
             .await?;

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
+use index_core::access::Caller;
 use index_core::job::{FileState, JobState, JobStatus};
 use subtle::ConstantTimeEq;
 
@@ -193,11 +194,13 @@ impl Engine {
         StoredJob { status, ..stored }
     }
 
-    /// The job's latest status, or [`EngineError::UnknownJob`].
-    pub async fn job(&self, id: &str) -> Result<JobStatus, EngineError> {
+    /// The job's latest status, or [`EngineError::UnknownJob`], which a
+    /// job into a library the caller may not read is too.
+    pub async fn job(&self, caller: &Caller, id: &str) -> Result<JobStatus, EngineError> {
         self.find_job(id)
             .await?
             .map(|watch| watch.status())
+            .filter(|status| Self::may_read(caller, &status.library))
             .ok_or_else(|| EngineError::UnknownJob(id.to_owned()))
     }
 

@@ -5,6 +5,7 @@
 //! drift apart. This file holds the engine itself and its opening; each
 //! concern it serves is an `impl Engine` block of its own:
 //!
+//! - [`access`]: tokens, the audit log, and what a caller may see and do.
 //! - [`upload`]: upload jobs, started in the background or run in place.
 //! - [`sources`]: sites and packages as sources, fetched and refreshed as jobs.
 //! - [`jobs`]: a job's status and its events, whichever process runs it.
@@ -16,6 +17,7 @@
 //! - [`status`]: a snapshot of the engine's state.
 //! - [`EngineError`] (in [`crate::error`]): why a request was refused.
 
+mod access;
 mod ask;
 mod catalog;
 mod jobs;
@@ -49,6 +51,7 @@ use crate::store::Store;
 
 use self::sessions::Sessions;
 
+pub use self::access::MAX_AUDIT_ENTRIES;
 pub use self::jobs::JobWatch;
 pub use self::search::{MAX_CONCURRENT_SEARCHES, SEARCH_BUDGET};
 pub use crate::error::EngineError;
@@ -90,6 +93,8 @@ pub struct Engine {
     /// How sources are fetched, and the client they are fetched with.
     source_settings: crate::source::SourceSettings,
     fetcher: crate::source::Fetcher,
+    /// The store's access tokens, cached (see [`crate::access::registry`]).
+    tokens: crate::access::Registry,
     started: Instant,
 }
 
@@ -155,6 +160,7 @@ impl Engine {
                 config.sources.settings().fetch,
             )
             .context("cannot build the HTTP client sources are fetched with")?,
+            tokens: crate::access::Registry::new(config.read_consistency()),
             started: Instant::now(),
         };
         // Jobs whose process died are ended now, and what they staged is

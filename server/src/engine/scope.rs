@@ -93,14 +93,21 @@ pub enum StickyChange {
 /// Resolves a search's library and version: the request's library
 /// (loosely named, and then sticky for the session), else the session's
 /// `sticky` library, else every library.
+///
+/// `libraries` are those the caller may read. When that is not every
+/// stored library (`restricted`), a search of "every library" is a search
+/// of exactly these, and a sticky library outside them is passed over but
+/// kept: it may be another caller's in a shared session.
 pub fn for_search(
     libraries: &[LibraryInfo],
     search: &Search,
     sticky: Option<Sticky>,
+    restricted: bool,
 ) -> Result<SearchScope, EngineError> {
     let mut out = SearchScope {
         scope: Scope {
             file_prefix: search.file_path.clone(),
+            only_listed: restricted,
             ..Scope::default()
         },
         ..SearchScope::default()
@@ -128,6 +135,7 @@ pub fn for_search(
                 wanted_version = wanted_version.or(sticky.version);
                 Some(sticky.library)
             }
+            Some(_) if restricted => None,
             Some(_) => {
                 out.sticky = StickyChange::Forget;
                 None
@@ -147,6 +155,9 @@ pub fn for_search(
             out.scope.targets = vec![(name.clone(), version)];
         }
         None => match wanted_version.as_deref() {
+            None if restricted => {
+                out.scope.targets = libraries.iter().map(|l| (l.name.clone(), None)).collect();
+            }
             None => {}
             // The newest version of every library.
             Some(v) if version::is_latest(v) => {
@@ -158,6 +169,9 @@ pub fn for_search(
                     .collect();
             }
             Some(v) => {
+                if restricted {
+                    out.scope.targets = libraries.iter().map(|l| (l.name.clone(), None)).collect();
+                }
                 out.scope.version = Some(v.to_owned());
                 out.version = Some(v.to_owned());
             }
@@ -222,8 +236,13 @@ mod tests {
             library("react", &["18.2", "19.0"]),
             library("vue", &["3.4"]),
         ];
-        let scope =
-            for_search(&libraries, &search(Some("React"), Some("latest")), None).expect("resolves");
+        let scope = for_search(
+            &libraries,
+            &search(Some("React"), Some("latest")),
+            None,
+            false,
+        )
+        .expect("resolves");
         assert_eq!(scope.library.as_deref(), Some("react"));
         assert_eq!(scope.version.as_deref(), Some("19.0"));
         assert!(!scope.sticky_applied);
@@ -239,7 +258,8 @@ mod tests {
     #[test]
     fn the_sessions_library_applies_when_none_is_named_and_stays() {
         let libraries = [library("react", &["18.2"]), library("vue", &["3.4"])];
-        let scope = for_search(&libraries, &search(None, None), sticky("vue")).expect("resolves");
+        let scope =
+            for_search(&libraries, &search(None, None), sticky("vue"), false).expect("resolves");
         assert_eq!(scope.library.as_deref(), Some("vue"));
         assert!(scope.sticky_applied);
         assert_eq!(scope.sticky, StickyChange::Keep);
@@ -248,19 +268,40 @@ mod tests {
     #[test]
     fn a_deleted_sticky_library_is_forgotten_and_everything_searched() {
         let libraries = [library("react", &["18.2"])];
-        let scope = for_search(&libraries, &search(None, None), sticky("gone")).expect("resolves");
+        let scope =
+            for_search(&libraries, &search(None, None), sticky("gone"), false).expect("resolves");
         assert_eq!(scope.library, None);
         assert!(!scope.sticky_applied);
         assert_eq!(scope.sticky, StickyChange::Forget);
     }
 
     #[test]
+    fn a_restricted_caller_searches_only_its_libraries_and_never_sees_others() {
+        let visible = [library("react", &["18.2"])];
+        let everywhere = for_search(&visible, &search(None, None), None, true).expect("resolves");
+        assert_eq!(everywhere.scope.targets, vec![("react".to_owned(), None)]);
+        assert!(everywhere.scope.only_listed);
+        let hidden =
+            for_search(&visible, &search(None, None), sticky("secret"), true).expect("resolves");
+        assert_eq!(hidden.library, None);
+        assert_eq!(hidden.sticky, StickyChange::Keep);
+        let none = for_search(&[], &search(None, None), None, true).expect("resolves");
+        assert_eq!(none.scope.to_sql().as_deref(), Some("false"));
+        assert!(!none.scope.covers("react", "18.2"));
+    }
+
+    #[test]
     fn an_unknown_library_or_version_changes_nothing_and_says_what_exists() {
         let libraries = [library("react", &["18.2"])];
-        let err = for_search(&libraries, &search(Some("zzzz"), None), sticky("react"))
-            .expect_err("unknown library");
+        let err = for_search(
+            &libraries,
+            &search(Some("zzzz"), None),
+            sticky("react"),
+            false,
+        )
+        .expect_err("unknown library");
         assert!(matches!(err, EngineError::UnknownLibrary { .. }), "{err}");
-        let err = for_search(&libraries, &search(Some("react"), Some("9.9")), None)
+        let err = for_search(&libraries, &search(Some("react"), Some("9.9")), None, false)
             .expect_err("unknown version");
         assert!(err.to_string().contains("18.2"), "{err}");
     }

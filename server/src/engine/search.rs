@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use index_core::access::Caller;
 use index_core::library::Resolution;
 use index_core::phrase;
 use index_core::search::{Mode, Search, SearchParams, SearchResponse};
@@ -24,8 +25,16 @@ pub const SEARCH_BUDGET: Duration = Duration::from_secs(10);
 impl Engine {
     /// Searches, with the session's sticky library and loose library names
     /// resolved (see [`Self::search_staged`]).
-    pub async fn search(&self, params: SearchParams) -> Result<SearchResponse, EngineError> {
-        self.search_checked(params.validate()?, None).await
+    ///
+    /// The caller sees only the libraries it may read: they are the
+    /// search's scope, applied as the legs' filter before anything is
+    /// ranked.
+    pub async fn search(
+        &self,
+        caller: &Caller,
+        params: SearchParams,
+    ) -> Result<SearchResponse, EngineError> {
+        self.search_checked(caller, params.validate()?, None).await
     }
 
     /// Searches, calling `on_stage` with the hits of each stage as soon as
@@ -41,10 +50,11 @@ impl Engine {
     /// ([`EngineError::TimedOut`]).
     pub async fn search_staged(
         &self,
+        caller: &Caller,
         search: Search,
         on_stage: &mut OnStage<'_>,
     ) -> Result<SearchResponse, EngineError> {
-        self.search_checked(search, Some(on_stage)).await
+        self.search_checked(caller, search, Some(on_stage)).await
     }
 
     /// [`Self::search_staged`], with the stages seen only when `on_stage`
@@ -52,19 +62,22 @@ impl Engine {
     /// hits of the stages before it.
     async fn search_checked(
         &self,
+        caller: &Caller,
         search: Search,
         on_stage: Option<&mut OnStage<'_>>,
     ) -> Result<SearchResponse, EngineError> {
         let Ok(_permit) = self.searches.try_acquire() else {
             return Err(EngineError::Busy(self.search_limit));
         };
-        let result =
-            match tokio::time::timeout(self.search_budget, self.search_admitted(search, on_stage))
-                .await
-            {
-                Ok(result) => result,
-                Err(_) => Err(EngineError::TimedOut(self.search_budget.as_secs().max(1))),
-            };
+        let result = match tokio::time::timeout(
+            self.search_budget,
+            self.search_admitted(caller, search, on_stage),
+        )
+        .await
+        {
+            Ok(result) => result,
+            Err(_) => Err(EngineError::TimedOut(self.search_budget.as_secs().max(1))),
+        };
         match result {
             // A store that failed or ran out of time may be an object store
             // that is down: then that is the answer, not an internal fault
@@ -78,9 +91,10 @@ impl Engine {
         }
     }
 
-    #[tracing::instrument(skip_all, fields(mode = search.mode.name()))]
+    #[tracing::instrument(skip_all, fields(mode = search.mode.name(), caller = %caller.name))]
     async fn search_admitted(
         &self,
+        caller: &Caller,
         search: Search,
         on_stage: Option<&mut OnStage<'_>>,
     ) -> Result<SearchResponse, EngineError> {
@@ -89,8 +103,14 @@ impl Engine {
         if search.clear_sticky {
             self.sessions.set_sticky(&session.id, None);
         }
-        let libraries = self.store.libraries().await?;
-        let resolved = scope::for_search(&libraries, &search, self.sessions.sticky(&session.id))?;
+        let libraries = self.visible_libraries(caller).await?;
+        let restricted = !caller.permissions.reads_everything();
+        let resolved = scope::for_search(
+            &libraries,
+            &search,
+            self.sessions.sticky(&session.id),
+            restricted,
+        )?;
         self.sessions
             .change_sticky(&session.id, resolved.sticky.clone());
         let SearchScope {
@@ -140,7 +160,10 @@ impl Engine {
             library: target,
             version: version_used,
             resolution,
-            sticky_library: self.sessions.sticky(&session.id),
+            sticky_library: self
+                .sessions
+                .sticky(&session.id)
+                .filter(|s| Self::may_read(caller, &s.library)),
             session_id: Some(session.id),
             sticky_applied,
             libraries_found: outcome.libraries_found,

@@ -228,10 +228,16 @@ impl History for Conversations {
 }
 
 impl Engine {
-    /// The session's sticky library, if any.
-    pub async fn sticky(&self, session_id: &str) -> Option<Sticky> {
+    /// The session's sticky library, if any and if the caller may read it.
+    pub async fn sticky(
+        &self,
+        caller: &index_core::access::Caller,
+        session_id: &str,
+    ) -> Option<Sticky> {
         self.load_session(session_id).await;
-        self.sessions.sticky(session_id)
+        self.sessions
+            .sticky(session_id)
+            .filter(|s| Self::may_read(caller, &s.library))
     }
 
     /// Forgets the session's sticky library.

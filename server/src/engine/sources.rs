@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use index_core::access::{Caller, Role};
 use index_core::catalog::{Deleted, Target};
 use index_core::job::{JobState, JobStatus};
 use index_core::source::{RefreshSummary, SourceAccepted, SourceInfo, SourceList, SourceRequest};
@@ -21,21 +22,52 @@ use crate::source::{Origin, Source};
 impl Engine {
     /// Adds a source (or fetches an existing one again, with this
     /// request's settings) and starts its job in the background.
+    ///
+    /// The caller needs the write role on the library; the request is
+    /// written to the audit log whatever its outcome.
     pub async fn add_source(
         self: &Arc<Self>,
+        caller: &Caller,
         request: SourceRequest,
     ) -> Result<SourceAccepted, EngineError> {
-        if request.track.is_some() {
-            return self.track_releases(request).await;
-        }
-        let prepared = self.prepare(request).await?;
-        self.start_source_job(prepared).await
+        let target = format!(
+            "{}/{}",
+            request.library,
+            request.version.as_deref().unwrap_or("")
+        );
+        let result = match self.require(caller, Role::Write, &request.library) {
+            Ok(()) if request.track.is_some() => self.track_releases(request).await,
+            Ok(()) => match self.prepare(request).await {
+                Ok(prepared) => self.start_source_job(prepared).await,
+                Err(err) => Err(err),
+            },
+            Err(err) => Err(err),
+        };
+        self.audited(caller, "add_source", &target, result).await
     }
 
     /// Fetches a stored source again: what changed is embedded, what is
     /// gone is removed, in one publish.
-    pub async fn refresh_source(self: &Arc<Self>, id: &str) -> Result<SourceAccepted, EngineError> {
-        let source = self.stored_source(id).await?;
+    pub async fn refresh_source(
+        self: &Arc<Self>,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<SourceAccepted, EngineError> {
+        let source = self.visible_source(caller, id).await?;
+        let target = format!("{}/{}", source.library, source.version);
+        let result = match self.require(caller, Role::Write, &source.library) {
+            Ok(()) => self.refresh_permitted(source).await,
+            Err(err) => Err(err),
+        };
+        self.audited(caller, "refresh_source", &target, result)
+            .await
+    }
+
+    /// [`Self::refresh_source`], its permission checked.
+    async fn refresh_permitted(
+        self: &Arc<Self>,
+        source: Source,
+    ) -> Result<SourceAccepted, EngineError> {
         if source.request.track.is_some() {
             // Each tracked version's request names its own tag; the
             // tracking request they came from names none.
@@ -53,26 +85,45 @@ impl Engine {
     /// Deletes a source and the version it fills, whether or not it holds
     /// documents (a source whose fetch failed holds none); a job running
     /// into it is cancelled first.
-    pub async fn delete_source(&self, id: &str) -> Result<Deleted, EngineError> {
-        let source = self.stored_source(id).await?;
-        self.delete(Target::Version(&source.library, &source.version))
+    pub async fn delete_source(&self, caller: &Caller, id: &str) -> Result<Deleted, EngineError> {
+        let source = self.visible_source(caller, id).await?;
+        let target = Target::Version(&source.library, &source.version);
+        let result = match self.require(caller, Role::Write, &source.library) {
+            Ok(()) => self.delete_permitted(caller, target).await,
+            Err(err) => Err(err),
+        };
+        self.audited(caller, "delete_source", &target.to_string(), result)
             .await
     }
 
-    /// Every stored source, with its last fetch and any job running now.
-    pub async fn sources(&self) -> Result<SourceList, EngineError> {
+    /// Every stored source the caller may read, with its last fetch and
+    /// any job running now.
+    pub async fn sources(&self, caller: &Caller) -> Result<SourceList, EngineError> {
         let stored = self.store.sources().await?;
         let sources = stored
             .iter()
             .filter_map(Source::from_stored)
+            .filter(|s| Self::may_read(caller, &s.library))
             .map(|s| self.source_info(s))
             .collect();
         Ok(SourceList { sources })
     }
 
     /// One stored source.
-    pub async fn source(&self, id: &str) -> Result<SourceInfo, EngineError> {
-        Ok(self.source_info(self.stored_source(id).await?))
+    pub async fn source(&self, caller: &Caller, id: &str) -> Result<SourceInfo, EngineError> {
+        Ok(self.source_info(self.visible_source(caller, id).await?))
+    }
+
+    /// A stored source of a library the caller may read; any other is
+    /// unknown, as one never stored is.
+    async fn visible_source(&self, caller: &Caller, id: &str) -> Result<Source, EngineError> {
+        let source = self.stored_source(id).await?;
+        if !Self::may_read(caller, &source.library) {
+            return Err(EngineError::UnknownSource(
+                validate::lookup("source id", id)?.to_owned(),
+            ));
+        }
+        Ok(source)
     }
 
     /// Fetches a source here, to its end (the CLI): like
@@ -131,6 +182,7 @@ impl Engine {
         };
         let now = crate::source::tally::now_secs();
         for source in stored.iter().filter_map(Source::from_stored) {
+            let id = source.id.clone();
             if now.saturating_sub(source.state.refreshed_at) < every.as_secs()
                 || !self
                     .jobs
@@ -139,14 +191,12 @@ impl Engine {
             {
                 continue;
             }
-            match self.refresh_source(&source.id).await {
-                Ok(job) => tracing::info!(
-                    source = source.id,
-                    job = job.job_id,
-                    "scheduled refresh started"
-                ),
+            match self.refresh_permitted(source).await {
+                Ok(job) => {
+                    tracing::info!(source = id, job = job.job_id, "scheduled refresh started")
+                }
                 Err(err) => {
-                    tracing::warn!(source = source.id, %err, "a scheduled refresh could not start")
+                    tracing::warn!(source = id, %err, "a scheduled refresh could not start")
                 }
             }
         }

@@ -1,13 +1,15 @@
 //! What the engine reports about itself: the store, the model, Ask and
 //! the second stage.
 
-use index_core::{AskStatus, EmbeddingStatus, ServerStatus, StoreStatus};
+use index_core::access::Caller;
+use index_core::{AskStatus, EmbeddingStatus, ServerStatus, StoreCounts, StoreStatus};
 
-use super::{Engine, MODEL_NAME};
+use super::{Engine, EngineError, MODEL_NAME};
 
 impl Engine {
-    /// A snapshot of the engine's state.
-    pub async fn status(&self) -> ServerStatus {
+    /// A snapshot of the engine's state. Its counts are of the libraries
+    /// the caller may read.
+    pub async fn status(&self, caller: &Caller) -> ServerStatus {
         let (loaded, backend, error) = match self.embedder.get() {
             Some(Ok(queue))
                 if (queue.query_backend(), queue.query_precision())
@@ -34,7 +36,7 @@ impl Engine {
             // Not needed yet (a CLI command that never embeds).
             None => (false, None, None),
         };
-        let counts = match self.store.counts().await {
+        let counts = match self.counts(caller).await {
             Ok(c) => Some(c),
             Err(err) => {
                 tracing::warn!(%err, "cannot count the store's contents");
@@ -72,5 +74,20 @@ impl Engine {
             reranker: self.second_stage.describe(),
             ocr: self.ocr.info(),
         }
+    }
+}
+
+impl Engine {
+    /// The store's counts, or those of the caller's libraries.
+    async fn counts(&self, caller: &Caller) -> Result<StoreCounts, EngineError> {
+        if caller.permissions.reads_everything() {
+            return Ok(self.store.counts().await?);
+        }
+        let visible = self.visible_libraries(caller).await?;
+        Ok(StoreCounts {
+            libraries: visible.len() as u64,
+            documents: visible.iter().map(|l| l.documents).sum(),
+            chunks: visible.iter().map(|l| l.chunks).sum(),
+        })
     }
 }

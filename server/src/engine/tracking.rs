@@ -185,8 +185,11 @@ impl Engine {
             if !older || plan.releases.contains(&source.version) {
                 continue;
             }
+            // The engine's own work, past the check of the request that
+            // asked for tracking.
+            let engine = crate::access::local();
             match self
-                .delete(Target::Version(&source.library, &source.version))
+                .delete_permitted(&engine, Target::Version(&source.library, &source.version))
                 .await
             {
                 Ok(_) => dropped.push(source.version.clone()),

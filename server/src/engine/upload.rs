@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use index_core::access::{Caller, Role};
 use index_core::job::{JobState, JobStatus, Upload, UploadAccepted};
 use index_core::validate;
 
@@ -14,7 +15,26 @@ use crate::store::job_log;
 impl Engine {
     /// Starts an upload job in the background and returns it at once: its
     /// id and watch token, to follow it with [`Self::watch_job`].
+    ///
+    /// The caller needs the write role on the library; the upload is
+    /// written to the audit log whatever its outcome.
     pub async fn start_upload(
+        self: &Arc<Self>,
+        caller: &Caller,
+        library: &str,
+        version: &str,
+        uploads: Vec<Upload>,
+    ) -> Result<UploadAccepted, EngineError> {
+        let target = format!("{library}/{version}");
+        let result = match self.require(caller, Role::Write, library) {
+            Ok(()) => self.upload_permitted(library, version, uploads).await,
+            Err(err) => Err(err),
+        };
+        self.audited(caller, "upload", &target, result).await
+    }
+
+    /// [`Self::start_upload`], its permission checked.
+    async fn upload_permitted(
         self: &Arc<Self>,
         library: &str,
         version: &str,

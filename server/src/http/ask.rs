@@ -8,6 +8,7 @@ use axum::response::sse::{Event, Sse};
 use futures::Stream;
 use index_core::ask::{AskEvent, AskParams};
 
+use super::auth::Who;
 use super::error::{ApiError, ApiJson};
 use super::openapi::ErrorBody;
 use super::search::StreamError;
@@ -37,6 +38,7 @@ use crate::engine::EngineError;
 )]
 pub async fn ask(
     State(state): State<AppState>,
+    Who(caller): Who,
     ApiJson(params): ApiJson<AskParams>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     // Refuse what cannot start with a status, before the stream.
@@ -52,7 +54,7 @@ pub async fn ask(
                 let _ = events.send(Ok(event));
             }
         };
-        let last = match engine.ask(ask, &mut emit).await {
+        let last = match engine.ask(&caller, ask, &mut emit).await {
             Ok(answer) => AskEvent::Done(answer),
             // Nothing streamed yet (the search failed: an unknown library,
             // busy): the request itself is refused with its status.

@@ -9,6 +9,7 @@ use utoipa::IntoParams;
 
 use index_core::validate;
 
+use super::auth::Who;
 use super::error::{ApiError, ApiQuery};
 use super::openapi::ErrorBody;
 use super::AppState;
@@ -24,8 +25,11 @@ use index_core::catalog::Target;
         (status = 503, description = "The store cannot be read", body = ErrorBody),
     )
 )]
-pub async fn libraries(State(state): State<AppState>) -> Result<Json<Vec<LibraryInfo>>, ApiError> {
-    Ok(Json(state.engine.libraries().await?))
+pub async fn libraries(
+    State(state): State<AppState>,
+    Who(caller): Who,
+) -> Result<Json<Vec<LibraryInfo>>, ApiError> {
+    Ok(Json(state.engine.libraries(&caller).await?))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -48,10 +52,11 @@ pub struct ResolveQuery {
 )]
 pub async fn resolve(
     State(state): State<AppState>,
+    Who(caller): Who,
     ApiQuery(q): ApiQuery<ResolveQuery>,
 ) -> Result<Json<Resolution>, ApiError> {
     let name = validate::required("name", &q.name)?;
-    Ok(Json(state.engine.resolve_library(name).await?))
+    Ok(Json(state.engine.resolve_library(&caller, name).await?))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -75,6 +80,7 @@ pub struct VersionQuery {
 )]
 pub async fn documents(
     State(state): State<AppState>,
+    Who(caller): Who,
     Path(library): Path<String>,
     ApiQuery(q): ApiQuery<VersionQuery>,
 ) -> Result<Json<Vec<DocumentInfo>>, ApiError> {
@@ -85,7 +91,7 @@ pub async fn documents(
     Ok(Json(
         state
             .engine
-            .documents(&library, q.version.as_deref())
+            .documents(&caller, &library, q.version.as_deref())
             .await?,
     ))
 }
@@ -123,13 +129,14 @@ impl DocumentQuery {
 )]
 pub async fn document(
     State(state): State<AppState>,
+    Who(caller): Who,
     ApiQuery(q): ApiQuery<DocumentQuery>,
 ) -> Result<Json<Document>, ApiError> {
     q.check()?;
     Ok(Json(
         state
             .engine
-            .document(&q.library, &q.version, &q.file_path)
+            .document(&caller, &q.library, &q.version, &q.file_path)
             .await?,
     ))
 }
@@ -150,11 +157,12 @@ pub async fn document(
 )]
 pub async fn delete_document(
     State(state): State<AppState>,
+    Who(caller): Who,
     ApiQuery(q): ApiQuery<DocumentQuery>,
 ) -> Result<Json<Deleted>, ApiError> {
     q.check()?;
     let target = Target::Document(&q.library, &q.version, &q.file_path);
-    Ok(Json(state.engine.delete(target).await?))
+    Ok(Json(state.engine.delete(&caller, target).await?))
 }
 
 /// Deletes a library, every version of it.
@@ -173,10 +181,16 @@ pub async fn delete_document(
 )]
 pub async fn delete_library(
     State(state): State<AppState>,
+    Who(caller): Who,
     Path(library): Path<String>,
 ) -> Result<Json<Deleted>, ApiError> {
     validate::lookup("library", &library)?;
-    Ok(Json(state.engine.delete(Target::Library(&library)).await?))
+    Ok(Json(
+        state
+            .engine
+            .delete(&caller, Target::Library(&library))
+            .await?,
+    ))
 }
 
 /// Deletes one version of a library.
@@ -198,6 +212,7 @@ pub async fn delete_library(
 )]
 pub async fn delete_version(
     State(state): State<AppState>,
+    Who(caller): Who,
     Path((library, version)): Path<(String, String)>,
 ) -> Result<Json<Deleted>, ApiError> {
     validate::lookup("library", &library)?;
@@ -205,7 +220,7 @@ pub async fn delete_version(
     Ok(Json(
         state
             .engine
-            .delete(Target::Version(&library, &version))
+            .delete(&caller, Target::Version(&library, &version))
             .await?,
     ))
 }

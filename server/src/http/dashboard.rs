@@ -31,35 +31,46 @@ use leptos_axum::{
     LeptosRoutes,
 };
 
+use index_core::access::Caller;
 use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo, Target};
 use index_core::feedback::{FeedbackRequest, Votes};
 use index_core::search::{SearchParams, SearchResponse, Sticky};
 use index_core::validate::{self, NameError};
 use index_core::{ErrorBody, ErrorCode, ServerStatus};
 
-use super::auth::{self, Access};
+use super::auth;
 use super::AppState;
 use crate::engine::Engine;
 
-/// The engine as the dashboard's server functions see it.
+/// The engine as one request's server function sees it: as the request's
+/// caller (see [`super::auth`]), so the dashboard shows and does what the
+/// signed-in token may, as every other face does.
 struct DashboardBackend {
     engine: Arc<Engine>,
+    caller: Caller,
 }
 
 #[async_trait::async_trait]
 impl Backend for DashboardBackend {
     async fn status(&self) -> ServerStatus {
-        self.engine.status().await
+        self.engine.status(&self.caller).await
+    }
+
+    async fn caller(&self) -> Caller {
+        self.caller.clone()
     }
 
     async fn search(&self, params: SearchParams) -> Result<SearchResponse, ErrorBody> {
-        self.engine.search(params).await.map_err(|e| e.body())
+        self.engine
+            .search(&self.caller, params)
+            .await
+            .map_err(|e| e.body())
     }
 
     /// A session id over its limits is refused before the store is asked.
     async fn sticky(&self, session_id: &str) -> Result<Option<Sticky>, ErrorBody> {
         let id = validate::session_id(session_id).map_err(bad_input)?;
-        Ok(self.engine.sticky(id).await)
+        Ok(self.engine.sticky(&self.caller, id).await)
     }
 
     async fn clear_sticky(&self, session_id: &str) -> Result<(), ErrorBody> {
@@ -69,7 +80,10 @@ impl Backend for DashboardBackend {
     }
 
     async fn libraries(&self) -> Result<Vec<LibraryInfo>, ErrorBody> {
-        self.engine.libraries().await.map_err(|e| e.body())
+        self.engine
+            .libraries(&self.caller)
+            .await
+            .map_err(|e| e.body())
     }
 
     async fn documents(
@@ -80,7 +94,7 @@ impl Backend for DashboardBackend {
         validate::lookup("library", library).map_err(bad_input)?;
         validate::lookup("version", version).map_err(bad_input)?;
         self.engine
-            .documents(library, Some(version))
+            .documents(&self.caller, library, Some(version))
             .await
             .map_err(|e| e.body())
     }
@@ -95,7 +109,7 @@ impl Backend for DashboardBackend {
         validate::lookup("version", version).map_err(bad_input)?;
         validate::path_lookup("file_path", file_path).map_err(bad_input)?;
         self.engine
-            .document(library, version, file_path)
+            .document(&self.caller, library, version, file_path)
             .await
             .map_err(|e| e.body())
     }
@@ -113,11 +127,17 @@ impl Backend for DashboardBackend {
         if let Some(p) = path {
             validate::path_lookup("file_path", p).map_err(bad_input)?;
         }
-        self.engine.delete(target).await.map_err(|e| e.body())
+        self.engine
+            .delete(&self.caller, target)
+            .await
+            .map_err(|e| e.body())
     }
 
     async fn feedback(&self, request: FeedbackRequest) -> Result<Votes, ErrorBody> {
-        self.engine.feedback(&request).await.map_err(|e| e.body())
+        self.engine
+            .feedback(&self.caller, &request)
+            .await
+            .map_err(|e| e.body())
     }
 }
 
@@ -144,10 +164,10 @@ pub fn leptos_options(site_dir: &Path) -> LeptosOptions {
 
 /// Page routes, server functions, and static files as the fallback.
 pub fn routes(state: &AppState) -> Router<AppState> {
-    let backend: SharedBackend = Arc::new(DashboardBackend {
-        engine: state.engine.clone(),
-    });
-    let rpc = Rpc::new(backend)
+    let rpc = Rpc::new(state.engine.clone())
+        // Who the page's user is: answered to anyone, so a page can offer
+        // sign-in where reads need a token.
+        .open::<api::GetCaller>()
         .read::<api::GetStatus>()
         .read::<api::Search>()
         .read::<api::GetSticky>()
@@ -158,7 +178,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .read::<api::GetDocument>()
         .write::<api::Delete>()
         .write::<api::SendFeedback>()
-        .guarded(&state.access);
+        .guarded();
     // Leptos would register every server function itself, unguarded:
     // leave them all to `Rpc`, so that one not added there is not served.
     let server_fns = leptos::server_fn::axum::server_fn_paths()
@@ -173,64 +193,71 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .layer(axum::middleware::map_response(rpc_status))
 }
 
-/// The server functions' routes, each added as a read or a write: the
-/// choice is its access rule, as the choice of router is for a REST route.
-/// Each runs with the backend in its context.
+/// The server functions' routes, each added as open, a read or a write:
+/// the choice is its access rule, as the choice of router is for a REST
+/// route. Each runs with a backend for its request's caller in its context.
 struct Rpc {
-    backend: SharedBackend,
+    engine: Arc<Engine>,
+    open: Router<AppState>,
     reads: Router<AppState>,
     writes: Router<AppState>,
 }
 
 impl Rpc {
-    fn new(backend: SharedBackend) -> Self {
+    fn new(engine: Arc<Engine>) -> Self {
         Self {
-            backend,
+            engine,
+            open: Router::new(),
             reads: Router::new(),
             writes: Router::new(),
         }
     }
 
-    /// Adds `F`, open unless reads need the token.
-    fn read<F: ServerFn>(mut self) -> Self {
-        self.reads = route::<F>(&self.backend, self.reads);
+    /// Adds `F`, answered to anyone.
+    fn open<F: ServerFn>(mut self) -> Self {
+        self.open = route::<F>(&self.engine, self.open);
         self
     }
 
-    /// Adds `F`, which needs the token whenever the server has one.
+    /// Adds `F`, open unless reads need a token.
+    fn read<F: ServerFn>(mut self) -> Self {
+        self.reads = route::<F>(&self.engine, self.reads);
+        self
+    }
+
+    /// Adds `F`, which needs a token whenever the server has one.
     fn write<F: ServerFn>(mut self) -> Self {
-        self.writes = route::<F>(&self.backend, self.writes);
+        self.writes = route::<F>(&self.engine, self.writes);
         self
     }
 
     /// The reads and the writes, each behind its guard.
-    fn guarded(self, access: &Arc<Access>) -> Router<AppState> {
-        let reads = self.reads.route_layer(axum::middleware::from_fn_with_state(
-            access.clone(),
-            auth::require_dashboard_read,
-        ));
+    fn guarded(self) -> Router<AppState> {
+        let reads = self
+            .reads
+            .route_layer(axum::middleware::from_fn(auth::require_dashboard_read));
         let writes = self
             .writes
-            .route_layer(axum::middleware::from_fn_with_state(
-                access.clone(),
-                auth::require_dashboard_write,
-            ));
-        reads.merge(writes)
+            .route_layer(axum::middleware::from_fn(auth::require_dashboard_write));
+        self.open.merge(reads).merge(writes)
     }
 }
 
-/// `router` with server function `F` at its path and method, run with the
-/// backend in its context.
-fn route<F: ServerFn>(backend: &SharedBackend, router: Router<AppState>) -> Router<AppState> {
+/// `router` with server function `F` at its path and method, run with a
+/// backend for the request's caller in its context.
+fn route<F: ServerFn>(engine: &Arc<Engine>, router: Router<AppState>) -> Router<AppState> {
     let method = F::Protocol::METHOD;
     let Ok(filter) = MethodFilter::try_from(method.clone()) else {
         // Not served at all, rather than served unguarded.
         tracing::error!(path = F::PATH, %method, "a server function's method cannot be routed");
         return router;
     };
-    let backend = backend.clone();
+    let engine = engine.clone();
     let handler = move |request: Request| {
-        let backend = backend.clone();
+        let backend: SharedBackend = Arc::new(DashboardBackend {
+            engine: engine.clone(),
+            caller: auth::caller(request.extensions()),
+        });
         handle_server_fns_with_context(move || provide_context(backend.clone()), request)
     };
     router.route(F::PATH, on(filter, handler))

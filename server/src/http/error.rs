@@ -26,11 +26,6 @@ use crate::mcp::rpc;
 pub struct ApiError(ErrorBody);
 
 impl ApiError {
-    /// The body this error answers with.
-    pub fn body(&self) -> ErrorBody {
-        self.0.clone()
-    }
-
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self(ErrorBody::new(code, message))
     }

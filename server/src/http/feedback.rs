@@ -4,6 +4,7 @@ use axum::extract::State;
 use axum::Json;
 use index_core::feedback::{FeedbackRequest, Votes};
 
+use super::auth::Who;
 use super::error::{ApiError, ApiJson};
 use super::openapi::ErrorBody;
 use super::AppState;
@@ -26,7 +27,8 @@ use super::AppState;
 )]
 pub async fn feedback(
     State(state): State<AppState>,
+    Who(caller): Who,
     ApiJson(request): ApiJson<FeedbackRequest>,
 ) -> Result<Json<Votes>, ApiError> {
-    Ok(Json(state.engine.feedback(&request).await?))
+    Ok(Json(state.engine.feedback(&caller, &request).await?))
 }

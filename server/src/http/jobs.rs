@@ -5,14 +5,14 @@
 //! the job runs in the background. `GET /api/jobs/{id}` is its latest state
 //! and `GET /api/jobs/{id}/events` streams every change as server-sent
 //! events until the job is done. The events stream is a read, but it also
-//! admits the job's own watch token as `?token=`, because the dashboard
+//! admits the job's own watch token as `?watch=`, because the dashboard
 //! follows it with an `EventSource`, which cannot send a bearer header.
 
 use std::convert::Infallible;
 
 use axum::extract::multipart::{MultipartError, MultipartRejection};
 use axum::extract::{Multipart, Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Json;
 use futures::{Stream, StreamExt};
@@ -21,11 +21,12 @@ use index_core::stream::JobEvent;
 use index_core::ErrorCode;
 use serde::Deserialize;
 
-use super::auth;
+use super::auth::Who;
 use super::error::{ApiError, ApiQuery};
 use super::openapi::ErrorBody;
 use super::AppState;
 use crate::engine::EngineError;
+use index_core::access::Role;
 
 /// The upload form, for the OpenAPI document.
 #[derive(utoipa::ToSchema)]
@@ -61,6 +62,7 @@ pub struct UploadForm {
 )]
 pub async fn upload(
     State(state): State<AppState>,
+    Who(caller): Who,
     form: Result<Multipart, MultipartRejection>,
 ) -> Result<(StatusCode, Json<UploadAccepted>), ApiError> {
     let mut form = form.map_err(|e| {
@@ -128,7 +130,10 @@ pub async fn upload(
         .ok_or_else(|| ApiError::new(ErrorCode::InvalidUpload, "the form needs a library field"))?;
     let version = version
         .ok_or_else(|| ApiError::new(ErrorCode::InvalidUpload, "the form needs a version field"))?;
-    let accepted = state.engine.start_upload(&library, &version, files).await?;
+    let accepted = state
+        .engine
+        .start_upload(&caller, &library, &version, files)
+        .await?;
     Ok((StatusCode::ACCEPTED, Json(accepted)))
 }
 
@@ -176,18 +181,20 @@ fn multipart_error(err: MultipartError) -> ApiError {
 )]
 pub async fn job(
     State(state): State<AppState>,
+    Who(caller): Who,
     Path(id): Path<String>,
 ) -> Result<Json<JobStatus>, ApiError> {
-    Ok(Json(state.engine.job(&id).await?))
+    Ok(Json(state.engine.job(&caller, &id).await?))
 }
 
-/// `?token=` of the events stream.
+/// `?watch=` of the events stream.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct WatchQuery {
-    /// The job's watch token, from the upload's answer: needed only when
-    /// reads need the access token and no bearer header is sent.
-    token: Option<String>,
+    /// The job's watch token, from the upload's answer: it lets a client
+    /// that sends no access token (a browser's `EventSource`) follow this
+    /// one job. It grants nothing else.
+    watch: Option<String>,
 }
 
 /// The job's status after every change, as server-sent `progress` events,
@@ -207,21 +214,29 @@ pub struct WatchQuery {
 )]
 pub async fn events(
     State(state): State<AppState>,
+    Who(caller): Who,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<WatchQuery>,
-    headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let found = state.engine.find_job(&id).await?;
-    // The bearer token, or this job's own watch token. Checked before
-    // "no such job" so that, without either, ids cannot be probed.
-    if let Err(refused) = auth::check(&state.access, &headers, false) {
-        let watched = found
-            .as_ref()
-            .zip(query.token.as_deref())
-            .is_some_and(|(job, token)| job.admits(token));
-        if !watched {
-            return Err(refused);
+    // The caller may read the job's library, or brings this job's own
+    // watch token. Without either, the answer is the same whether the job
+    // exists or not, so ids cannot be probed.
+    let watched = found
+        .as_ref()
+        .zip(query.watch.as_deref())
+        .is_some_and(|(job, token)| job.admits(token));
+    let readable = found
+        .as_ref()
+        .is_some_and(|job| caller.permissions.allows(Role::Read, &job.status().library));
+    if !watched && !readable {
+        if !caller.signed_in && caller.permissions.grants.is_empty() {
+            return Err(ApiError::new(
+                ErrorCode::MissingToken,
+                "this request needs a token: send Authorization: Bearer <token>, or the job's watch token as ?watch=",
+            ));
         }
+        return Err(EngineError::UnknownJob(id).into());
     }
     let job = found.ok_or(EngineError::UnknownJob(id))?;
     let events = state.engine.job_statuses(job).map(|status| {

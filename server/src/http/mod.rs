@@ -4,8 +4,9 @@
 //!
 //! - [`search`], [`ask`], [`catalog`], [`feedback`], [`jobs`], [`sources`], [`status`]: the REST API.
 //! - [`openapi`]: the API's OpenAPI document.
-//! - [`auth`]: bearer-token guards on the read and write routes; [`guard`]: cross-site writes and foreign
-//!   hosts refused; [`metrics`]: Prometheus metrics.
+//! - [`auth`]: who a request is (its token or session cookie, read by [`credentials`]), and the
+//!   guards on the read and write routes; [`tokens`]: tokens, sign-in and the audit log.
+//! - [`guard`]: cross-site writes and foreign hosts refused; [`metrics`]: Prometheus metrics.
 //! - [`error`]: JSON errors with the right status.
 //! - [`serve`]: the accept loop, with header and idle timeouts;
 //!   [`parse_errors`]: JSON bodies for the errors hyper answers itself.
@@ -13,6 +14,7 @@
 mod ask;
 pub mod auth;
 mod catalog;
+mod credentials;
 mod dashboard;
 mod error;
 mod events;
@@ -26,6 +28,7 @@ mod search;
 pub mod serve;
 mod sources;
 mod status;
+mod tokens;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -54,8 +57,8 @@ use crate::mcp::DocshelfMcp;
 #[derive(Clone)]
 pub struct AppState {
     pub engine: Arc<Engine>,
-    /// Tokens and what they guard, for handlers that check for themselves.
-    pub access: Arc<Access>,
+    /// Who requests are (see [`auth`]).
+    pub auth: Arc<auth::Auth>,
     pub leptos: LeptosOptions,
 }
 
@@ -86,8 +89,10 @@ pub struct RouterConfig {
 ///
 /// Reads and writes are two routers, each behind its guard
 /// ([`auth::require_read`], [`auth::require_write`]): a new route is a
-/// write because it is added to `writes`.
-pub fn api_routes(access: Arc<Access>) -> (Router<AppState>, utoipa::openapi::OpenApi) {
+/// write because it is added to `writes`. Token management is a write
+/// too; the engine admits only admins to it. Sign-in and sign-out are
+/// open: they are how a token is given.
+pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     let reads = OpenApiRouter::new()
         .routes(routes!(status::status))
         .routes(routes!(search::search))
@@ -100,10 +105,11 @@ pub fn api_routes(access: Arc<Access>) -> (Router<AppState>, utoipa::openapi::Op
         .routes(routes!(jobs::job))
         .routes(routes!(sources::list))
         .routes(routes!(sources::one))
-        .route_layer(axum::middleware::from_fn_with_state(
-            access.clone(),
-            auth::require_read,
-        ));
+        .routes(routes!(tokens::list))
+        .routes(routes!(tokens::audit))
+        .route_layer(axum::middleware::from_fn(auth::require_read));
+    let session =
+        OpenApiRouter::new().routes(routes!(tokens::session, tokens::sign_in, tokens::sign_out));
     // A read that also admits the job's own watch token (see `jobs`).
     let watch = OpenApiRouter::new().routes(routes!(jobs::events));
     let writes = OpenApiRouter::new()
@@ -115,12 +121,11 @@ pub fn api_routes(access: Arc<Access>) -> (Router<AppState>, utoipa::openapi::Op
         .routes(routes!(sources::add))
         .routes(routes!(sources::refresh))
         .routes(routes!(sources::delete))
-        .route_layer(axum::middleware::from_fn_with_state(
-            access,
-            auth::require_write,
-        ));
+        .routes(routes!(tokens::create))
+        .routes(routes!(tokens::revoke))
+        .route_layer(axum::middleware::from_fn(auth::require_write));
     let (router, mut doc) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
-        .nest("/api", reads.merge(watch).merge(writes))
+        .nest("/api", reads.merge(watch).merge(writes).merge(session))
         .split_for_parts();
     utoipa::Modify::modify(&openapi::CommonErrors, &mut doc);
     (router, doc)
@@ -128,26 +133,21 @@ pub fn api_routes(access: Arc<Access>) -> (Router<AppState>, utoipa::openapi::Op
 
 /// Builds the whole application router.
 pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
-    let access = Arc::new(config.access.clone());
     let state = AppState {
         engine: engine.clone(),
-        access: access.clone(),
+        auth: Arc::new(auth::Auth::new(&config.access)),
         leptos: dashboard::leptos_options(&config.site_dir),
     };
-    let (api, doc) = api_routes(access.clone());
+    let (api, doc) = api_routes();
     let doc = Arc::new(doc);
 
     // The Host header is checked for every route by `guard`, with the
     // configured names; rmcp's own loopback-only check would refuse them.
     let mcp_config = StreamableHttpServerConfig::default().disable_allowed_hosts();
+    // Each tool call runs as the caller `auth::authenticate` found for
+    // its HTTP request (rmcp hands the request's parts to the tool).
     let mcp = StreamableHttpService::new(
-        {
-            // MCP's writes (add_docs) are admitted as the REST API's are.
-            let access = access.clone();
-            let guard: crate::mcp::WriteGuard =
-                Arc::new(move |headers| auth::check(&access, headers, true).map_err(|e| e.body()));
-            move || Ok(DocshelfMcp::over_http(engine.clone(), guard.clone()))
-        },
+        move || Ok(DocshelfMcp::over_http(engine.clone())),
         Arc::new(LocalSessionManager::default()),
         mcp_config,
     );
@@ -171,10 +171,7 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
                 .service(mcp),
         )
         // Reads, like the API's: open unless `auth_reads`.
-        .route_layer(axum::middleware::from_fn_with_state(
-            access,
-            auth::require_read,
-        ))
+        .route_layer(axum::middleware::from_fn(auth::require_read))
         .route("/healthz", get(status::healthz))
         .merge(api)
         // Unknown API and server-function paths get the machine faces' JSON
@@ -184,6 +181,13 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
         .merge(dashboard::routes(&state))
         // Every route answers a method it does not take with our 405.
         .method_not_allowed_fallback(error::wrong_method)
+        // Who the request is, for every route: inside the host and
+        // cross-site checks, so a foreign page's request is refused before
+        // any token it carries is looked at.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::authenticate,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             metrics::track,

@@ -44,22 +44,30 @@ impl Modify for BearerAuth {
 }
 
 /// Answers every operation can get from the layers in front of the
-/// handlers, whatever the handler is: a missing token when the server
-/// wants one (reads too, under `--auth-reads`), another host or site
-/// refused by the guard, a target over 16 KiB. Declared here once rather
+/// handlers, whatever the handler is: a missing, wrong or misplaced token
+/// (reads too, under `--auth-reads`), too many wrong ones, another host or
+/// site refused by the guard, a target over 16 KiB. Declared here once rather
 /// than in each annotation, so that a new route documents them too and the
 /// document lists every status a client can see (Schemathesis checks it).
 /// Applied by [`super::api_routes`] once the routes are in the document.
 pub struct CommonErrors;
 
-const COMMON_ERRORS: [(&str, &str); 4] = [
+const COMMON_ERRORS: [(&str, &str); 6] = [
+    (
+        "400",
+        "A token sent in the query string (send it in the Authorization header)",
+    ),
     (
         "401",
-        "A token is required (writes when a token is set; reads too under --auth-reads)",
+        "A token is required (writes when a token is set; reads too under --auth-reads), or the one given is wrong, expired or revoked",
     ),
     (
         "403",
-        "Another site's page, or a host this server does not answer to",
+        "Another site's page, a host this server does not answer to, or what the token does not grant",
+    ),
+    (
+        "429",
+        "Too many wrong tokens from this client lately (Retry-After)",
     ),
     ("405", "The path exists, but not for this method"),
     ("414", "The request target is longer than 16 KiB"),

@@ -11,6 +11,7 @@ use futures::Stream;
 use index_core::search::{SearchHit, SearchParams, SearchResponse};
 use serde::Serialize;
 
+use super::auth::Who;
 use super::error::{ApiError, ApiJson};
 use super::openapi::ErrorBody;
 use super::AppState;
@@ -35,9 +36,10 @@ use index_core::stream::SearchEvent;
 )]
 pub async fn search(
     State(state): State<AppState>,
+    Who(caller): Who,
     ApiJson(params): ApiJson<SearchParams>,
 ) -> Result<SearchJson, ApiError> {
-    Ok(SearchJson(state.engine.search(params).await?))
+    Ok(SearchJson(state.engine.search(&caller, params).await?))
 }
 
 /// A search's answer as its JSON body, the same bytes and content type
@@ -100,6 +102,7 @@ struct StageEvent<'a> {
 )]
 pub async fn search_stream(
     State(state): State<AppState>,
+    Who(caller): Who,
     ApiJson(params): ApiJson<SearchParams>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     // Refuse bad requests with a status before the stream starts; the
@@ -119,7 +122,7 @@ pub async fn search_stream(
                 let _ = stages.send(Ok(event));
             }
         };
-        let result = engine.search_staged(search, &mut on_stage).await;
+        let result = engine.search_staged(&caller, search, &mut on_stage).await;
         let sent = match result {
             Ok(response) => Event::default()
                 .event(SearchEvent::Done.name())

@@ -47,9 +47,9 @@ pub async fn serve(
     let mut open = JoinSet::new();
     tokio::pin!(shutdown);
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => stream,
+                Ok(accepted) => accepted,
                 Err(err) => {
                     // Out of file descriptors, usually: wait rather than spin.
                     tracing::warn!(%err, "cannot accept a connection");
@@ -65,8 +65,17 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         // hyper's own answers to heads it cannot parse get JSON bodies.
         let stream = super::parse_errors::JsonParseErrors::new(stream);
-        let connection =
-            http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        // Each request carries its connection's peer, which failed token
+        // attempts are counted against (`auth`).
+        let app = tower::ServiceBuilder::new()
+            .map_request(move |mut request: hyper::Request<hyper::body::Incoming>| {
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                request
+            })
+            .service(app.clone());
+        let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
         let mut stop = stop.clone();
         open.spawn(async move {
             tokio::pin!(connection);

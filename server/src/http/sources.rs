@@ -7,6 +7,7 @@ use axum::Json;
 use index_core::catalog::Deleted;
 use index_core::source::{SourceAccepted, SourceInfo, SourceList, SourceRequest};
 
+use super::auth::Who;
 use super::error::{ApiError, ApiJson};
 use super::openapi::ErrorBody;
 use super::AppState;
@@ -33,9 +34,10 @@ use super::AppState;
 )]
 pub async fn add(
     State(state): State<AppState>,
+    Who(caller): Who,
     ApiJson(request): ApiJson<SourceRequest>,
 ) -> Result<(StatusCode, Json<SourceAccepted>), ApiError> {
-    let accepted = state.engine.add_source(request).await?;
+    let accepted = state.engine.add_source(&caller, request).await?;
     Ok((StatusCode::ACCEPTED, Json(accepted)))
 }
 
@@ -50,8 +52,11 @@ pub async fn add(
     ),
     security(("bearer" = []))
 )]
-pub async fn list(State(state): State<AppState>) -> Result<Json<SourceList>, ApiError> {
-    Ok(Json(state.engine.sources().await?))
+pub async fn list(
+    State(state): State<AppState>,
+    Who(caller): Who,
+) -> Result<Json<SourceList>, ApiError> {
+    Ok(Json(state.engine.sources(&caller).await?))
 }
 
 /// One source.
@@ -70,9 +75,10 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<SourceList>, Api
 )]
 pub async fn one(
     State(state): State<AppState>,
+    Who(caller): Who,
     Path(id): Path<String>,
 ) -> Result<Json<SourceInfo>, ApiError> {
-    Ok(Json(state.engine.source(&id).await?))
+    Ok(Json(state.engine.source(&caller, &id).await?))
 }
 
 /// Fetches a source again: pages that changed are embedded, pages that
@@ -95,9 +101,10 @@ pub async fn one(
 )]
 pub async fn refresh(
     State(state): State<AppState>,
+    Who(caller): Who,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<SourceAccepted>), ApiError> {
-    let accepted = state.engine.refresh_source(&id).await?;
+    let accepted = state.engine.refresh_source(&caller, &id).await?;
     Ok((StatusCode::ACCEPTED, Json(accepted)))
 }
 
@@ -121,7 +128,8 @@ pub async fn refresh(
 )]
 pub async fn delete(
     State(state): State<AppState>,
+    Who(caller): Who,
     Path(id): Path<String>,
 ) -> Result<Json<Deleted>, ApiError> {
-    Ok(Json(state.engine.delete_source(&id).await?))
+    Ok(Json(state.engine.delete_source(&caller, &id).await?))
 }

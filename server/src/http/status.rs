@@ -4,6 +4,7 @@ use axum::extract::State;
 use axum::Json;
 use index_core::ServerStatus;
 
+use super::auth::Who;
 use super::AppState;
 
 /// `GET /healthz`: answers as long as the process serves requests.
@@ -13,6 +14,6 @@ pub async fn healthz() -> &'static str {
 
 /// Version, store location, embedding backend and counts.
 #[utoipa::path(get, path = "/status", tag = "status", responses((status = 200, body = ServerStatus)))]
-pub async fn status(State(state): State<AppState>) -> Json<ServerStatus> {
-    Json(state.engine.status().await)
+pub async fn status(State(state): State<AppState>, Who(caller): Who) -> Json<ServerStatus> {
+    Json(state.engine.status(&caller).await)
 }

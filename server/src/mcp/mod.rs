@@ -4,8 +4,10 @@
 //! Five tools, thin over the [`Engine`] so that agents, the REST API and the
 //! dashboard get the same answers and the same error messages:
 //! `search_docs`, `get_document`, `list_libraries`, `resolve_library`, and
-//! `add_docs` (a site or a package fetched into a library), a write: over
-//! HTTP it needs the write token, as `POST /api/sources` does.
+//! `add_docs` (a site or a package fetched into a library), a write. Over
+//! HTTP each call acts as its request's token, as the REST API does: it
+//! sees only the libraries the token may read, and writes only where it
+//! may write.
 //! `search_docs` takes the REST API's [`SearchParams`] as they are, its
 //! schema derived from that type, so a parameter added to search reaches
 //! agents without a copy kept here.
@@ -25,4 +27,4 @@ pub mod rpc;
 pub mod stdio;
 mod tools;
 
-pub use tools::{DocshelfMcp, GetDocument, ResolveLibrary, WriteGuard};
+pub use tools::{DocshelfMcp, GetDocument, ResolveLibrary};

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use index_core::access::Caller;
 use index_core::library::Resolution;
 use index_core::search::{SearchParams, SearchResponse};
 use index_core::validate::{self, NameError};
@@ -48,26 +49,23 @@ pub struct ResolveLibrary {
     pub name: String,
 }
 
-/// Decides whether an HTTP request's headers grant a write: the HTTP face
-/// hands in its own rule (the bearer token of `POST /api/sources`), so
-/// that MCP answers as the REST API does without knowing how tokens work.
-pub type WriteGuard = Arc<dyn Fn(&http::HeaderMap) -> Result<(), ErrorBody> + Send + Sync>;
-
-/// Who may call the tools that write.
-#[derive(Clone)]
-enum Writes {
-    /// A process the user started on their store (`docshelf mcp`), as the
-    /// CLI is.
+/// Whom the tools act for.
+#[derive(Clone, Copy)]
+enum Callers {
+    /// A process the user started on their store (`docshelf mcp`): it may
+    /// do anything, as the CLI may.
     Local,
-    /// A client over HTTP: the guard decides from the request's headers.
-    Guarded(WriteGuard),
+    /// Clients over HTTP: each call acts as the caller the HTTP face found
+    /// for its request (`http::auth`), whose token may differ from the
+    /// connection's first request's.
+    PerRequest,
 }
 
 /// One MCP connection's server.
 #[derive(Clone)]
 pub struct DocshelfMcp {
     engine: Arc<Engine>,
-    writes: Writes,
+    callers: Callers,
     /// This connection's search session (sticky library).
     session_id: String,
     tool_router: ToolRouter<Self>,
@@ -75,20 +73,20 @@ pub struct DocshelfMcp {
 
 #[tool_router]
 impl DocshelfMcp {
-    /// The server of a local process (stdio): its tools may write.
+    /// The server of a local process (stdio): its tools may do anything.
     pub fn new(engine: Arc<Engine>) -> Self {
-        Self::with_writes(engine, Writes::Local)
+        Self::with_callers(engine, Callers::Local)
     }
 
-    /// The server of an HTTP connection: `guard` admits its writes.
-    pub fn over_http(engine: Arc<Engine>, guard: WriteGuard) -> Self {
-        Self::with_writes(engine, Writes::Guarded(guard))
+    /// The server of an HTTP connection: each call acts as its request's caller.
+    pub fn over_http(engine: Arc<Engine>) -> Self {
+        Self::with_callers(engine, Callers::PerRequest)
     }
 
-    fn with_writes(engine: Arc<Engine>, writes: Writes) -> Self {
+    fn with_callers(engine: Arc<Engine>, callers: Callers) -> Self {
         Self {
             engine,
-            writes,
+            callers,
             session_id: uuid::Uuid::new_v4().to_string(),
             tool_router: Self::tool_router(),
         }
@@ -106,13 +104,15 @@ impl DocshelfMcp {
     async fn search_docs(
         &self,
         Parameters(mut params): Parameters<SearchParams>,
+        context: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let caller = self.caller(&context);
         // Clients without MCP sessions keep stickiness by passing back the
         // session id of an earlier answer; others get the connection's.
         if params.session_id.is_none() {
             params.session_id = Some(self.session_id.clone());
         }
-        match self.engine.search(params).await {
+        match self.engine.search(&caller, params).await {
             Ok(response) => search_result(&response),
             Err(err) => tool_error(&err),
         }
@@ -122,13 +122,18 @@ impl DocshelfMcp {
         description = "Read one whole stored document (all its chunks in order, overlaps \
         removed), by library, version (or \"latest\") and file path."
     )]
-    async fn get_document(&self, Parameters(args): Parameters<GetDocument>) -> CallToolResult {
+    async fn get_document(
+        &self,
+        Parameters(args): Parameters<GetDocument>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let caller = self.caller(&context);
         if let Err(err) = args.check() {
             return tool_error(&err.into());
         }
         match self
             .engine
-            .document(&args.library, &args.version, &args.file_path)
+            .document(&caller, &args.library, &args.version, &args.file_path)
             .await
         {
             Ok(doc) => structured(&doc),
@@ -140,8 +145,8 @@ impl DocshelfMcp {
         description = "List every library in docshelf with its versions (newest first) \
         and document and chunk counts."
     )]
-    async fn list_libraries(&self) -> CallToolResult {
-        match self.engine.libraries().await {
+    async fn list_libraries(&self, context: RequestContext<RoleServer>) -> CallToolResult {
+        match self.engine.libraries(&self.caller(&context)).await {
             Ok(libraries) => structured(&serde_json::json!({ "libraries": libraries })),
             Err(err) => tool_error(&err),
         }
@@ -154,11 +159,16 @@ impl DocshelfMcp {
     async fn resolve_library(
         &self,
         Parameters(args): Parameters<ResolveLibrary>,
+        context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         if let Err(err) = validate::required("name", &args.name) {
             return tool_error(&err.into());
         }
-        match self.engine.resolve_library(&args.name).await {
+        match self
+            .engine
+            .resolve_library(&self.caller(&context), &args.name)
+            .await
+        {
             Ok(resolution) => {
                 let failed = matches!(resolution, Resolution::Unknown { .. });
                 let mut result = structured(&resolution);
@@ -186,22 +196,35 @@ impl DocshelfMcp {
         Parameters(request): Parameters<SourceRequest>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        if let Writes::Guarded(guard) = &self.writes {
-            let parts = context.extensions.get::<http::request::Parts>();
-            let verdict = match parts {
-                Some(parts) => guard(&parts.headers),
-                None => Err(ErrorBody::new(
-                    index_core::ErrorCode::MissingToken,
-                    "this request needs a token",
-                )),
-            };
-            if let Err(body) = verdict {
-                return error_result(&body);
-            }
-        }
-        match self.engine.add_source(request).await {
+        match self
+            .engine
+            .add_source(&self.caller(&context), request)
+            .await
+        {
             Ok(accepted) => structured(&accepted),
             Err(err) => tool_error(&err),
+        }
+    }
+}
+
+impl DocshelfMcp {
+    /// The caller a tool call acts as: the local user, or the caller the
+    /// HTTP face left in the request's extensions; a request without one
+    /// (none should come) may do nothing.
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
+        match self.callers {
+            Callers::Local => crate::access::local(),
+            Callers::PerRequest => context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Caller>())
+                .cloned()
+                .unwrap_or_else(|| Caller {
+                    name: "anonymous".to_owned(),
+                    permissions: index_core::access::Permissions::nothing(),
+                    signed_in: false,
+                    tokens_required: true,
+                }),
         }
     }
 }

@@ -13,13 +13,27 @@ pub struct Scope {
     pub version: Option<String>,
     /// Only files whose path starts with this.
     pub file_prefix: Option<String>,
+    /// Whether `targets` lists every library the request may see, so that
+    /// an empty list means none rather than all: a caller whose token
+    /// reads no stored library finds nothing.
+    pub only_listed: bool,
 }
 
 impl Scope {
     /// The SQL predicate, or `None` when the scope is everything.
     pub fn to_sql(&self) -> Option<String> {
         let mut parts = Vec::new();
-        if !self.targets.is_empty() {
+        if self.only_listed && self.targets.is_empty() {
+            return Some("false".to_owned());
+        }
+        let whole_libraries =
+            self.targets.len() > 1 && self.targets.iter().all(|(_, v)| v.is_none());
+        if whole_libraries {
+            // One `IN` list, not a chain of ORs: a token's libraries can
+            // number in the thousands.
+            let names: Vec<String> = self.targets.iter().map(|(l, _)| sql_string(l)).collect();
+            parts.push(format!("library IN ({})", names.join(", ")));
+        } else if !self.targets.is_empty() {
             let alternatives: Vec<String> = self
                 .targets
                 .iter()
@@ -51,7 +65,7 @@ impl Scope {
     /// aside: [`Self::to_sql`]'s rule for the searches that read the
     /// in-memory copy instead of LanceDB (see [`super::resident`]).
     pub fn covers(&self, library: &str, version: &str) -> bool {
-        let targeted = self.targets.is_empty()
+        let targeted = (self.targets.is_empty() && !self.only_listed)
             || self
                 .targets
                 .iter()
@@ -59,11 +73,53 @@ impl Scope {
         targeted && self.version.as_deref().is_none_or(|v| v == version)
     }
 
+    /// [`Self::covers`] for many calls: the targets sorted by library and
+    /// found by binary search rather than scanned, since a token's
+    /// libraries can number in the thousands and every stored library and
+    /// version is asked about. (Sorted once, usually for free: the catalog
+    /// they come from is in name order.)
+    pub fn matcher(&self) -> ScopeMatcher<'_> {
+        let mut sorted: Vec<(&str, Option<&str>)> = self
+            .targets
+            .iter()
+            .map(|(l, v)| (l.as_str(), v.as_deref()))
+            .collect();
+        if !sorted.is_sorted_by(|a, b| a.0 <= b.0) {
+            sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        }
+        ScopeMatcher {
+            scope: self,
+            sorted,
+        }
+    }
+
     /// Whether a file at `path` is in scope, its library and version aside.
     pub fn covers_path(&self, path: &str) -> bool {
         self.file_prefix
             .as_deref()
             .is_none_or(|p| path.starts_with(p))
+    }
+}
+
+/// A [`Scope`]'s library and version test, its targets sorted.
+pub struct ScopeMatcher<'a> {
+    scope: &'a Scope,
+    sorted: Vec<(&'a str, Option<&'a str>)>,
+}
+
+impl ScopeMatcher<'_> {
+    /// [`Scope::covers`], by binary search.
+    pub fn covers(&self, library: &str, version: &str) -> bool {
+        let targeted = if self.sorted.is_empty() {
+            !self.scope.only_listed
+        } else {
+            let first = self.sorted.partition_point(|(l, _)| *l < library);
+            self.sorted[first..]
+                .iter()
+                .take_while(|(l, _)| *l == library)
+                .any(|(_, v)| v.is_none_or(|v| v == version))
+        };
+        targeted && self.scope.version.as_deref().is_none_or(|v| v == version)
     }
 }
 
@@ -101,6 +157,7 @@ mod tests {
             targets: vec![("git".into(), Some("2.39".into())), ("react".into(), None)],
             version: None,
             file_prefix: Some("docs/".into()),
+            only_listed: false,
         };
         assert!(scope.covers("git", "2.39"));
         assert!(!scope.covers("git", "2.40"));
@@ -117,12 +174,66 @@ mod tests {
     }
 
     #[test]
+    fn the_matcher_agrees_with_covers() {
+        let scopes = [
+            Scope::default(),
+            Scope {
+                targets: vec![("a".into(), Some("1".into())), ("b".into(), None)],
+                ..Scope::default()
+            },
+            Scope {
+                targets: vec![("a".into(), None)],
+                version: Some("2".into()),
+                only_listed: true,
+                ..Scope::default()
+            },
+            Scope {
+                only_listed: true,
+                ..Scope::default()
+            },
+        ];
+        for scope in &scopes {
+            let matcher = scope.matcher();
+            for library in ["a", "b", "c"] {
+                for version in ["1", "2"] {
+                    assert_eq!(
+                        matcher.covers(library, version),
+                        scope.covers(library, version),
+                        "{scope:?} {library} {version}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn whole_libraries_are_one_in_list_and_an_empty_list_is_nothing() {
+        let scope = Scope {
+            targets: vec![("a".into(), None), ("o'b".into(), None)],
+            version: Some("1".into()),
+            only_listed: true,
+            ..Scope::default()
+        };
+        assert_eq!(
+            scope.to_sql().as_deref(),
+            Some("library IN ('a', 'o''b') AND version = '1'")
+        );
+        let nothing = Scope {
+            only_listed: true,
+            ..Scope::default()
+        };
+        assert_eq!(nothing.to_sql().as_deref(), Some("false"));
+        assert!(!nothing.covers("a", "1"));
+    }
+
+    #[test]
     fn scopes_combine_with_and_and_targets_with_or() {
         assert_eq!(Scope::default().to_sql(), None);
         let scope = Scope {
             targets: vec![("git".into(), Some("2.39".into())), ("react".into(), None)],
             version: None,
             file_prefix: Some("docs/".into()),
+            only_listed: false,
         };
         assert_eq!(
             scope.to_sql().as_deref(),

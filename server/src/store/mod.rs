@@ -26,6 +26,8 @@
 //!   jobs are known to be interrupted.
 //! - [`session_log`]: sessions' sticky libraries, so any process can follow one.
 //! - [`sources`]: crawled sites and registry packages, so any process can refresh one.
+//! - [`tokens`]: access tokens by hash, so every replica knows them;
+//!   [`audit`]: the log of writes and token changes.
 //! - [`legacy`]: reading a store written by an older docshelf, to upgrade it.
 //! - [`location`]: a local directory or an object store's URI.
 //! - [`remote`]: stores on S3-compatible object storage.
@@ -34,6 +36,7 @@
 //! - [`writers`], [`lease`]: one writer at a time, across processes and
 //!   replicas.
 
+pub mod audit;
 pub mod catalog;
 pub mod failure;
 pub mod feedback;
@@ -54,6 +57,7 @@ pub mod schema;
 pub mod session_log;
 pub mod sources;
 pub mod staging;
+pub mod tokens;
 pub mod vector_index;
 mod write;
 pub mod writers;
@@ -125,6 +129,10 @@ pub struct Store {
     staged: Table,
     /// Documentation sources (see [`sources`]).
     sources: Table,
+    /// Access tokens, by hash (see [`tokens`]).
+    tokens: Table,
+    /// Writes and token changes (see [`audit`]).
+    audit: Table,
     /// This process's run, and which others are alive (see [`runs`]).
     runs: runs::Runs,
     /// One writer at a time, across processes too (see [`writers`]).
@@ -237,6 +245,20 @@ async fn upsert_row(table: &Table, key: &str, row: RecordBatch) -> Result<(), St
         .when_not_matched_insert_all();
     merge.execute(Box::new(reader)).await?;
     Ok(())
+}
+
+/// Every row of `table` as it stands now (what other processes wrote
+/// included), with `columns`: how the small tables (sources, tokens, the
+/// audit log) are read whole.
+async fn all_rows(table: &Table, columns: &[&str]) -> Result<Vec<RecordBatch>, StoreError> {
+    table.checkout_latest().await?;
+    Ok(table
+        .query()
+        .select(Select::columns(columns))
+        .execute()
+        .await?
+        .try_collect()
+        .await?)
 }
 
 /// The first row of `table` matching the SQL `filter`, with `columns`, as

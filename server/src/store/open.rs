@@ -9,8 +9,8 @@ use tokio::sync::RwLock;
 
 use super::indexes::{add_input_hash, add_search_text};
 use super::{
-    feedback, job_log, legacy, local_dir, remote, resident, runs, schema, session_log, sources,
-    staging, writers, S3Config, Store, StoreError, VectorSearchTuning, CHUNKS,
+    audit, feedback, job_log, legacy, local_dir, remote, resident, runs, schema, session_log,
+    sources, staging, tokens, writers, S3Config, Store, StoreError, VectorSearchTuning, CHUNKS,
     VECTOR_INDEX_MIN_ROWS,
 };
 
@@ -93,6 +93,8 @@ impl Store {
                 session_log::SESSIONS,
                 sources::SOURCES,
                 staging::STAGED,
+                tokens::TOKENS,
+                audit::AUDIT,
             ]
             .iter()
             .any(|table| !names.iter().any(|n| n == table))
@@ -132,6 +134,12 @@ impl Store {
         let sources = open_or_create(sources::SOURCES, sources::sources_schema())
             .await
             .map_err(open_err)?;
+        let tokens = open_or_create(tokens::TOKENS, tokens::tokens_schema())
+            .await
+            .map_err(open_err)?;
+        let audit = open_or_create(audit::AUDIT, audit::audit_schema())
+            .await
+            .map_err(open_err)?;
         let legacy = match names.iter().any(|n| n == legacy::CHUNKS_V1) {
             true => Some(
                 db.open_table(legacy::CHUNKS_V1)
@@ -161,6 +169,8 @@ impl Store {
             sessions,
             staged,
             sources,
+            tokens,
+            audit,
             runs,
             write,
             catalog: RwLock::new(None),

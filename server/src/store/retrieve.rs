@@ -164,13 +164,16 @@ impl Store {
         .await
     }
 
-    /// Whether a chunk with this id is stored.
-    pub async fn has_chunk(&self, chunk_id: &str) -> Result<bool, StoreError> {
-        Ok(self
-            .chunks
-            .count_rows(Some(format!("chunk_id = {}", filter::sql_string(chunk_id))))
-            .await?
-            > 0)
+    /// The library of the chunk with this id, if one is stored (what its
+    /// caller must be allowed to see before it learns the chunk exists).
+    pub async fn chunk_library(&self, chunk_id: &str) -> Result<Option<String>, StoreError> {
+        let filter = format!("chunk_id = {}", filter::sql_string(chunk_id));
+        let Some(row) = super::first_row(&self.chunks, filter, &["library"]).await? else {
+            return Ok(None);
+        };
+        Ok(Some(
+            super::string_column(&row, "library")?.value(0).to_owned(),
+        ))
     }
 }
 

@@ -7,8 +7,6 @@ use std::sync::Arc;
 
 use arrow_array::{RecordBatch, StringArray, TimestampMicrosecondArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use futures::TryStreamExt;
-use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
 use super::{
     filter::sql_string, first_row, now_micros, string_column, timestamp_field, upsert_row,
@@ -75,15 +73,7 @@ impl Store {
 
     /// Every source, in the order of their ids.
     pub async fn sources(&self) -> Result<Vec<StoredSource>, StoreError> {
-        self.sources.checkout_latest().await?;
-        let batches: Vec<RecordBatch> = self
-            .sources
-            .query()
-            .select(Select::columns(&COLUMNS))
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
+        let batches = super::all_rows(&self.sources, &COLUMNS).await?;
         let mut all = Vec::new();
         for batch in &batches {
             all.extend(read(batch)?);

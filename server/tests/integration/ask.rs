@@ -422,3 +422,82 @@ async fn the_cli_streams_an_answer_and_lists_its_sources() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("cannot be reached"), "{stderr}");
 }
+
+/// Ask as a token that reads one library: its sources, and so what the
+/// model is shown, come from that library only, even when another holds
+/// the better passage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_tokens_answer_cites_only_the_libraries_it_may_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let llama = LlamaServer::start().await;
+    let engine = common::engine(dir.path()).await;
+    common::ingest(&engine, "tools", "1.0", vec![upload("widgets.md", WIDGETS)]).await;
+    common::ingest(
+        &engine,
+        "vault",
+        "1.0",
+        vec![upload(
+            "zorblax.md",
+            "# Zorblax calibration\n\nCalibrate the zorblax with `zorblax cal --flag-qx7vault`.\n",
+        )],
+    )
+    .await;
+    let token = engine
+        .create_token(
+            &docshelf_server::access::local(),
+            index_core::access::NewToken {
+                name: "tools-reader".into(),
+                grants: vec!["read:tools".parse().expect("grant")],
+                expires_in_days: None,
+            },
+        )
+        .await
+        .expect("token")
+        .token;
+    let llm = Llm::from_config(&LlmConfig {
+        url: Some(llama.base.clone()),
+        model: "smollm2".into(),
+        key: None,
+        timeout_secs: 20,
+        max_tokens: 30,
+    })
+    .expect("llm settings");
+    let engine = engine.with_llm(llm);
+    engine.warm().await;
+    let base = common::serve_engine(
+        engine,
+        &docshelf_server::http::RouterConfig {
+            access: docshelf_server::http::Access {
+                token: Some("admin-for-ask".into()),
+                auth_reads: true,
+                ..Default::default()
+            },
+            ..common::router_config(dir.path(), 1024 * 1024)
+        },
+    )
+    .await;
+    let text = Client::new()
+        .post(format!("{base}/api/ask"))
+        .bearer_auth(&token)
+        .json(&json!({"question": "How do I calibrate the zorblax?"}))
+        .send()
+        .await
+        .expect("ask")
+        .text()
+        .await
+        .expect("body");
+    let events = common::sse(&text);
+    let sources = last(&events, "sources");
+    let libraries: Vec<&str> = sources["sources"]
+        .as_array()
+        .expect("sources")
+        .iter()
+        .filter_map(|s| s["library"].as_str())
+        .collect();
+    assert!(!libraries.is_empty(), "{events:#?}");
+    assert!(libraries.iter().all(|l| *l == "tools"), "{libraries:?}");
+    assert!(
+        !text.contains("qx7vault"),
+        "the vault's passage never reaches the answer"
+    );
+}

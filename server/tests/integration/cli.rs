@@ -92,3 +92,117 @@ fn the_gpu_probe_prints_no_error_without_a_desktop_session() {
         serde_json::from_slice(out.stdout.trim_ascii()).expect("one JSON vector");
     assert_eq!(vector.len(), 384);
 }
+
+/// `docshelf token`: made on the store here (as its owner), listed without
+/// its secret, then listed, refused and revoked on a running server with
+/// `--server` and a token, whose refusals exit by their kind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_are_made_here_and_managed_on_a_server_with_its_admin_token() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let docshelf = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_docshelf"));
+        command
+            .args(args)
+            .env_remove("DOCSHELF_SERVER")
+            .env_remove("DOCSHELF_TOKEN");
+        command
+    };
+    let data = dir.path().to_str().expect("utf-8 path");
+    let made = docshelf(&[
+        "token", "create", "agents", "--grant", "read:*", "--data", data,
+    ])
+    .output()
+    .expect("runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let secret = String::from_utf8_lossy(&made.stdout).trim().to_owned();
+    assert!(secret.starts_with("dsk_"), "{secret}");
+    assert!(String::from_utf8_lossy(&made.stderr).contains("only time it is shown"));
+    let listed = docshelf(&["token", "list", "--json", "--data", data])
+        .output()
+        .expect("runs");
+    let list: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
+    assert_eq!(list[0]["name"], "agents");
+    assert!(!String::from_utf8_lossy(&listed.stdout).contains(&secret));
+    let id = list[0]["id"].as_str().expect("id").to_owned();
+
+    let mut command = Command::new(env!("CARGO_BIN_EXE_docshelf"));
+    command.env("DOCSHELF_TOKEN", "admin-for-the-cli");
+    let server = ServerProcess::start_with(command, dir.path(), &[]).await;
+    // The token made here is honoured by the server on the same store.
+    let res = reqwest::Client::new()
+        .get(format!("{}/api/libraries", server.base))
+        .bearer_auth(&secret)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(res.status(), StatusCode::OK);
+    // Reads against the server go through its check, with the token given.
+    let listed = docshelf(&[
+        "libraries",
+        "--json",
+        "--server",
+        &server.base,
+        "--token",
+        &secret,
+    ])
+    .output()
+    .expect("runs");
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).trim(), "[]");
+    let refused = docshelf(&[
+        "libraries",
+        "--server",
+        &server.base,
+        "--token",
+        "dsk_wrong",
+    ])
+    .output()
+    .expect("runs");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("invalid_token"));
+    // A read token may not list tokens: refused by the server, exit 2
+    // (bad input and refusals alike), with its words.
+    let refused = docshelf(&[
+        "token",
+        "list",
+        "--server",
+        &server.base,
+        "--token",
+        &secret,
+    ])
+    .output()
+    .expect("runs");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not_permitted"));
+    let revoked = docshelf(&[
+        "token",
+        "revoke",
+        &id,
+        "--server",
+        &server.base,
+        "--token",
+        "admin-for-the-cli",
+    ])
+    .output()
+    .expect("runs");
+    assert!(
+        revoked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&revoked.stderr)
+    );
+    let res = reqwest::Client::new()
+        .get(format!("{}/api/status", server.base))
+        .bearer_auth(&secret)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+}

@@ -203,11 +203,14 @@ async fn writer_killed_mid_upload(config: &EngineConfig, s3: Option<&S3Server>) 
 /// A keyword search for the new version's words, every chunk it finds.
 async fn keyword_new(engine: &Engine) -> Vec<index_core::search::SearchHit> {
     engine
-        .search(index_core::search::SearchParams {
-            k: Some(50),
-            duplicates: Some(true),
-            ..common::keyword("NEW release notes")
-        })
+        .search(
+            &docshelf_server::access::local(),
+            index_core::search::SearchParams {
+                k: Some(50),
+                duplicates: Some(true),
+                ..common::keyword("NEW release notes")
+            },
+        )
         .await
         .expect("keyword search")
         .results

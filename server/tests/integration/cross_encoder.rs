@@ -13,6 +13,7 @@ use std::path::Path;
 use crate::common::{self, ingest, upload};
 use crate::cross_encoder_dir;
 
+use docshelf_server::access::local;
 use docshelf_server::config::EngineConfig;
 use docshelf_server::embed::cross_encoder::CrossEncoder;
 use docshelf_server::embed::{DeviceChoice, EmbedError};
@@ -127,12 +128,12 @@ async fn the_engine_reranks_with_the_given_cross_encoder_deterministically() {
         .expect("engine opens with the reranker");
     assert!(
         engine
-            .status()
+            .status(&local())
             .await
             .reranker
             .starts_with("cross-encoder from"),
         "{}",
-        engine.status().await.reranker
+        engine.status(&local()).await.reranker
     );
 
     let pages = vec![
@@ -157,10 +158,10 @@ async fn the_engine_reranks_with_the_given_cross_encoder_deterministically() {
         duplicates: Some(true),
         ..SearchParams::default()
     };
-    let first = engine.search(params()).await.expect("search");
+    let first = engine.search(&local(), params()).await.expect("search");
     assert!(!first.results.is_empty());
     for _ in 0..2 {
-        let again = engine.search(params()).await.expect("search");
+        let again = engine.search(&local(), params()).await.expect("search");
         assert_eq!(order(&first), order(&again));
     }
 

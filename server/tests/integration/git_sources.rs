@@ -523,7 +523,7 @@ async fn packages_are_followed_to_the_docs_in_their_repositories() {
         );
         assert!(notes.contains("named by the package's"), "{url}: {notes}");
         let found = engine
-            .search(common::keyword(phrase))
+            .search(&docshelf_server::access::local(), common::keyword(phrase))
             .await
             .expect("search");
         assert!(

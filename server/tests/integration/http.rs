@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use docshelf_server::access::local;
 use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
 use index_core::search::SearchParams;
@@ -200,25 +201,37 @@ async fn the_model_loads_only_when_something_needs_it() {
         .await
         .expect("the engine opens without loading the model");
     // Listing and keyword search never ask for the model.
-    assert!(engine.libraries().await.expect("libraries").is_empty());
+    assert!(engine
+        .libraries(&local())
+        .await
+        .expect("libraries")
+        .is_empty());
     let keyword = engine
-        .search(common::keyword("anything"))
+        .search(&local(), common::keyword("anything"))
         .await
         .expect("keyword search needs no model");
     assert!(keyword.results.is_empty());
-    let status = engine.status().await;
+    let status = engine.status(&local()).await;
     assert!(!status.embedding.loaded);
     assert_eq!(status.embedding.error, None, "nothing tried to load it yet");
 
     // A dense search does, and the failure is remembered and reported.
     let err = engine
-        .search(SearchParams {
-            mode: Some("dense".into()),
-            ..common::query("anything")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                mode: Some("dense".into()),
+                ..common::query("anything")
+            },
+        )
         .await
         .expect_err("no model to embed with");
     assert_eq!(err.kind(), index_core::ErrorKind::Unavailable);
-    let error = engine.status().await.embedding.error.expect("the reason");
+    let error = engine
+        .status(&local())
+        .await
+        .embedding
+        .error
+        .expect("the reason");
     assert!(error.contains("model.safetensors"), "{error}");
 }

@@ -4,6 +4,7 @@ use crate::common::{self, run, upload};
 
 use std::io::{Cursor, Write};
 
+use docshelf_server::access::local;
 use docshelf_server::engine::Engine;
 use docshelf_server::store::filter::Scope;
 use index_core::job::{FileState, JobState, JobStatus};
@@ -241,17 +242,17 @@ async fn invalid_names_and_empty_uploads_are_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
     let engine = std::sync::Arc::new(common::engine(dir.path()).await);
     let err = engine
-        .start_upload("bad/name", "1", vec![upload("a.md", "x")])
+        .start_upload(&local(), "bad/name", "1", vec![upload("a.md", "x")])
         .await
         .expect_err("refused");
     assert!(err.to_string().contains("library"), "{err}");
     let err = engine
-        .start_upload("ok", "latest", vec![upload("a.md", "x")])
+        .start_upload(&local(), "ok", "latest", vec![upload("a.md", "x")])
         .await
         .expect_err("refused");
     assert!(err.to_string().contains("reserved"), "{err}");
     let err = engine
-        .start_upload("ok", "1", vec![])
+        .start_upload(&local(), "ok", "1", vec![])
         .await
         .expect_err("refused");
     assert!(err.to_string().contains("at least one file"), "{err}");
@@ -295,11 +296,14 @@ async fn hostile_html_nesting_fails_or_flattens_alone_and_the_engine_keeps_servi
         FileState::Stored { .. }
     ));
     let r = engine
-        .search(index_core::search::SearchParams {
-            query: "buried treasure".into(),
-            library: Some("hostile".into()),
-            ..Default::default()
-        })
+        .search(
+            &local(),
+            index_core::search::SearchParams {
+                query: "buried treasure".into(),
+                library: Some("hostile".into()),
+                ..Default::default()
+            },
+        )
         .await
         .expect("search still works");
     assert_eq!(r.results[0].file_path, "deep.html");
@@ -352,7 +356,7 @@ async fn a_job_over_its_budget_fails_with_a_reason_and_nothing_of_it_is_embedded
         "{status:#?}"
     );
     let docs = engine
-        .documents("budget", Some("1"))
+        .documents(&local(), "budget", Some("1"))
         .await
         .expect("documents");
     assert_eq!(docs.len(), 1, "{docs:?}");
@@ -437,13 +441,16 @@ async fn unchanged_pages_reuse_their_vectors_across_versions_and_uploads() {
         let version = version.to_owned();
         async move {
             engine
-                .search(index_core::search::SearchParams {
-                    mode: Some("dense".into()),
-                    library: Some("tool".into()),
-                    version: Some(version),
-                    rerank: Some(false),
-                    ..common::query("how do I check the installed version")
-                })
+                .search(
+                    &local(),
+                    index_core::search::SearchParams {
+                        mode: Some("dense".into()),
+                        library: Some("tool".into()),
+                        version: Some(version),
+                        rerank: Some(false),
+                        ..common::query("how do I check the installed version")
+                    },
+                )
                 .await
                 .expect("search")
         }
@@ -500,12 +507,15 @@ async fn a_page_copied_to_another_path_or_library_reuses_its_vectors() {
         let (engine, library) = (&engine, library.to_owned());
         async move {
             let hits = engine
-                .search(index_core::search::SearchParams {
-                    mode: Some("dense".into()),
-                    library: Some(library.clone()),
-                    rerank: Some(false),
-                    ..common::query("restart the shell after installing")
-                })
+                .search(
+                    &local(),
+                    index_core::search::SearchParams {
+                        mode: Some("dense".into()),
+                        library: Some(library.clone()),
+                        rerank: Some(false),
+                        ..common::query("restart the shell after installing")
+                    },
+                )
                 .await
                 .expect("search");
             let hit = hits.results.first().cloned();
@@ -582,7 +592,7 @@ async fn a_real_notebook_is_stored_as_its_prose_and_code_without_outputs() {
     .await;
     assert_eq!(status.tally(), (1, 0), "{status:#?}");
     let document = engine
-        .document("nb", "1", "latex-test.ipynb")
+        .document(&local(), "nb", "1", "latex-test.ipynb")
         .await
         .expect("stored");
     assert_eq!(document.title.as_deref(), Some("nbconvert latex test"));

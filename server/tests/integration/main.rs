@@ -18,6 +18,7 @@ mod scans;
 #[path = "../support/synthetic.rs"]
 mod synthetic;
 
+mod access;
 mod ask;
 mod cli;
 mod crash;

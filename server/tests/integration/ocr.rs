@@ -14,6 +14,7 @@ use index_core::search::SearchParams;
 
 use crate::common::{self, upload};
 use crate::scans;
+use docshelf_server::access::local;
 
 /// The word recall every scan must reach against its original's text
 /// layer: well under what these files were measured at (docs/benchmarks.md,
@@ -45,7 +46,7 @@ async fn ocr_engine(dir: &Path) -> Engine {
     let engine = common::engine(dir).await;
     match engine.ocr() {
         OcrStatus::Ready(_) => {
-            let said = engine.status().await.ocr;
+            let said = engine.status(&local()).await.ocr;
             assert!(said.enabled, "{said:?}");
             assert_eq!(said.languages.as_deref(), Some("eng"));
             engine
@@ -128,7 +129,7 @@ async fn scanned_pdfs_are_read_by_ocr_in_page_order_and_found_by_search() {
 
         // What OCR read, against the original's text layer.
         let document = engine
-            .document("scans", "1", &path)
+            .document(&local(), "scans", "1", &path)
             .await
             .expect("document");
         let reference = scans::words(&scans::text_layer(&pdf_dir().join(name)));
@@ -149,12 +150,15 @@ async fn scanned_pdfs_are_read_by_ocr_in_page_order_and_found_by_search() {
                 .as_str()
                 .unwrap_or_else(|| panic!("{name}: the expectations lack {key}"));
             let response = engine
-                .search(SearchParams {
-                    library: Some("scans".into()),
-                    duplicates: Some(true),
-                    k: Some(5),
-                    ..common::query(phrase)
-                })
+                .search(
+                    &local(),
+                    SearchParams {
+                        library: Some("scans".into()),
+                        duplicates: Some(true),
+                        k: Some(5),
+                        ..common::query(phrase)
+                    },
+                )
                 .await
                 .expect("search");
             // The passage may start at the end of the page before.
@@ -223,7 +227,7 @@ async fn a_page_whose_image_is_damaged_fails_alone_and_the_others_are_indexed() 
         .expect("phrase")
         .to_owned();
     let text = engine
-        .document("damaged", "1", "damaged.pdf")
+        .document(&local(), "damaged", "1", "damaged.pdf")
         .await
         .expect("document")
         .text;
@@ -240,7 +244,7 @@ async fn with_ocr_off_a_scan_is_refused_with_a_message_that_says_so() {
     };
     let engine = engine_with(&dir.path().join("store"), off).await;
     assert!(matches!(engine.ocr(), OcrStatus::Off));
-    let said = engine.status().await.ocr;
+    let said = engine.status(&local()).await.ocr;
     assert!(!said.enabled);
     assert!(
         said.why_off

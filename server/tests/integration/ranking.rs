@@ -10,6 +10,7 @@ use futures::TryStreamExt;
 use lancedb::query::ExecutableQuery;
 use std::collections::BTreeSet;
 
+use docshelf_server::access::local;
 use docshelf_server::engine::Engine;
 use index_core::feedback::{FeedbackRequest, Vote};
 use index_core::job::Upload;
@@ -23,7 +24,7 @@ async fn site(dir: &std::path::Path, uploads: Vec<Upload>) -> Engine {
 }
 
 async fn search(engine: &Engine, params: SearchParams) -> SearchResponse {
-    engine.search(params).await.expect("search")
+    engine.search(&local(), params).await.expect("search")
 }
 
 /// A search for `q` in library `site`.
@@ -347,9 +348,13 @@ async fn a_store_without_the_search_field_gets_it_on_open_and_keeps_every_docume
     let before = {
         let engine = site(dir.path(), pages()).await;
         let mut before = Vec::new();
-        for d in engine.documents("site", Some("1")).await.expect("docs") {
+        for d in engine
+            .documents(&local(), "site", Some("1"))
+            .await
+            .expect("docs")
+        {
             let doc = engine
-                .document("site", "1", &d.file_path)
+                .document(&local(), "site", "1", &d.file_path)
                 .await
                 .expect("doc");
             before.push((d.file_path, d.chunks, doc.text));
@@ -361,14 +366,20 @@ async fn a_store_without_the_search_field_gets_it_on_open_and_keeps_every_docume
     let engine = Engine::open(&common::engine_config(dir.path()))
         .await
         .expect("the engine adds the field on open");
-    let docs = engine.documents("site", Some("1")).await.expect("docs");
+    let docs = engine
+        .documents(&local(), "site", Some("1"))
+        .await
+        .expect("docs");
     for (path, chunks, text) in &before {
         let now = docs
             .iter()
             .find(|d| &d.file_path == path)
             .unwrap_or_else(|| panic!("{path} is missing after the upgrade"));
         assert_eq!(&now.chunks, chunks, "{path}");
-        let doc = engine.document("site", "1", path).await.expect("doc");
+        let doc = engine
+            .document(&local(), "site", "1", path)
+            .await
+            .expect("doc");
         assert_eq!(&doc.text, text, "{path}");
     }
     // The field is indexed at once (the engine refreshes on open), the old
@@ -443,17 +454,24 @@ async fn a_v1_store_is_upgraded_on_open_and_keeps_every_document() {
             .chunk_id
             .clone();
         engine
-            .feedback(&FeedbackRequest {
-                chunk_id: liked.clone(),
-                vote: Vote::Like,
-            })
+            .feedback(
+                &local(),
+                &FeedbackRequest {
+                    chunk_id: liked.clone(),
+                    vote: Vote::Like,
+                },
+            )
             .await
             .expect("vote");
         let mut before = Vec::new();
         for library in ["site", "other"] {
-            for d in engine.documents(library, Some("1")).await.expect("docs") {
+            for d in engine
+                .documents(&local(), library, Some("1"))
+                .await
+                .expect("docs")
+            {
                 let doc = engine
-                    .document(library, "1", &d.file_path)
+                    .document(&local(), library, "1", &d.file_path)
                     .await
                     .expect("doc");
                 before.push((library, d.file_path, d.chunks, doc.text));
@@ -471,21 +489,30 @@ async fn a_v1_store_is_upgraded_on_open_and_keeps_every_document() {
     assert!(!tables.contains(&"chunks".to_owned()), "{tables:?}");
     assert_eq!(before.len(), 6);
     for (library, path, chunks, text) in &before {
-        let docs = engine.documents(library, Some("1")).await.expect("docs");
+        let docs = engine
+            .documents(&local(), library, Some("1"))
+            .await
+            .expect("docs");
         let now = docs
             .iter()
             .find(|d| &d.file_path == path)
             .unwrap_or_else(|| panic!("{library} {path} is missing after the upgrade"));
         assert_eq!(&now.chunks, chunks, "{path}");
-        let doc = engine.document(library, "1", path).await.expect("doc");
+        let doc = engine
+            .document(&local(), library, "1", path)
+            .await
+            .expect("doc");
         assert_eq!(&doc.text, text, "{path}");
     }
     // Ids are kept, so votes still apply; titles reach search again.
     let liked_again = engine
-        .feedback(&FeedbackRequest {
-            chunk_id: liked,
-            vote: Vote::Like,
-        })
+        .feedback(
+            &local(),
+            &FeedbackRequest {
+                chunk_id: liked,
+                vote: Vote::Like,
+            },
+        )
         .await
         .expect("the liked chunk still exists");
     assert_eq!(liked_again.likes, 2);

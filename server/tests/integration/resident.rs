@@ -232,6 +232,7 @@ async fn keyword_answers_from_memory_rank_real_text_as_lancedb_does() {
             targets: vec![("readme".into(), None)],
             version: None,
             file_prefix: Some("docs/".into()),
+            only_listed: false,
         },
     ];
     let mut compared = 0;
@@ -265,11 +266,20 @@ fn scopes() -> Vec<Scope> {
             targets: vec![("alpha".into(), Some("1".into())), ("nope".into(), None)],
             version: None,
             file_prefix: Some("api/".into()),
+            only_listed: false,
         },
         Scope {
             targets: Vec::new(),
             version: Some("2".into()),
             file_prefix: None,
+            only_listed: false,
+        },
+        // A token's libraries: one `IN` list on disk.
+        Scope {
+            targets: vec![("alpha".into(), None), ("beta".into(), None)],
+            version: Some("1".into()),
+            file_prefix: None,
+            only_listed: true,
         },
     ]
 }

@@ -28,12 +28,16 @@ fn token_access(auth_reads: bool) -> Access {
     Access {
         token: Some(TOKEN.into()),
         auth_reads,
+        ..Access::default()
     }
 }
 
 /// docshelf with two gardening pages in library `gardening` 1.0, uploaded
 /// with the token over HTTP (reads must be open).
 async fn seeded(dir: &std::path::Path, access: Access) -> String {
+    // A token goes with the upload only where the server has one: an
+    // unknown token is refused, on an open server too.
+    let token = access.token.clone();
     let base = start(dir, access, &[]).await;
     let form = common::upload_form(
         "gardening",
@@ -49,7 +53,7 @@ async fn seeded(dir: &std::path::Path, access: Access) -> String {
             ),
         ],
     );
-    let (_, job) = common::upload_and_follow(&Client::new(), &base, form, Some(TOKEN)).await;
+    let (_, job) = common::upload_and_follow(&Client::new(), &base, form, token.as_deref()).await;
     assert_eq!(job["error"], Value::Null, "{job}");
     base
 }
@@ -449,22 +453,29 @@ async fn every_documented_route_is_served_and_oversized_bodies_get_json_413() {
         "DELETE /api/documents",
         "DELETE /api/libraries/{library}",
         "DELETE /api/libraries/{library}/versions/{version}",
+        "DELETE /api/session",
         "DELETE /api/sources/{id}",
+        "DELETE /api/tokens/{id}",
+        "GET /api/audit",
         "GET /api/documents",
         "GET /api/jobs/{id}",
         "GET /api/jobs/{id}/events",
         "GET /api/libraries",
         "GET /api/libraries/resolve",
         "GET /api/libraries/{library}/documents",
+        "GET /api/session",
         "GET /api/sources",
         "GET /api/sources/{id}",
         "GET /api/status",
+        "GET /api/tokens",
         "POST /api/ask",
         "POST /api/feedback",
         "POST /api/search",
         "POST /api/search/stream",
+        "POST /api/session",
         "POST /api/sources",
         "POST /api/sources/{id}/refresh",
+        "POST /api/tokens",
         "POST /api/upload",
     ];
     assert_eq!(documented, expected);
@@ -575,8 +586,8 @@ async fn a_job_is_followed_by_its_watch_token_when_reads_need_the_token() {
     // No token, the wrong one, or another job's: refused alike.
     for query in [
         String::new(),
-        "?token=guess".to_owned(),
-        format!("?token={}", second["watch_token"].as_str().expect("token")),
+        "?watch=guess".to_owned(),
+        format!("?watch={}", second["watch_token"].as_str().expect("token")),
     ] {
         let res = events(query.clone()).await.expect("events");
         assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "{query}");
@@ -594,7 +605,7 @@ async fn a_job_is_followed_by_its_watch_token_when_reads_need_the_token() {
     assert_eq!(probe.status(), StatusCode::UNAUTHORIZED);
 
     // The job's own watch token follows it to the end.
-    let stream = events(format!("?token={watch}"))
+    let stream = events(format!("?watch={watch}"))
         .await
         .expect("events")
         .text()
@@ -603,7 +614,7 @@ async fn a_job_is_followed_by_its_watch_token_when_reads_need_the_token() {
     assert!(stream.contains("event: done"), "{stream}");
     // The token opens nothing else: the job's status is still a guarded read.
     let status = client
-        .get(format!("{base}/api/jobs/{id}?token={watch}"))
+        .get(format!("{base}/api/jobs/{id}?watch={watch}"))
         .send()
         .await
         .expect("job");

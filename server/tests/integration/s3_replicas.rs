@@ -22,6 +22,7 @@ use crate::s3_server::{S3Server, BUCKET};
 use crate::shared_store::{
     started_at_once_all_open, writers_at_once_lose_nothing_and_replace_whole,
 };
+use docshelf_server::access::local;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_document_stored_through_one_replica_is_searchable_on_another() {
@@ -32,7 +33,7 @@ async fn a_document_stored_through_one_replica_is_searchable_on_another() {
     };
     let a = Engine::open(&config).await.expect("replica a");
     let b = Engine::open(&config).await.expect("replica b");
-    assert!(b.libraries().await.expect("libraries").is_empty());
+    assert!(b.libraries(&local()).await.expect("libraries").is_empty());
 
     let status = run(
         &a,
@@ -45,20 +46,26 @@ async fn a_document_stored_through_one_replica_is_searchable_on_another() {
     )
     .await;
     assert_eq!(status.tally(), (1, 0), "{status:#?}");
-    let written = a.status().await.store.table_version;
+    let written = a.status(&local()).await.store.table_version;
 
     common::wait_for(
         Duration::from_secs(15),
         Duration::from_millis(100),
         "replica b did not find replica a's document in 15 s (interval 0.5 s)",
         || async {
-            let found = b.search(query("quibbleflux")).await.expect("search on b");
+            let found = b
+                .search(&local(), query("quibbleflux"))
+                .await
+                .expect("search on b");
             found.results.iter().any(|h| h.file_path == "replica.md")
         },
     )
     .await;
-    assert_eq!(b.status().await.store.table_version, written);
-    let docs = b.documents("shared", Some("1")).await.expect("documents");
+    assert_eq!(b.status(&local()).await.store.table_version, written);
+    let docs = b
+        .documents(&local(), "shared", Some("1"))
+        .await
+        .expect("documents");
     assert_eq!(docs.len(), 1);
     // The tables live in the bucket, under the prefix, and nowhere else.
     let client = s3::client(
@@ -164,7 +171,8 @@ async fn searches_say_the_object_store_is_down_and_recover_when_it_returns() {
     )
     .await;
     assert_eq!(status.tally(), (1, 0), "{status:#?}");
-    let search = || engine.search(keyword("quibbleflux"));
+    let owner = local();
+    let search = || engine.search(&owner, keyword("quibbleflux"));
     assert_eq!(search().await.expect("search").results.len(), 1);
 
     server.pause();
@@ -303,11 +311,14 @@ async fn sticky_search(
     library: Option<&str>,
 ) -> Result<index_core::search::SearchResponse, docshelf_server::engine::EngineError> {
     engine
-        .search(SearchParams {
-            library: library.map(str::to_owned),
-            session_id: Some("session-1".into()),
-            ..keyword("quibbleflux")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                library: library.map(str::to_owned),
+                session_id: Some("session-1".into()),
+                ..keyword("quibbleflux")
+            },
+        )
         .await
 }
 

@@ -3,6 +3,7 @@
 
 use crate::common::{self, ingest, paths, query, upload};
 
+use docshelf_server::access::local;
 use docshelf_server::engine::{Engine, EngineError};
 use docshelf_server::store::Target;
 use index_core::feedback::{FeedbackRequest, Vote};
@@ -61,10 +62,13 @@ async fn hybrid_dense_and_keyword_find_the_right_document_with_their_score_parts
 
     for mode in ["hybrid", "dense", "keyword"] {
         let r = engine
-            .search(SearchParams {
-                mode: Some(mode.into()),
-                ..query("when should I prune roses")
-            })
+            .search(
+                &local(),
+                SearchParams {
+                    mode: Some(mode.into()),
+                    ..query("when should I prune roses")
+                },
+            )
             .await
             .expect("search");
         assert_eq!(
@@ -87,23 +91,29 @@ async fn hybrid_dense_and_keyword_find_the_right_document_with_their_score_parts
 
     // A paraphrase with no shared words: only the dense leg can find it.
     let r = engine
-        .search(SearchParams {
-            mode: Some("dense".into()),
-            ..query("turning food waste into soil")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                mode: Some("dense".into()),
+                ..query("turning food waste into soil")
+            },
+        )
         .await
         .expect("search");
     assert_eq!(paths(&r).first(), Some(&"compost.md"));
 
     // The response echoes what was used.
     let r = engine
-        .search(SearchParams {
-            k: Some(2),
-            fusion: Some("dbsf".into()),
-            w_rec: Some(0.2),
-            w_sig: Some(0.1),
-            ..query("tomato")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                k: Some(2),
+                fusion: Some("dbsf".into()),
+                w_rec: Some(0.2),
+                w_sig: Some(0.1),
+                ..query("tomato")
+            },
+        )
         .await
         .expect("search");
     assert_eq!((r.k, r.mode, r.fusion.name()), (2, Mode::Hybrid, "dbsf"));
@@ -123,11 +133,14 @@ async fn filters_apply_before_ranking_and_names_resolve_loosely() {
     // Unfiltered, "tomato" is mostly gardening; filtered to shipit, the
     // one shipit document about tomatoes still comes back.
     let r = engine
-        .search(SearchParams {
-            library: Some("ShipIt".into()),
-            k: Some(50),
-            ..query("tomato plants")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                library: Some("ShipIt".into()),
+                k: Some(50),
+                ..query("tomato plants")
+            },
+        )
         .await
         .expect("search");
     assert_eq!(r.library.as_deref(), Some("shipit"));
@@ -141,39 +154,51 @@ async fn filters_apply_before_ranking_and_names_resolve_loosely() {
 
     // A version filter, `latest`, and a path prefix.
     let r = engine
-        .search(SearchParams {
-            library: Some("shipit".into()),
-            version: Some("latest".into()),
-            ..query("deploying")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                library: Some("shipit".into()),
+                version: Some("latest".into()),
+                ..query("deploying")
+            },
+        )
         .await
         .expect("search");
     assert_eq!(r.version.as_deref(), Some("2.0"));
     assert!(r.results.iter().all(|h| h.version == "2.0"));
     let r = engine
-        .search(SearchParams {
-            library: Some("shipit".into()),
-            version: Some("1.0".into()),
-            ..query("deploying")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                library: Some("shipit".into()),
+                version: Some("1.0".into()),
+                ..query("deploying")
+            },
+        )
         .await
         .expect("search");
     assert_eq!(paths(&r), vec!["deploy.md"]);
     let r = engine
-        .search(SearchParams {
-            file_path: Some("guides/".into()),
-            ..query("tomato")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                file_path: Some("guides/".into()),
+                ..query("tomato")
+            },
+        )
         .await
         .expect("search");
     assert_eq!(paths(&r), vec!["guides/tomato-service.md"]);
 
     // Unknown names are errors that say what exists.
     let err = engine
-        .search(SearchParams {
-            library: Some("kubernetes".into()),
-            ..query("pods")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                library: Some("kubernetes".into()),
+                ..query("pods")
+            },
+        )
         .await
         .expect_err("unknown library");
     assert!(matches!(err, EngineError::UnknownLibrary { .. }));
@@ -183,11 +208,14 @@ async fn filters_apply_before_ranking_and_names_resolve_loosely() {
         "{message}"
     );
     let err = engine
-        .search(SearchParams {
-            library: Some("shipit".into()),
-            version: Some("9".into()),
-            ..query("deploy")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                library: Some("shipit".into()),
+                version: Some("9".into()),
+                ..query("deploy")
+            },
+        )
         .await
         .expect_err("unknown version");
     assert_eq!(
@@ -211,7 +239,10 @@ async fn filters_apply_before_ranking_and_names_resolve_loosely() {
             "k must be 1..50",
         ),
     ] {
-        let err = engine.search(params).await.expect_err("bad request");
+        let err = engine
+            .search(&local(), params)
+            .await
+            .expect_err("bad request");
         assert_eq!(err.to_string(), message);
     }
 }
@@ -222,7 +253,10 @@ async fn the_library_sticks_to_the_session_until_cleared_and_mixed_answers_are_g
     let engine = engine_with_docs(dir.path()).await;
 
     // No library, no session: tomatoes are in both libraries.
-    let r = engine.search(query("tomato")).await.expect("search");
+    let r = engine
+        .search(&local(), query("tomato"))
+        .await
+        .expect("search");
     let session = r.session_id.clone().expect("a session is made");
     assert_eq!(r.sticky_library, None);
     // Both libraries answer (best first: either page is about tomatoes).
@@ -247,11 +281,14 @@ async fn the_library_sticks_to_the_session_until_cleared_and_mixed_answers_are_g
 
     // Naming a library makes it sticky...
     let r = engine
-        .search(SearchParams {
-            library: Some("gardening".into()),
-            session_id: Some(session.clone()),
-            ..query("tomato")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                library: Some("gardening".into()),
+                session_id: Some(session.clone()),
+                ..query("tomato")
+            },
+        )
         .await
         .expect("search");
     assert_eq!(
@@ -260,10 +297,13 @@ async fn the_library_sticks_to_the_session_until_cleared_and_mixed_answers_are_g
     );
     // ...so the follow-up without one stays there.
     let r = engine
-        .search(SearchParams {
-            session_id: Some(session.clone()),
-            ..query("how do I deploy a release")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                session_id: Some(session.clone()),
+                ..query("how do I deploy a release")
+            },
+        )
         .await
         .expect("search");
     assert!(r.sticky_applied);
@@ -273,20 +313,26 @@ async fn the_library_sticks_to_the_session_until_cleared_and_mixed_answers_are_g
 
     // Another library moves it; clearing drops it.
     let r = engine
-        .search(SearchParams {
-            library: Some("shipit".into()),
-            session_id: Some(session.clone()),
-            ..query("rollback")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                library: Some("shipit".into()),
+                session_id: Some(session.clone()),
+                ..query("rollback")
+            },
+        )
         .await
         .expect("search");
     assert_eq!(r.sticky_library.map(|s| s.library), Some("shipit".into()));
     let r = engine
-        .search(SearchParams {
-            session_id: Some(session.clone()),
-            clear_sticky: Some(true),
-            ..query("tomato")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                session_id: Some(session.clone()),
+                clear_sticky: Some(true),
+                ..query("tomato")
+            },
+        )
         .await
         .expect("search");
     assert!(!r.sticky_applied);
@@ -299,7 +345,7 @@ async fn expansion_merges_neighbours_and_keeps_one_hit_per_document() {
     let dir = tempfile::tempdir().expect("temp dir");
     let engine = engine_with_docs(dir.path()).await;
     let doc = engine
-        .document("shipit", "2.0", "deploy.md")
+        .document(&local(), "shipit", "2.0", "deploy.md")
         .await
         .expect("document");
     assert!(
@@ -308,13 +354,16 @@ async fn expansion_merges_neighbours_and_keeps_one_hit_per_document() {
     );
 
     let r = engine
-        .search(SearchParams {
-            library: Some("shipit".into()),
-            version: Some("2.0".into()),
-            expand: Some(1),
-            k: Some(10),
-            ..query("orchestrator copies artefact health checks")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                library: Some("shipit".into()),
+                version: Some("2.0".into()),
+                expand: Some(1),
+                k: Some(10),
+                ..query("orchestrator copies artefact health checks")
+            },
+        )
         .await
         .expect("search");
     let deploy: Vec<_> = r
@@ -335,13 +384,16 @@ async fn expansion_merges_neighbours_and_keeps_one_hit_per_document() {
     );
 
     let r = engine
-        .search(SearchParams {
-            library: Some("shipit".into()),
-            version: Some("2.0".into()),
-            expand: Some(1),
-            duplicates: Some(true),
-            ..query("orchestrator copies artefact health checks")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                library: Some("shipit".into()),
+                version: Some("2.0".into()),
+                expand: Some(1),
+                duplicates: Some(true),
+                ..query("orchestrator copies artefact health checks")
+            },
+        )
         .await
         .expect("search");
     assert!(
@@ -359,7 +411,7 @@ async fn documents_reassemble_feedback_persists_and_deletes_remove_from_search()
     let engine = engine_with_docs(dir.path()).await;
 
     // Listing.
-    let libs = engine.libraries().await.expect("libraries");
+    let libs = engine.libraries(&local()).await.expect("libraries");
     let names: Vec<&str> = libs.iter().map(|l| l.name.as_str()).collect();
     assert_eq!(names, vec!["gardening", "shipit"]);
     let shipit = &libs[1];
@@ -369,7 +421,7 @@ async fn documents_reassemble_feedback_persists_and_deletes_remove_from_search()
 
     // A whole document, overlaps removed.
     let doc = engine
-        .document("shipit", "latest", "deploy.md")
+        .document(&local(), "shipit", "latest", "deploy.md")
         .await
         .expect("doc");
     assert_eq!(doc.version, "2.0");
@@ -378,31 +430,37 @@ async fn documents_reassemble_feedback_persists_and_deletes_remove_from_search()
         assert_eq!(doc.text.matches(&needle).count(), 1, "{needle}");
     }
     assert!(matches!(
-        engine.document("shipit", "2.0", "nope.md").await,
+        engine.document(&local(), "shipit", "2.0", "nope.md").await,
         Err(EngineError::UnknownDocument { .. })
     ));
 
     // Feedback: stored durably, and it lifts the liked chunk's signal.
     let r = engine
-        .search(query("rollback release"))
+        .search(&local(), query("rollback release"))
         .await
         .expect("search");
     let liked = r.results[0].chunk_id.clone();
     for _ in 0..3 {
         engine
-            .feedback(&FeedbackRequest {
-                chunk_id: liked.clone(),
-                vote: Vote::Like,
-            })
+            .feedback(
+                &local(),
+                &FeedbackRequest {
+                    chunk_id: liked.clone(),
+                    vote: Vote::Like,
+                },
+            )
             .await
             .expect("vote");
     }
     assert!(matches!(
         engine
-            .feedback(&FeedbackRequest {
-                chunk_id: "no-such-chunk".into(),
-                vote: Vote::Dislike
-            })
+            .feedback(
+                &local(),
+                &FeedbackRequest {
+                    chunk_id: "no-such-chunk".into(),
+                    vote: Vote::Dislike
+                }
+            )
             .await,
         Err(EngineError::UnknownChunk(_))
     ));
@@ -411,10 +469,13 @@ async fn documents_reassemble_feedback_persists_and_deletes_remove_from_search()
         .await
         .expect("reopen");
     let r = engine
-        .search(SearchParams {
-            w_sig: Some(0.5),
-            ..query("rollback release")
-        })
+        .search(
+            &local(),
+            SearchParams {
+                w_sig: Some(0.5),
+                ..query("rollback release")
+            },
+        )
         .await
         .expect("search");
     let hit = r
@@ -430,39 +491,42 @@ async fn documents_reassemble_feedback_persists_and_deletes_remove_from_search()
 
     // Deletes: a document, then a version, then a library.
     let d = engine
-        .delete(Target::Document("gardening", "1.0", "roses.md"))
+        .delete(&local(), Target::Document("gardening", "1.0", "roses.md"))
         .await
         .expect("delete doc");
     assert_eq!(d.documents, 1);
-    let r = engine.search(query("prune roses")).await.expect("search");
+    let r = engine
+        .search(&local(), query("prune roses"))
+        .await
+        .expect("search");
     assert!(!paths(&r).contains(&"roses.md"));
     assert!(matches!(
         engine
-            .delete(Target::Document("gardening", "1.0", "roses.md"))
+            .delete(&local(), Target::Document("gardening", "1.0", "roses.md"))
             .await,
         Err(EngineError::UnknownDocument { .. })
     ));
     engine
-        .delete(Target::Version("shipit", "1.0"))
+        .delete(&local(), Target::Version("shipit", "1.0"))
         .await
         .expect("delete version");
-    let libs = engine.libraries().await.expect("libraries");
+    let libs = engine.libraries(&local()).await.expect("libraries");
     assert_eq!(libs[1].versions.len(), 1);
     engine
-        .delete(Target::Library("gardening"))
+        .delete(&local(), Target::Library("gardening"))
         .await
         .expect("delete library");
-    let libs = engine.libraries().await.expect("libraries");
+    let libs = engine.libraries(&local()).await.expect("libraries");
     assert_eq!(
         libs.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
         vec!["shipit"]
     );
     assert!(matches!(
-        engine.delete(Target::Library("gardening")).await,
+        engine.delete(&local(), Target::Library("gardening")).await,
         Err(EngineError::UnknownLibrary { .. })
     ));
     let r = engine
-        .search(query("tomato plants full sun"))
+        .search(&local(), query("tomato plants full sun"))
         .await
         .expect("search");
     assert!(r.results.iter().all(|h| h.library == "shipit"));
@@ -486,18 +550,24 @@ async fn a_query_vector_from_the_client_searches_like_its_words() {
         .await
         .expect("embeds");
     let by_words = engine
-        .search(SearchParams {
-            mode: Some("dense".into()),
-            rerank: Some(false),
-            ..query(words)
-        })
+        .search(
+            &local(),
+            SearchParams {
+                mode: Some("dense".into()),
+                rerank: Some(false),
+                ..query(words)
+            },
+        )
         .await
         .expect("search");
     let by_vector = engine
-        .search(SearchParams {
-            embedding: Some(vector.iter().map(|x| x * 3.0).collect()),
-            ..SearchParams::default()
-        })
+        .search(
+            &local(),
+            SearchParams {
+                embedding: Some(vector.iter().map(|x| x * 3.0).collect()),
+                ..SearchParams::default()
+            },
+        )
         .await
         .expect("search by vector");
     assert_eq!(by_vector.mode, Mode::Dense);

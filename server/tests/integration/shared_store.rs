@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::common::{self, ingest, keyword, run, upload};
 
+use docshelf_server::access::local;
 use docshelf_server::config::EngineConfig;
 use docshelf_server::engine::Engine;
 use index_core::job::Upload;
@@ -21,8 +22,12 @@ async fn a_document_stored_by_one_process_is_searchable_in_another() {
     };
     let reader = Engine::open(&config).await.expect("reader");
     let writer = Engine::open(&config).await.expect("writer");
-    assert!(reader.libraries().await.expect("libraries").is_empty());
-    let before = reader.status().await.store.table_version;
+    assert!(reader
+        .libraries(&local())
+        .await
+        .expect("libraries")
+        .is_empty());
+    let before = reader.status(&local()).await.store.table_version;
 
     ingest(
         &writer,
@@ -34,7 +39,7 @@ async fn a_document_stored_by_one_process_is_searchable_in_another() {
         )],
     )
     .await;
-    let written = writer.status().await.store.table_version;
+    let written = writer.status(&local()).await.store.table_version;
     assert_ne!(written, before);
 
     common::wait_for(
@@ -42,15 +47,18 @@ async fn a_document_stored_by_one_process_is_searchable_in_another() {
         Duration::from_millis(100),
         "the reader did not see the writer's document in 10 s (interval 0.5 s)",
         || async {
-            let found = reader.search(keyword("quibbleflux")).await.expect("search");
-            let libraries = reader.libraries().await.expect("libraries");
+            let found = reader
+                .search(&local(), keyword("quibbleflux"))
+                .await
+                .expect("search");
+            let libraries = reader.libraries(&local()).await.expect("libraries");
             found.results.iter().any(|h| h.file_path == "replica.md")
                 && libraries.iter().any(|l| l.name == "shared")
         },
     )
     .await;
     // Once caught up, both serve the same table version.
-    assert_eq!(reader.status().await.store.table_version, written);
+    assert_eq!(reader.status(&local()).await.store.table_version, written);
 }
 
 /// A page of several chunks, every one carrying `marker`, so a document
@@ -115,7 +123,10 @@ pub async fn writers_at_once_lose_nothing_and_replace_whole(config: &EngineConfi
 
     // A third sees it all, every document whole.
     let c = Engine::open(config).await.expect("engine c");
-    let documents = c.documents("shared", Some("1")).await.expect("documents");
+    let documents = c
+        .documents(&local(), "shared", Some("1"))
+        .await
+        .expect("documents");
     let mut names: Vec<&str> = documents.iter().map(|d| d.file_path.as_str()).collect();
     names.sort_unstable();
     let mut expected: Vec<String> = (0..pages)
@@ -173,7 +184,11 @@ pub async fn started_at_once_all_open(config: &EngineConfig) {
     );
     for engine in [a, b, c] {
         let engine = engine.expect("every one opens the new store");
-        assert!(engine.libraries().await.expect("libraries").is_empty());
+        assert!(engine
+            .libraries(&local())
+            .await
+            .expect("libraries")
+            .is_empty());
     }
 }
 
@@ -200,7 +215,7 @@ async fn only_sessions_a_client_brings_back_are_written_to_the_store() {
         ..keyword("quibbleflux")
     };
     let first = engine
-        .search(search(Some("alpha"), None))
+        .search(&local(), search(Some("alpha"), None))
         .await
         .expect("search");
     let id = first.session_id.expect("a session id comes back");
@@ -217,7 +232,7 @@ async fn only_sessions_a_client_brings_back_are_written_to_the_store() {
         .is_none());
 
     let again = engine
-        .search(search(None, Some(id.clone())))
+        .search(&local(), search(None, Some(id.clone())))
         .await
         .expect("follow-up");
     assert!(again.sticky_applied, "{again:#?}");

@@ -21,6 +21,7 @@ use index_core::job::{FileState, JobState};
 use index_core::source::SourceRequest;
 
 use crate::common::{self, get_json, job_events, post_json, serve_app};
+use docshelf_server::access::local;
 
 /// The Git manual pages the site serves (besides its index).
 const PAGES: [&str; 12] = [
@@ -622,7 +623,10 @@ async fn packages_come_from_their_registries() {
         "{status:#?}"
     );
     assert_eq!(engine.metrics().vectors().0, embedded);
-    let docs = engine.documents("six", Some("1.16.0")).await.expect("docs");
+    let docs = engine
+        .documents(&local(), "six", Some("1.16.0"))
+        .await
+        .expect("docs");
     assert_eq!(docs.len(), 2, "{docs:#?}");
 
     let missing = SourceRequest {
@@ -672,7 +676,7 @@ async fn a_refused_package_fails_is_retried_and_can_be_deleted() {
             !status.files.iter().any(|f| f.state == FileState::Unchanged),
             "{attempt}: a retry reads the archive again: {status:#?}"
         );
-        let listed = engine.sources().await.expect("sources");
+        let listed = engine.sources(&local()).await.expect("sources");
         let summary = listed.sources[0].last_refresh.clone().expect("a summary");
         assert_eq!(summary.state, JobState::Failed, "{summary:#?}");
         assert_eq!(summary.failed, 1, "{summary:#?}");
@@ -683,13 +687,18 @@ async fn a_refused_package_fails_is_retried_and_can_be_deleted() {
     }
     // No library holds its documents, yet it is deleted by name.
     let deleted = engine
-        .delete(index_core::catalog::Target::Library("six"))
+        .delete(&local(), index_core::catalog::Target::Library("six"))
         .await
         .expect("deleted");
     assert_eq!((deleted.documents, deleted.sources), (0, 1), "{deleted:?}");
-    assert!(engine.sources().await.expect("sources").sources.is_empty());
+    assert!(engine
+        .sources(&local())
+        .await
+        .expect("sources")
+        .sources
+        .is_empty());
     let err = engine
-        .delete(index_core::catalog::Target::Library("six"))
+        .delete(&local(), index_core::catalog::Target::Library("six"))
         .await
         .expect_err("nothing left");
     assert_eq!(err.kind(), index_core::ErrorKind::NotFound, "{err}");

@@ -1,0 +1,301 @@
+//! The settings page, for admins: tokens made (the secret shown once),
+//! listed and revoked, and the audit log of writes and token changes.
+//! Everything here goes through the REST API (`/api/tokens`,
+//! `/api/audit`), which refuses anyone but an admin whatever the page shows.
+
+use index_core::access::{AuditEntry, CreatedToken, Grant, NewToken, TokenInfo};
+use leptos::prelude::*;
+
+use crate::components::ErrorNotice;
+use crate::viewer::use_viewer;
+
+#[component]
+pub fn SettingsPage() -> impl IntoView {
+    let viewer = use_viewer();
+    let tokens = LocalResource::new(load_tokens);
+    let audit = LocalResource::new(load_audit);
+    let created = RwSignal::new(None::<Result<CreatedToken, String>>);
+    let message = RwSignal::new(None::<Result<String, String>>);
+    let reload = move || {
+        tokens.refetch();
+        audit.refetch();
+    };
+    view! {
+        <Show when=move || viewer.known() && !viewer.is_admin()>
+            <p class="notice" role="status">"Tokens and the audit log are for admins."</p>
+        </Show>
+        <section class="panel" aria-labelledby="tokens-heading" hidden=move || !viewer.is_admin()>
+            <h1 id="tokens-heading">"Tokens"</h1>
+            <NewTokenForm created reload=Callback::new(move |()| reload())/>
+            {move || created.get().map(|outcome| match outcome {
+                Ok(made) => view! {
+                    <div class="notice" role="status">
+                        <p>{format!("Token {} made. Copy it now: it is not shown again.", made.info.name)}</p>
+                        <code class="secret" data-testid="new-token">{made.token}</code>
+                    </div>
+                }
+                .into_any(),
+                Err(m) => view! { <ErrorNotice message=m/> }.into_any(),
+            })}
+            {move || match message.get() {
+                Some(Ok(m)) => view! { <p class="notice" role="status">{m}</p> }.into_any(),
+                Some(Err(m)) => view! { <ErrorNotice message=m/> }.into_any(),
+                None => ().into_any(),
+            }}
+            <Suspense>
+                {move || match tokens.get() {
+                    None => view! { <p class="muted" role="status">"Loading…"</p> }.into_any(),
+                    Some(Err(m)) => view! { <ErrorNotice message=m/> }.into_any(),
+                    Some(Ok(list)) if list.is_empty() => {
+                        view! { <p class="muted">"No tokens yet."</p> }.into_any()
+                    }
+                    Some(Ok(list)) => view! {
+                        <table class="tokens" aria-label="Tokens">
+                            <thead>
+                                <tr><th>"Name"</th><th>"Grants"</th><th>"Starts"</th><th>"State"</th><th></th></tr>
+                            </thead>
+                            <tbody>
+                                {list
+                                    .into_iter()
+                                    .map(|t| view! { <TokenRow token=t message reload=Callback::new(move |()| reload())/> })
+                                    .collect_view()}
+                            </tbody>
+                        </table>
+                    }
+                    .into_any(),
+                }}
+            </Suspense>
+        </section>
+        <section class="panel" aria-labelledby="audit-heading" hidden=move || !viewer.is_admin()>
+            <h2 id="audit-heading">"Audit log"</h2>
+            <Suspense>
+                {move || match audit.get() {
+                    None => ().into_any(),
+                    Some(Err(m)) => view! { <ErrorNotice message=m/> }.into_any(),
+                    Some(Ok(entries)) => view! {
+                        <table class="audit" aria-label="Audit log">
+                            <thead>
+                                <tr><th>"When"</th><th>"Token"</th><th>"Action"</th><th>"Target"</th><th>"Outcome"</th></tr>
+                            </thead>
+                            <tbody>
+                                {entries
+                                    .into_iter()
+                                    .map(|e| view! {
+                                        <tr>
+                                            <td>{super::libraries::when(e.at_micros / 1_000_000)}</td>
+                                            <td>{e.token}</td>
+                                            <td>{e.action}</td>
+                                            <td>{e.target}</td>
+                                            <td>{e.outcome}</td>
+                                        </tr>
+                                    })
+                                    .collect_view()}
+                            </tbody>
+                        </table>
+                    }
+                    .into_any(),
+                }}
+            </Suspense>
+        </section>
+    }
+}
+
+/// The form that makes a token.
+#[component]
+fn NewTokenForm(
+    created: RwSignal<Option<Result<CreatedToken, String>>>,
+    reload: Callback<()>,
+) -> impl IntoView {
+    let name = RwSignal::new(String::new());
+    let grants = RwSignal::new(String::from("read:*"));
+    let days = RwSignal::new(String::new());
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let request = match read_request(
+            &name.get_untracked(),
+            &grants.get_untracked(),
+            &days.get_untracked(),
+        ) {
+            Ok(request) => request,
+            Err(m) => return created.set(Some(Err(m))),
+        };
+        leptos::task::spawn_local(async move {
+            created.set(Some(create(request).await));
+            reload.run(());
+        });
+    };
+    view! {
+        <form class="filters" on:submit=submit>
+            <label>
+                "Name"
+                <input
+                    name="token-name"
+                    placeholder="ci-react"
+                    prop:value=move || name.get()
+                    on:input=move |ev| name.set(event_target_value(&ev))
+                />
+            </label>
+            <label>
+                "Grants"
+                <input
+                    name="grants"
+                    placeholder="read:* write:team-*"
+                    prop:value=move || grants.get()
+                    on:input=move |ev| grants.set(event_target_value(&ev))
+                />
+            </label>
+            <label>
+                "Expires in days"
+                <input
+                    name="expires"
+                    inputmode="numeric"
+                    placeholder="never"
+                    prop:value=move || days.get()
+                    on:input=move |ev| days.set(event_target_value(&ev))
+                />
+            </label>
+            <button type="submit">"Make token"</button>
+        </form>
+    }
+}
+
+/// The form's fields as a token request: grants separated by spaces or
+/// commas, in the command line's form (`read:team-*`, `admin`).
+fn read_request(name: &str, grants: &str, days: &str) -> Result<NewToken, String> {
+    let grants = grants
+        .split([' ', ','])
+        .filter(|g| !g.trim().is_empty())
+        .map(|g| g.parse::<Grant>().map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let expires_in_days = match days.trim() {
+        "" => None,
+        d => Some(
+            d.parse::<u32>()
+                .map_err(|_| "the expiry is a number of days".to_owned())?,
+        ),
+    };
+    let request = NewToken {
+        name: name.trim().to_owned(),
+        grants,
+        expires_in_days,
+    };
+    request.check().map_err(|e| e.to_string())?;
+    Ok(request)
+}
+
+#[component]
+fn TokenRow(
+    token: TokenInfo,
+    message: RwSignal<Option<Result<String, String>>>,
+    reload: Callback<()>,
+) -> impl IntoView {
+    let grants: Vec<String> = token.grants.iter().map(ToString::to_string).collect();
+    let state = match (token.revoked_at, token.expires_at) {
+        (Some(_), _) => "revoked".to_owned(),
+        (None, Some(at)) => format!("expires {}", super::libraries::when(at)),
+        (None, None) => "active".to_owned(),
+    };
+    let revoked = token.revoked_at.is_some();
+    let (id, name) = (token.id.clone(), token.name.clone());
+    let revoke = move |_| {
+        let (id, name) = (id.clone(), name.clone());
+        if !crate::client::confirm(&format!(
+            "Revoke the token {name}? Its holders lose access at once."
+        )) {
+            return;
+        }
+        leptos::task::spawn_local(async move {
+            message.set(Some(
+                revoke(&id).await.map(|_| format!("Token {name} revoked.")),
+            ));
+            reload.run(());
+        });
+    };
+    view! {
+        <tr>
+            <td>{token.name.clone()}</td>
+            <td>{grants.join(" ")}</td>
+            <td><code>{token.prefix.clone()}</code></td>
+            <td>{state}</td>
+            <td>
+                <button
+                    type="button"
+                    class="small danger"
+                    aria-label=format!("Revoke token {}", token.name)
+                    hidden=revoked
+                    on:click=revoke
+                >
+                    "Revoke"
+                </button>
+            </td>
+        </tr>
+    }
+}
+
+async fn load_tokens() -> Result<Vec<TokenInfo>, String> {
+    request_json(|| crate_get("/api/tokens")).await
+}
+
+async fn load_audit() -> Result<Vec<AuditEntry>, String> {
+    request_json(|| crate_get("/api/audit?limit=50")).await
+}
+
+async fn create(request: NewToken) -> Result<CreatedToken, String> {
+    #[cfg(feature = "hydrate")]
+    {
+        let built = crate::client::post("/api/tokens")
+            .json(&request)
+            .map_err(|e| e.to_string())?;
+        let response = crate::client::send(built)
+            .await
+            .map_err(|e| e.to_string())?;
+        response.json().await.map_err(|e| e.to_string())
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = request;
+        Err("tokens are made in the browser".to_owned())
+    }
+}
+
+async fn revoke(id: &str) -> Result<TokenInfo, String> {
+    request_json(|| {
+        #[cfg(feature = "hydrate")]
+        {
+            crate::client::delete(&format!("/api/tokens/{}", crate::client::encode(id))).build()
+        }
+        #[cfg(not(feature = "hydrate"))]
+        {
+            let _ = id;
+            Err(())
+        }
+    })
+    .await
+}
+
+#[cfg(feature = "hydrate")]
+fn crate_get(url: &str) -> Result<gloo_net::http::Request, gloo_net::Error> {
+    crate::client::get(url).build()
+}
+
+#[cfg(not(feature = "hydrate"))]
+fn crate_get(_: &str) -> Result<(), ()> {
+    Err(())
+}
+
+/// Sends the built request and reads its JSON answer (in the browser).
+#[cfg(feature = "hydrate")]
+async fn request_json<T: serde::de::DeserializeOwned>(
+    build: impl FnOnce() -> Result<gloo_net::http::Request, gloo_net::Error>,
+) -> Result<T, String> {
+    let request = build().map_err(|e| e.to_string())?;
+    let response = crate::client::send(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    response.json().await.map_err(|e| e.to_string())
+}
+
+#[cfg(not(feature = "hydrate"))]
+async fn request_json<T>(_build: impl FnOnce() -> Result<(), ()>) -> Result<T, String> {
+    Err("read in the browser".to_owned())
+}
