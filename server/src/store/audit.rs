@@ -2,11 +2,13 @@
 //! token's name (never its secret), the action, its target, the time and
 //! the outcome. Readable by admins (`GET /api/audit`).
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use arrow_array::{Array, RecordBatch, StringArray, TimestampMicrosecondArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use index_core::access::AuditEntry;
+use lancedb::table::OptimizeAction;
 
 use super::{string_column, timestamp_field};
 use super::{Store, StoreError};
@@ -25,6 +27,11 @@ pub(super) fn audit_schema() -> SchemaRef {
 }
 
 const COLUMNS: [&str; 5] = ["at", "token", "action", "target", "outcome"];
+
+/// Entries this process appends between compactions of the table: each
+/// entry is a commit of its own, and a table of thousands of one-row
+/// files is slow to read and to open.
+const COMPACT_EVERY: u64 = 64;
 
 impl Store {
     /// Appends one entry: one commit.
@@ -47,6 +54,14 @@ impl Store {
         // (LanceDB retries appends that race), and none is taken, so an
         // entry can be written while a write holds the turn.
         self.audit.add(batch).execute().await?;
+        let appended = self.audit_appends.fetch_add(1, Ordering::Relaxed) + 1;
+        if appended.is_multiple_of(COMPACT_EVERY) {
+            // Another process compacting at once makes this one retry
+            // later; the entry is written either way.
+            if let Err(err) = self.audit.optimize(OptimizeAction::All).await {
+                tracing::warn!(%err, "cannot compact the audit table");
+            }
+        }
         Ok(())
     }
 

@@ -133,6 +133,8 @@ pub struct Store {
     tokens: Table,
     /// Writes and token changes (see [`audit`]).
     audit: Table,
+    /// Audit entries this process appended, for the table's compaction.
+    audit_appends: std::sync::atomic::AtomicU64,
     /// This process's run, and which others are alive (see [`runs`]).
     runs: runs::Runs,
     /// One writer at a time, across processes too (see [`writers`]).

@@ -171,6 +171,7 @@ impl Store {
             sources,
             tokens,
             audit,
+            audit_appends: Default::default(),
             runs,
             write,
             catalog: RwLock::new(None),

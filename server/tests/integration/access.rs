@@ -580,3 +580,29 @@ async fn a_token_made_on_one_replica_is_honoured_and_revoked_on_the_other() {
     )
     .await;
 }
+
+/// The audit log keeps every entry, newest first, through the compactions
+/// that fold its one-row commits together (every 64 appends).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_log_keeps_every_entry_through_its_compactions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = common::engine(dir.path()).await;
+    let store = engine.store();
+    for i in 0..130_i64 {
+        store
+            .append_audit(&index_core::access::AuditEntry {
+                at_micros: 1_000 + i,
+                token: "ci".into(),
+                action: "upload".into(),
+                target: format!("lib/{i}"),
+                outcome: "ok".into(),
+            })
+            .await
+            .expect("appended");
+    }
+    let entries = store.audit(1_000).await.expect("read");
+    assert_eq!(entries.len(), 130);
+    assert_eq!(entries[0].target, "lib/129");
+    assert_eq!(entries[129].target, "lib/0");
+    assert_eq!(store.audit(10).await.expect("read").len(), 10);
+}
