@@ -293,6 +293,20 @@ pub struct Caller {
     pub tokens_required: bool,
 }
 
+impl Caller {
+    /// A caller that may do nothing: what a request that reached a face
+    /// without passing the server's check acts as (none should), so a
+    /// missing check fails closed.
+    pub fn nobody() -> Self {
+        Self {
+            name: "anonymous".to_owned(),
+            permissions: Permissions::nothing(),
+            signed_in: false,
+            tokens_required: true,
+        }
+    }
+}
+
 /// One line of the audit log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -330,6 +330,16 @@ pub(crate) const NOT_DOC_DIRS: [&str; 9] = [
 /// API of every version and would outrank the documentation itself in
 /// search, and contributing guides are about the project, not the package.
 pub fn documentation_paths<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<DocPath<'a>> {
+    doc_paths(paths, doc_format)
+}
+
+/// Each archive path with its package-relative path (the single folder
+/// every path lies in, if there is one, taken off), kept with the format
+/// `format` reads it in, if any.
+fn doc_paths<'a>(
+    paths: impl IntoIterator<Item = &'a str>,
+    format: impl Fn(&str) -> Option<Format>,
+) -> Vec<DocPath<'a>> {
     let paths: Vec<&str> = paths.into_iter().collect();
     let root = single_root(&paths);
     paths
@@ -339,11 +349,10 @@ pub fn documentation_paths<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<
                 Some(root) => &archive_path[root.len() + 1..],
                 None => archive_path,
             };
-            let format = doc_format(path)?;
             Some(DocPath {
                 archive_path,
                 path,
-                format,
+                format: format(path)?,
             })
         })
         .collect()
@@ -491,26 +500,13 @@ fn included_paths<'a>(
     paths: impl IntoIterator<Item = &'a str>,
     selection: &DocsSelection,
 ) -> Vec<DocPath<'a>> {
-    let paths: Vec<&str> = paths.into_iter().collect();
-    let root = single_root(&paths);
-    paths
-        .into_iter()
-        .filter_map(|archive_path| {
-            let path = match root {
-                Some(root) => &archive_path[root.len() + 1..],
-                None => archive_path,
-            };
-            if !selection.includes(path) {
-                return None;
-            }
-            let format = Format::from_path(path).filter(|f| !f.is_archive())?;
-            Some(DocPath {
-                archive_path,
-                path,
-                format,
-            })
-        })
-        .collect()
+    doc_paths(paths, |path| {
+        selection
+            .includes(path)
+            .then(|| Format::from_path(path))
+            .flatten()
+            .filter(|f| !f.is_archive())
+    })
 }
 
 #[cfg(test)]

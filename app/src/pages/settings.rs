@@ -233,69 +233,51 @@ fn TokenRow(
 }
 
 async fn load_tokens() -> Result<Vec<TokenInfo>, String> {
-    request_json(|| crate_get("/api/tokens")).await
+    send_json(Call::Get("/api/tokens".to_owned())).await
 }
 
 async fn load_audit() -> Result<Vec<AuditEntry>, String> {
-    request_json(|| crate_get("/api/audit?limit=50")).await
+    send_json(Call::Get("/api/audit?limit=50".to_owned())).await
 }
 
 async fn create(request: NewToken) -> Result<CreatedToken, String> {
+    send_json(Call::Post("/api/tokens", request)).await
+}
+
+async fn revoke(id: &str) -> Result<TokenInfo, String> {
+    send_json(Call::Delete(format!(
+        "/api/tokens/{}",
+        crate::client::encode(id)
+    )))
+    .await
+}
+
+/// A call to the REST API this page makes (read in the browser only).
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+enum Call {
+    Get(String),
+    Post(&'static str, NewToken),
+    Delete(String),
+}
+
+/// Sends `call` (in the browser; on the server there is nothing to ask)
+/// and reads its JSON answer, or the error body's words.
+async fn send_json<T: serde::de::DeserializeOwned>(call: Call) -> Result<T, String> {
     #[cfg(feature = "hydrate")]
     {
-        let built = crate::client::post("/api/tokens")
-            .json(&request)
-            .map_err(|e| e.to_string())?;
-        let response = crate::client::send(built)
-            .await
-            .map_err(|e| e.to_string())?;
+        use crate::client;
+        let request = match call {
+            Call::Get(url) => client::get(&url).build(),
+            Call::Post(url, body) => client::post(url).json(&body),
+            Call::Delete(url) => client::delete(&url).build(),
+        }
+        .map_err(|e| e.to_string())?;
+        let response = client::send(request).await.map_err(|e| e.to_string())?;
         response.json().await.map_err(|e| e.to_string())
     }
     #[cfg(not(feature = "hydrate"))]
     {
-        let _ = request;
-        Err("tokens are made in the browser".to_owned())
+        let _ = call;
+        Err("read in the browser".to_owned())
     }
-}
-
-async fn revoke(id: &str) -> Result<TokenInfo, String> {
-    request_json(|| {
-        #[cfg(feature = "hydrate")]
-        {
-            crate::client::delete(&format!("/api/tokens/{}", crate::client::encode(id))).build()
-        }
-        #[cfg(not(feature = "hydrate"))]
-        {
-            let _ = id;
-            Err(())
-        }
-    })
-    .await
-}
-
-#[cfg(feature = "hydrate")]
-fn crate_get(url: &str) -> Result<gloo_net::http::Request, gloo_net::Error> {
-    crate::client::get(url).build()
-}
-
-#[cfg(not(feature = "hydrate"))]
-fn crate_get(_: &str) -> Result<(), ()> {
-    Err(())
-}
-
-/// Sends the built request and reads its JSON answer (in the browser).
-#[cfg(feature = "hydrate")]
-async fn request_json<T: serde::de::DeserializeOwned>(
-    build: impl FnOnce() -> Result<gloo_net::http::Request, gloo_net::Error>,
-) -> Result<T, String> {
-    let request = build().map_err(|e| e.to_string())?;
-    let response = crate::client::send(request)
-        .await
-        .map_err(|e| e.to_string())?;
-    response.json().await.map_err(|e| e.to_string())
-}
-
-#[cfg(not(feature = "hydrate"))]
-async fn request_json<T>(_build: impl FnOnce() -> Result<(), ()>) -> Result<T, String> {
-    Err("read in the browser".to_owned())
 }

@@ -34,14 +34,10 @@ impl Engine {
         if caller.permissions.allows(role, library) {
             return Ok(());
         }
-        if caller.tokens_required && !caller.signed_in {
-            return Err(AccessError::Missing.into());
-        }
-        Err(AccessError::NotPermitted {
-            caller: caller.name.clone(),
-            action: format!("{} the library {library:?}", verb(role)),
-        }
-        .into())
+        Err(refusal(
+            caller,
+            format!("{} the library {library:?}", verb(role)),
+        ))
     }
 
     /// Fails unless `caller` is an admin.
@@ -49,14 +45,7 @@ impl Engine {
         if caller.permissions.is_admin() {
             return Ok(());
         }
-        if caller.tokens_required && !caller.signed_in {
-            return Err(AccessError::Missing.into());
-        }
-        Err(AccessError::NotPermitted {
-            caller: caller.name.clone(),
-            action: action.to_owned(),
-        }
-        .into())
+        Err(refusal(caller, action.to_owned()))
     }
 
     /// Whether `caller` may read `library`.
@@ -169,6 +158,19 @@ impl Engine {
         self.require_admin(caller, "read the audit log")?;
         Ok(self.store.audit(limit.min(MAX_AUDIT_ENTRIES)).await?)
     }
+}
+
+/// Why `caller` may not `action`: it needs a token at all, or its token
+/// does not grant this.
+fn refusal(caller: &Caller, action: String) -> EngineError {
+    if caller.tokens_required && !caller.signed_in {
+        return AccessError::Missing.into();
+    }
+    AccessError::NotPermitted {
+        caller: caller.name.clone(),
+        action,
+    }
+    .into()
 }
 
 fn verb(role: Role) -> &'static str {

@@ -29,7 +29,7 @@ use axum::http::request::Parts;
 use axum::http::{header, HeaderMap};
 
 use super::credentials::{bearer, session_cookie, token_in_query};
-pub use super::credentials::{encode_cookie, SESSION_COOKIE};
+pub use super::credentials::{encode_cookie, session_cookie_header, SESSION_COOKIE};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use index_core::access::{Caller, Permissions};
@@ -147,13 +147,13 @@ impl Auth {
             return Err(AccessError::InQuery(name).into());
         }
         if let Some(token) = bearer(headers) {
-            let caller = self.sign_in(state, client, token).await?;
+            let caller = self.checked(state, client, token).await?;
             return Ok(Verdict::of(caller));
         }
         let Some(cookie) = session_cookie(headers) else {
             return Ok(Verdict::of(self.anonymous()));
         };
-        match self.sign_in(state, client, &cookie).await {
+        match self.checked(state, client, &cookie).await {
             Ok(caller) => Ok(Verdict::of(caller)),
             Err(EngineError::Access(
                 AccessError::Invalid
@@ -170,7 +170,7 @@ impl Auth {
 
     /// The caller `presented` names, checked as every credential is: the
     /// client's failed attempts are counted, and past the limit refused.
-    pub async fn sign_in(
+    pub async fn checked(
         &self,
         state: &AppState,
         client: IpAddr,
@@ -206,7 +206,8 @@ pub async fn authenticate(
             request.extensions_mut().insert(verdict.caller);
             let mut response = next.run(request).await;
             if verdict.clear_cookie {
-                if let Ok(value) = axum::http::HeaderValue::from_str(&clear_session_cookie()) {
+                let cleared = session_cookie_header(None, 0, false);
+                if let Ok(value) = axum::http::HeaderValue::from_str(&cleared) {
                     response.headers_mut().append(header::SET_COOKIE, value);
                 }
             }
@@ -229,11 +230,6 @@ impl Verdict {
             clear_cookie: false,
         }
     }
-}
-
-/// The `Set-Cookie` value that removes the session cookie.
-pub fn clear_session_cookie() -> String {
-    format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
 }
 
 /// The address a request came from (the peer of its connection). Behind
@@ -273,12 +269,7 @@ pub fn caller(extensions: &axum::http::Extensions) -> Caller {
     extensions
         .get::<Caller>()
         .cloned()
-        .unwrap_or_else(|| Caller {
-            name: "anonymous".to_owned(),
-            permissions: Permissions::nothing(),
-            signed_in: false,
-            tokens_required: true,
-        })
+        .unwrap_or_else(Caller::nobody)
 }
 
 /// The guard of routes that change stored data: without a token, only a

@@ -65,6 +65,21 @@ pub(super) fn session_cookie(headers: &HeaderMap) -> Option<String> {
         .and_then(|(_, value)| decode_cookie(value))
 }
 
+/// The `Set-Cookie` value for the session cookie: `token` kept for
+/// `max_age_secs`, or, with none, the cookie removed. `HttpOnly` so the
+/// page's scripts cannot read it, `SameSite=Strict` so other sites' pages
+/// never send it, `Secure` when the client came over TLS.
+pub fn session_cookie_header(token: Option<&str>, max_age_secs: u64, secure: bool) -> String {
+    let (value, max_age) = match token {
+        Some(token) => (encode_cookie(token), max_age_secs),
+        None => (String::new(), 0),
+    };
+    format!(
+        "{SESSION_COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{}",
+        if secure { "; Secure" } else { "" }
+    )
+}
+
 /// A token as a cookie value: URL-safe base64, so any token fits the
 /// cookie grammar (RFC 6265 §4.1.1).
 pub fn encode_cookie(token: &str) -> String {

@@ -10,7 +10,7 @@ use index_core::access::{AuditEntry, Caller, CreatedToken, NewToken, TokenInfo};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::auth::{self, Client, Who, SESSION_COOKIE};
+use super::auth::{session_cookie_header, Client, Who};
 use super::error::{ApiError, ApiJson, ApiQuery};
 use super::openapi::ErrorBody;
 use super::AppState;
@@ -165,13 +165,8 @@ pub async fn sign_in(
             "enter a token to sign in",
         ));
     }
-    let caller = state.auth.sign_in(&state, client, token).await?;
-    let cookie = format!(
-        "{SESSION_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{}",
-        auth::encode_cookie(token),
-        SESSION_SECS,
-        if over_tls(&headers) { "; Secure" } else { "" }
-    );
+    let caller = state.auth.checked(&state, client, token).await?;
+    let cookie = session_cookie_header(Some(token), SESSION_SECS, over_tls(&headers));
     Ok(with_cookie(Json(caller).into_response(), &cookie))
 }
 
@@ -184,10 +179,7 @@ pub async fn sign_in(
     responses((status = 200, description = "Signed out", body = Caller))
 )]
 pub async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let cookie = format!(
-        "{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{}",
-        if over_tls(&headers) { "; Secure" } else { "" }
-    );
+    let cookie = session_cookie_header(None, 0, over_tls(&headers));
     with_cookie(Json(state.auth.anonymous()).into_response(), &cookie)
 }
 

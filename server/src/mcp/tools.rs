@@ -219,12 +219,7 @@ impl DocshelfMcp {
                 .get::<http::request::Parts>()
                 .and_then(|parts| parts.extensions.get::<Caller>())
                 .cloned()
-                .unwrap_or_else(|| Caller {
-                    name: "anonymous".to_owned(),
-                    permissions: index_core::access::Permissions::nothing(),
-                    signed_in: false,
-                    tokens_required: true,
-                }),
+                .unwrap_or_else(Caller::nobody),
         }
     }
 }

@@ -64,13 +64,10 @@ impl Scope {
     /// Whether rows of `library` at `version` are in scope, its file prefix
     /// aside: [`Self::to_sql`]'s rule for the searches that read the
     /// in-memory copy instead of LanceDB (see [`super::resident`]).
+    /// One question; a search asking about every stored library and
+    /// version builds the [`Self::matcher`] once instead.
     pub fn covers(&self, library: &str, version: &str) -> bool {
-        let targeted = (self.targets.is_empty() && !self.only_listed)
-            || self
-                .targets
-                .iter()
-                .any(|(l, v)| l == library && v.as_deref().is_none_or(|v| v == version));
-        targeted && self.version.as_deref().is_none_or(|v| v == version)
+        self.matcher().covers(library, version)
     }
 
     /// [`Self::covers`] for many calls: the targets sorted by library and
