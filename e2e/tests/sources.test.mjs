@@ -2,10 +2,16 @@
 // version is refused with the server's words; a small site served on
 // loopback (the server runs with --allow-private-urls) is crawled with live
 // progress, listed with its counts, refreshed with every page unchanged, and
-// deleted with its version after a confirmation.
+// deleted with its version after a confirmation. A Git repository on a real
+// Git server on loopback (git http-backend, scripts/git-http-server.py) is
+// added with the Git fields: its release tags tracked as versions.
 import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
+import readline from 'node:readline';
 import { after, before, test } from 'node:test';
 
 import { artifactsDir, gotoHydrated, openBrowser } from '../lib/browser.mjs';
@@ -18,6 +24,8 @@ const pages = {
 
 let site;
 let siteUrl;
+let gitServer;
+let gitRoot;
 let server;
 let browser;
 let page;
@@ -42,7 +50,38 @@ after(async () => {
   await browser?.close();
   await server?.stop();
   site?.close();
+  gitServer?.kill();
+  if (gitRoot) fs.rmSync(gitRoot, { recursive: true, force: true });
 });
+
+/** A bare repository `garden.git` with docs at tags v1.0.0 and v1.1.0,
+ * made by the git CLI and served by git http-backend: its base URL. */
+async function startGitServer() {
+  gitRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'docshelf-e2e-git-'));
+  const work = path.join(gitRoot, 'work');
+  const git = (...args) => execFileSync('git', ['-C', work, ...args], {
+    env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@x' },
+  });
+  fs.mkdirSync(path.join(work, 'docs'), { recursive: true });
+  execFileSync('git', ['init', '-q', '-b', 'main', work]);
+  fs.writeFileSync(path.join(work, 'docs', 'beds.md'), '# Raised beds\n\nLine raised beds with cardboard first.\n');
+  git('add', '.');
+  git('commit', '-q', '-m', 'one');
+  git('tag', 'v1.0.0');
+  fs.writeFileSync(path.join(work, 'docs', 'compost.md'), '# Compost\n\nTurn the compost heap every two weeks.\n');
+  git('add', '.');
+  git('commit', '-q', '-m', 'two');
+  git('tag', 'v1.1.0');
+  const served = path.join(gitRoot, 'served');
+  fs.mkdirSync(served);
+  execFileSync('git', ['clone', '-q', '--bare', work, path.join(served, 'garden.git')]);
+  const script = path.join(import.meta.dirname, '..', '..', 'scripts', 'git-http-server.py');
+  gitServer = spawn('python3', [script, served], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // The server's first line is its port, once it listens.
+  const [port] = await readline.createInterface({ input: gitServer.stdout })[Symbol.asyncIterator]().next()
+    .then(({ value }) => [value.trim()]);
+  return `http://127.0.0.1:${port}`;
+}
 
 /** Fills the "Add from URL" form and submits it; the answer to the POST. */
 async function addSource({ url, library, version = '' }) {
@@ -105,4 +144,48 @@ test('a source is deleted with its version, after a confirmation', async () => {
   await sources.getByText('No sources yet').waitFor();
   const libraries = await (await fetch(`${server.url}/api/libraries`)).json();
   assert.ok(!libraries.some((l) => l.name === 'pond'), JSON.stringify(libraries));
+});
+
+test('a Git repository is added with its release tags tracked as versions', async () => {
+  const gitBase = await startGitServer();
+  await gotoHydrated(page, `${server.url}/upload`);
+  const form = page.getByRole('region', { name: 'Add from URL' });
+  await page.getByLabel('URL or package').fill(`${gitBase}/garden.git`);
+  await page.getByLabel('Into library').fill('garden');
+  // "from" is for packages: the server says so, in the form.
+  await form.getByLabel("A package's docs from").selectOption('site');
+  let answered = page.waitForResponse((r) => r.url().endsWith('/api/sources') && r.request().method() === 'POST');
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  let answer = await answered;
+  assert.equal(answer.status(), 400);
+  assert.equal(answer.request().postDataJSON().from, 'site');
+  await form.getByRole('alert').filter({ hasText: 'it is for packages' }).waitFor();
+
+  await form.getByLabel("A package's docs from").selectOption('auto');
+  await form.getByText('Git and release options').click();
+  await form.getByLabel('Track releases (tag or version pattern)').fill('v*');
+  await form.getByLabel('Keep', { exact: true }).fill('2');
+  answered = page.waitForResponse((r) => r.url().endsWith('/api/sources') && r.request().method() === 'POST');
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  answer = await answered;
+  assert.equal(answer.status(), 202);
+  const sent = answer.request().postDataJSON();
+  assert.equal(sent.track, 'v*');
+  assert.equal(sent.keep, 2);
+  assert.equal(sent.from, undefined);
+  const accepted = await answer.json();
+  assert.equal(accepted.version, 'v1.1.0');
+  assert.deepEqual(accepted.also.map((a) => a.version), ['v1.0.0']);
+  const done = form.getByText(/^Done: /);
+  await done.waitFor({ timeout: 180_000 });
+
+  // Both releases are listed as sources, each in the version its tag names.
+  const sources = page.getByRole('region', { name: 'Sources' });
+  for (const version of ['v1.1.0', 'v1.0.0']) {
+    await sources.getByRole('listitem').filter({ hasText: `garden ${version}` }).getByText(/^Last refreshed /)
+      .waitFor({ timeout: 180_000 });
+  }
+  const libraries = await (await fetch(`${server.url}/api/libraries`)).json();
+  const garden = libraries.find((l) => l.name === 'garden');
+  assert.deepEqual(garden.versions.map((v) => v.version), ['v1.1.0', 'v1.0.0']);
 });

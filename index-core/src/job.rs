@@ -169,7 +169,8 @@ pub struct JobStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// How many files (pages) the job will take, once known: the pages a
-    /// site's sitemaps list, a repository's docs files.
+    /// site's sitemaps list, a repository's docs files, an archive's
+    /// documents once it is opened (a package's docs entries).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected: Option<usize>,
     /// Seconds left, estimated from the pace so far, while `expected` is

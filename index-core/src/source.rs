@@ -99,11 +99,11 @@ pub struct SourceRequest {
     /// reference is stored; the secret is read when the source is fetched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential: Option<String>,
-    /// Follow a Git repository's releases: tags matching this pattern
-    /// (`v*`, `release-*`; `*` any run of characters, `?` one) become
-    /// versions, newest first by version order, pre-releases left out
-    /// unless the pattern names them. Each refresh adds new ones and drops
-    /// the oldest past `keep`.
+    /// Follow releases: a Git repository's tags, or a package's registry
+    /// releases, matching this pattern (`v*`, `release-*`, `2.*`; `*` any
+    /// run of characters, `?` one) become versions, newest first by
+    /// version order, pre-releases left out unless the pattern names them.
+    /// Each refresh adds new ones and drops the oldest past `keep`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub track: Option<String>,
     /// With `track`: how many of the newest releases are kept (default 3,
@@ -112,7 +112,9 @@ pub struct SourceRequest {
     pub keep: Option<usize>,
     /// For a package: where its documentation is taken from. By default
     /// the Git repository its metadata names, at the release's tag, else
-    /// the package archive; the job says which and why.
+    /// the documentation site it names (docs.rs for a crate, at the
+    /// release), crawled within `max_pages` and `max_depth`, else the
+    /// package archive; the job says which and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<DocsFrom>,
 }
@@ -126,7 +128,8 @@ pub enum DocsFrom {
     /// The Git repository the package's metadata names, at the tag of
     /// the release.
     Repo,
-    /// The documentation site the metadata names.
+    /// The documentation site the metadata names (docs.rs, at the
+    /// release, for a crate), crawled.
     Site,
     /// The package archive's README and docs folder.
     Package,

@@ -7,6 +7,8 @@
 
 use std::io::Read;
 
+use crate::package::Registry;
+
 /// The most bytes of the metadata file read.
 const MAX_META_BYTES: u64 = 1024 * 1024;
 /// Entries of a tar looked through for it, at most (it comes first in
@@ -174,6 +176,41 @@ impl PackageLinks {
         self.fields.push((field.to_owned(), value.to_owned()));
     }
 
+    /// The documentation site the metadata names, with what named it:
+    /// the `documentation` field (PyPI's `Project-URL: Documentation`),
+    /// else a home page that is not a forge's project page (npm's
+    /// `homepage` is often the docs site). Every crate's documentation is
+    /// built on docs.rs, which keeps each release at its own address, so a
+    /// crate's docs.rs link (or none) is pinned to `version` there.
+    pub fn documentation_site(
+        &self,
+        registry: Registry,
+        name: &str,
+        version: &str,
+    ) -> Option<(String, String)> {
+        let named = self
+            .documentation
+            .iter()
+            .chain(self.homepage.iter().filter(|h| !is_forge_page(h)))
+            .find(|u| site_host(u).is_some());
+        let field = |url: &str| self.field_of(url).unwrap_or("its metadata").to_owned();
+        let on_docs_rs = named.is_none_or(|u| site_host(u) == Some("docs.rs"));
+        if registry == Registry::Crates && on_docs_rs {
+            let module = name.replace('-', "_");
+            let why = named.map_or_else(
+                || "docs.rs, where every crate's documentation is built".to_owned(),
+                |u| field(u),
+            );
+            // The crate's page itself, as its own pages link to it (not
+            // the folder, which would be a second address of one page).
+            let url = format!("https://docs.rs/{name}/{version}/{module}/index.html");
+            return Some((url, why));
+        }
+        let url = named?;
+        let url = url.split('#').next().unwrap_or(url);
+        Some((url.to_owned(), field(url)))
+    }
+
     /// Which field named `url`, if one did.
     pub fn field_of(&self, url: &str) -> Option<&str> {
         self.fields
@@ -181,6 +218,35 @@ impl PackageLinks {
             .find(|(_, v)| v == url)
             .map(|(f, _)| f.as_str())
     }
+}
+
+/// The host of an http(s) URL.
+fn site_host(url: &str) -> Option<&str> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
+    let host = rest.split(['/', '?', '#']).next()?;
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    (!host.is_empty()).then_some(host)
+}
+
+/// Whether `url` is a forge's project page (or a registry's package
+/// page), which is where the code is, not its documentation.
+fn is_forge_page(url: &str) -> bool {
+    let Some(host) = site_host(url) else {
+        return false;
+    };
+    [
+        "github.com",
+        "gitlab.com",
+        "codeberg.org",
+        "bitbucket.org",
+        "pypi.org",
+        "npmjs.com",
+        "crates.io",
+        "lib.rs",
+    ]
+    .contains(&host.trim_start_matches("www."))
 }
 
 /// A repository URL as Git fetches it over HTTPS: `git+https://…`,
@@ -269,6 +335,50 @@ mod tests {
             Some("https://github.com/dtolnay/itoa")
         );
         assert_eq!(cargo.documentation.as_deref(), Some("https://docs.rs/itoa"));
+    }
+
+    #[test]
+    fn the_docs_site_is_named_or_docs_rs_pinned_to_the_release() {
+        let pypi = from_pkg_info(
+            "Name: six\nHome-page: https://github.com/benjaminp/six\n\
+             Project-URL: Documentation, https://six.readthedocs.io/\n\nx",
+        );
+        assert_eq!(
+            pypi.documentation_site(Registry::PyPi, "six", "1.16.0"),
+            Some((
+                "https://six.readthedocs.io/".to_owned(),
+                "Project-URL: Documentation".to_owned()
+            ))
+        );
+        let npm =
+            from_package_json(r#"{"repository":"o/x","homepage":"https://github.com/o/x#readme"}"#);
+        assert_eq!(npm.documentation_site(Registry::Npm, "x", "1.0.0"), None);
+        let npm = from_package_json(r#"{"homepage":"https://zod.dev/#intro"}"#);
+        assert_eq!(
+            npm.documentation_site(Registry::Npm, "zod", "3.0.0")
+                .map(|(u, _)| u),
+            Some("https://zod.dev/".to_owned())
+        );
+        let cargo = from_cargo_toml("[package]\ndocumentation = \"https://docs.rs/serde-json\"\n");
+        assert_eq!(
+            cargo.documentation_site(Registry::Crates, "serde-json", "1.0.1"),
+            Some((
+                "https://docs.rs/serde-json/1.0.1/serde_json/index.html".to_owned(),
+                "documentation".to_owned()
+            ))
+        );
+        let bare = PackageLinks::default();
+        assert_eq!(
+            bare.documentation_site(Registry::Crates, "itoa", "1.0.11")
+                .map(|(u, _)| u),
+            Some("https://docs.rs/itoa/1.0.11/itoa/index.html".to_owned())
+        );
+        let own = from_cargo_toml("[package]\ndocumentation = \"https://tokio.rs/docs\"\n");
+        assert_eq!(
+            own.documentation_site(Registry::Crates, "tokio", "1.0.0")
+                .map(|(u, _)| u),
+            Some("https://tokio.rs/docs".to_owned())
+        );
     }
 
     #[test]

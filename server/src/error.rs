@@ -139,9 +139,9 @@ impl EngineError {
             Self::Source(SourceError::Registry(RegistryError::NoPackage { .. })) => {
                 ErrorCode::UnknownPackage
             }
-            Self::Source(SourceError::Registry(RegistryError::NoRelease { .. })) => {
-                ErrorCode::UnknownRelease
-            }
+            Self::Source(SourceError::Registry(
+                RegistryError::NoRelease { .. } | RegistryError::NoMatch { .. },
+            )) => ErrorCode::UnknownRelease,
             Self::Source(SourceError::Registry(_)) => ErrorCode::RegistryUnavailable,
             Self::Source(SourceError::Unreachable { .. }) => ErrorCode::SourceUnreachable,
             Self::Source(SourceError::Git(err)) => match err {

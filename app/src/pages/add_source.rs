@@ -265,7 +265,7 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
                         </label>
                     </div>
                     <p class="muted" id="scope-help">
-                        "Which links the crawl follows from the start URL. Packages ignore the crawl options."
+                        "Which links the crawl follows from the start URL. A package followed to its documentation site is crawled within its folder, under the page and depth bounds."
                     </p>
                     <div class="filters">
                         <label class="wide">
@@ -281,13 +281,14 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
                 <label>
                     "A package's docs from"
                     <select name="from" on:change=move |ev| from.set(event_target_value(&ev))>
-                        <option value="auto">"Its repository at the release's tag, else its archive"</option>
+                        <option value="auto">"Its repository at the release's tag, else its docs site, else its archive"</option>
                         <option value="repo">"Its Git repository only"</option>
+                        <option value="site">"Its documentation site only (docs.rs for a crate)"</option>
                         <option value="package">"Its package archive only"</option>
                     </select>
                 </label>
                 <details class="advanced">
-                    <summary>"Git options"</summary>
+                    <summary>"Git and release options"</summary>
                     <div class="filters">
                         <label>
                             "Ref (tag, branch or commit)"
@@ -312,7 +313,7 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
                     </div>
                     <div class="filters">
                         <label>
-                            "Track releases (tag pattern)"
+                            "Track releases (tag or version pattern)"
                             <input name="track" aria-describedby="track-help" placeholder="v*" spellcheck="false" prop:value=move || track.get() on:input=move |ev| track.set(event_target_value(&ev))/>
                         </label>
                         <label>
@@ -329,7 +330,7 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
                         </label>
                     </div>
                     <p class="muted" id="track-help">
-                        "With a pattern, each matching release tag becomes a version (give no ref or version); each refresh adds new releases and drops the oldest past Keep."
+                        "With a pattern, each matching release (a repository's tags, a package's registry releases) becomes a version (give no ref, version or package release); each refresh adds new releases and drops the oldest past Keep."
                     </p>
                     <p class="muted" id="credential-help">
                         "For a private repository: where the server finds the token, never the token itself. Only the reference is stored."

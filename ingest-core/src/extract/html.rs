@@ -23,7 +23,7 @@ use std::rc::Rc;
 
 use markup5ever_rcdom::{Node, NodeData};
 
-use super::{text::decode, ExtractError, Extracted};
+use super::{rustdoc, text::decode, ExtractError, Extracted};
 
 /// Elements below this depth of the parsed page are read as plain text.
 pub const MAX_DEPTH: usize = 200;
@@ -81,6 +81,9 @@ fn convert(bytes: &[u8], main_only: bool) -> Result<Extracted, ExtractError> {
         .html_to_tree(&html)
         .map_err(|e| ExtractError::Html(e.to_string()))?;
     if main_only {
+        if rustdoc::generated(meta_content(&html, "generator").as_deref()) {
+            rustdoc::drop_boilerplate(&tree);
+        }
         keep_main_content(&tree);
     }
     let mut warnings = Vec::new();
@@ -1034,14 +1037,20 @@ fn element_text(html: &str, tag: &str) -> Option<String> {
 
 /// The `content` of `<meta name="description" …>`.
 fn meta_description(html: &str) -> Option<String> {
+    meta_content(html, "description")
+}
+
+/// The `content` of the page's `<meta name=NAME>` (`name` in lower case).
+fn meta_content(html: &str, name: &str) -> Option<String> {
     let lower = html.to_ascii_lowercase();
+    let (double, single) = (format!("name=\"{name}\""), format!("name='{name}'"));
     let mut from = 0;
     while let Some(at) = lower[from..].find("<meta") {
         let start = from + at;
         let end = start + lower[start..].find('>')?;
         let tag = &lower[start..end];
         from = end;
-        if !(tag.contains("name=\"description\"") || tag.contains("name='description'")) {
+        if !(tag.contains(&double) || tag.contains(&single)) {
             continue;
         }
         let quoted = |q: char| {

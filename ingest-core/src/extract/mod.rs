@@ -18,6 +18,7 @@ mod memory;
 mod notebook;
 mod pdf;
 mod rst;
+mod rustdoc;
 mod tar;
 mod text;
 mod zip;

@@ -70,8 +70,9 @@ pub struct IngestArgs {
     #[arg(long, value_name = "env:NAME|file:PATH")]
     pub credential: Option<String>,
 
-    /// Follow a Git repository's releases: tags matching PATTERN (`v*`)
-    /// become versions, newest first; give no --ref or --version.
+    /// Follow releases: a Git repository's tags, or a package's registry
+    /// releases, matching PATTERN (`v*`, `2.*`) become versions, newest
+    /// first; give no --ref, --version or package release.
     #[arg(long, value_name = "PATTERN")]
     pub track: Option<String>,
 
@@ -80,8 +81,9 @@ pub struct IngestArgs {
     pub keep: Option<usize>,
 
     /// A package's docs from: repo (its Git repository at the release's
-    /// tag) or package (its archive); by default the repository when its
-    /// tag is found, else the archive.
+    /// tag), site (the documentation site its metadata names; docs.rs for
+    /// a crate) or package (its archive); by default the repository when
+    /// its tag is found, else the site when it answers, else the archive.
     #[arg(long, value_parser = ["repo", "site", "package"])]
     pub from: Option<String>,
 

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use index_core::source::{DocsFrom, SourceRequest, MAX_PAGES};
+use index_core::source::{SourceRequest, MAX_PAGES};
 use index_core::validate;
 use ingest_core::docs_tree::DocsSelection;
 use ingest_core::ids;
@@ -18,7 +18,7 @@ use crate::source::credential::CredentialRef;
 use crate::source::fetch::FetchError;
 use crate::source::git::{self, GitPlan, Remote};
 use crate::source::job::Work;
-use crate::source::package_route::PackageRoute;
+use crate::source::package_route::{PackageRoute, SiteCrawl};
 use crate::source::scope::Scope;
 use crate::source::{registry, Origin, Source, SourceError, SourceState};
 
@@ -50,10 +50,6 @@ impl Engine {
         }
         match (request.from, &origin) {
             (None, _) => {}
-            (Some(DocsFrom::Site), Origin::Package(_)) => {
-                let why = "following a package to its documentation site is not built yet; add the site as a source of its own";
-                return Err(SourceError::From(why.into()).into());
-            }
             (Some(_), Origin::Package(_)) => {}
             (Some(_), _) => {
                 return Err(
@@ -143,6 +139,12 @@ impl Engine {
                 };
                 let route = PackageRoute {
                     name: spec.name.clone(),
+                    registry: spec.registry,
+                    crawl: SiteCrawl {
+                        limits: request.limits(),
+                        interval: settings.interval,
+                        concurrency: settings.concurrency,
+                    },
                     from: request.from,
                     rewrites: settings.rewrites.clone(),
                     policy: self.fetcher.policy().clone(),

@@ -69,11 +69,12 @@ impl Engine {
         source: Source,
     ) -> Result<SourceAccepted, EngineError> {
         if source.request.track.is_some() {
-            // Each tracked version's request names its own tag; the
-            // tracking request they came from names none.
+            // Each tracked version's request names its own tag or
+            // release; the tracking request they came from names none.
             let tracking = SourceRequest {
                 git_ref: None,
                 version: None,
+                url: super::tracking::tracking_url(&source.request.url),
                 ..source.request
             };
             return self.track_releases(tracking).await;
@@ -181,15 +182,29 @@ impl Engine {
             Err(err) => return tracing::warn!(%err, "cannot list sources to refresh"),
         };
         let now = crate::source::tally::now_secs();
+        // The versions of one tracking request are refreshed as one: the
+        // first due re-evaluates the releases for all of them.
+        let mut tracking_done = std::collections::HashSet::new();
         for source in stored.iter().filter_map(Source::from_stored) {
             let id = source.id.clone();
-            if now.saturating_sub(source.state.refreshed_at) < every.as_secs()
+            let due = now.saturating_sub(source.state.refreshed_at) >= every.as_secs();
+            if !due
                 || !self
                     .jobs
                     .writing_into(&source.library, Some(&source.version))
                     .is_empty()
             {
                 continue;
+            }
+            if let Some(track) = &source.request.track {
+                let group = (
+                    source.library.clone(),
+                    super::tracking::tracking_url(&source.request.url),
+                    track.clone(),
+                );
+                if !tracking_done.insert(group) {
+                    continue;
+                }
             }
             match self.refresh_permitted(source).await {
                 Ok(job) => {

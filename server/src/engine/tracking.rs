@@ -1,6 +1,8 @@
 //! Releases as versions: a Git source with `track` keeps the newest
 //! `keep` release tags that match its pattern, each in a version named by
-//! its tag. Adding it, refreshing it, or its schedule fetches the releases
+//! its tag; a package source with `track` keeps the newest `keep` of its
+//! registry's releases that match, each in a version named by the
+//! release. Adding it, refreshing it, or its schedule fetches the releases
 //! it does not hold yet and drops the tracked versions that fell past
 //! `keep`; older versions stay searchable until then.
 
@@ -13,6 +15,8 @@ use index_core::{validate, version};
 
 use super::{Engine, EngineError};
 use crate::source::git::{self, GitError};
+use crate::source::registry::{self, RegistryError};
+use crate::source::releases::Track;
 use crate::source::{Origin, Source, SourceError};
 
 impl Engine {
@@ -67,12 +71,8 @@ impl Engine {
             false => plan.missing.clone(),
         };
         let mut last = None;
-        for tag in fetch {
-            let asked = SourceRequest {
-                git_ref: Some(tag),
-                version: None,
-                ..request.clone()
-            };
+        for release in fetch {
+            let asked = release_request(&request, &release)?;
             last = Some(self.ingest_prepared(asked, &mut watch).await?);
         }
         self.drop_past_keep(&plan).await;
@@ -83,39 +83,70 @@ impl Engine {
     /// hold yet, and what it held before.
     async fn plan_tracking(&self, request: &SourceRequest) -> Result<TrackingPlan, EngineError> {
         let library = validate::library(&request.library)?;
-        let pattern = request.track.as_deref().unwrap_or_default().trim();
-        let pattern = glob::Pattern::new(pattern)
-            .map_err(|e| SourceError::Track(format!("{pattern:?} is not a pattern: {e}")))?;
+        let track = Track::parse(request.track.as_deref().unwrap_or_default())
+            .map_err(SourceError::Track)?;
         if request.git_ref.is_some() || request.version.is_some() {
             let why =
-                "it picks the refs and names the versions itself; give neither ref nor version";
+                "it picks the releases and names the versions itself; give neither ref nor version";
             return Err(SourceError::Track(why.into()).into());
         }
         let keep = request.keep.unwrap_or(DEFAULT_KEEP).clamp(1, MAX_KEEP);
-        let Origin::Git(url) = Origin::parse(&request.url)? else {
-            return Err(SourceError::NotGit(validate::cut(&request.url, 200)).into());
+        let releases: Vec<String> = match Origin::parse(&request.url)? {
+            Origin::Git(url) => {
+                let remote = self.git_remote(&url, request).await?;
+                let refs = git::refs::list(&remote).await.map_err(SourceError::from)?;
+                let releases = refs.releases(&track);
+                if releases.is_empty() {
+                    return Err(SourceError::from(GitError::NoReleases {
+                        url: url.to_string(),
+                        pattern: track.as_str().to_owned(),
+                        tags: refs
+                            .newest_tags()
+                            .into_iter()
+                            .take(5)
+                            .map(str::to_owned)
+                            .collect(),
+                    })
+                    .into());
+                }
+                releases.into_iter().take(keep).map(str::to_owned).collect()
+            }
+            Origin::Package(spec) => {
+                if spec.version.is_some() {
+                    let why = format!(
+                        "a tracked package names no release, the pattern chooses them: give {}, not {spec}",
+                        tracking_url(&request.url)
+                    );
+                    return Err(SourceError::Track(why).into());
+                }
+                let versions = registry::versions(&self.fetcher, &spec)
+                    .await
+                    .map_err(SourceError::from)?;
+                let releases = track.newest_first(versions.iter().map(String::as_str));
+                if releases.is_empty() {
+                    return Err(SourceError::from(RegistryError::NoMatch {
+                        package: spec.to_string(),
+                        pattern: track.as_str().to_owned(),
+                        newest: Track::parse("*")
+                            .map(|all| all.newest_first(versions.iter().map(String::as_str)))
+                            .unwrap_or_default()
+                            .into_iter()
+                            .take(5)
+                            .map(str::to_owned)
+                            .collect(),
+                    })
+                    .into());
+                }
+                releases.into_iter().take(keep).map(str::to_owned).collect()
+            }
+            Origin::Site(_) => {
+                let why = format!(
+                    "{} is a site; track follows a Git repository's tags or a package's releases",
+                    validate::cut(&request.url, 200)
+                );
+                return Err(SourceError::Track(why).into());
+            }
         };
-        let remote = self.git_remote(&url, request).await?;
-        let refs = git::refs::list(&remote).await.map_err(SourceError::from)?;
-        let releases: Vec<String> = refs
-            .releases(&pattern)
-            .into_iter()
-            .take(keep)
-            .map(str::to_owned)
-            .collect();
-        if releases.is_empty() {
-            return Err(SourceError::from(GitError::NoReleases {
-                url: url.to_string(),
-                pattern: pattern.as_str().to_owned(),
-                tags: refs
-                    .newest_tags()
-                    .into_iter()
-                    .take(5)
-                    .map(str::to_owned)
-                    .collect(),
-            })
-            .into());
-        }
         let tracked = self.tracked_by(&library, request).await?;
         let missing = releases
             .iter()
@@ -138,7 +169,7 @@ impl Engine {
     }
 
     /// The sources this tracking request filled before: same library,
-    /// repository and pattern.
+    /// repository or package, and pattern.
     async fn tracked_by(
         &self,
         library: &str,
@@ -152,23 +183,19 @@ impl Engine {
             .filter_map(Source::from_stored)
             .filter(|s| {
                 s.library == library
-                    && s.request.url == request.url
+                    && tracking_url(&s.request.url) == request.url
                     && s.request.track == request.track
             })
             .collect())
     }
 
-    /// Starts the fetch of one release into the version its tag names.
+    /// Starts the fetch of one release into the version it names.
     async fn start_release(
         self: &Arc<Self>,
         request: &SourceRequest,
-        tag: &str,
+        release: &str,
     ) -> Result<SourceAccepted, EngineError> {
-        let asked = SourceRequest {
-            git_ref: Some(tag.to_owned()),
-            version: None,
-            ..request.clone()
-        };
+        let asked = release_request(request, release)?;
         let prepared = self.prepare(asked).await?;
         self.start_source_job(prepared).await
     }
@@ -199,6 +226,35 @@ impl Engine {
             }
         }
         dropped
+    }
+}
+
+/// The request for one release of a tracking request: a repository at its
+/// tag, a package at its version.
+fn release_request(request: &SourceRequest, release: &str) -> Result<SourceRequest, EngineError> {
+    let mut asked = SourceRequest {
+        version: None,
+        ..request.clone()
+    };
+    match Origin::parse(&request.url)? {
+        Origin::Package(mut spec) => {
+            spec.version = Some(release.to_owned());
+            asked.url = spec.to_string();
+        }
+        _ => asked.git_ref = Some(release.to_owned()),
+    }
+    Ok(asked)
+}
+
+/// The URL of the tracking request a tracked version came from: a
+/// package's release named by the version is unnamed again.
+pub(super) fn tracking_url(url: &str) -> String {
+    match Origin::parse(url) {
+        Ok(Origin::Package(mut spec)) => {
+            spec.version = None;
+            spec.to_string()
+        }
+        _ => url.to_owned(),
     }
 }
 

@@ -230,6 +230,15 @@ impl JobHandle {
         self.status.send_modify(|s| s.expected = Some(files));
     }
 
+    /// Raises the job's total to the files it lists: an archive's
+    /// documents are known once it is opened (a package's docs entries, a
+    /// ZIP's pages), which gives its progress a total and a time left.
+    pub fn expect_listed(&self) {
+        self.status.send_modify(|s| {
+            s.expected = Some(s.expected.unwrap_or(0).max(s.files.len()));
+        });
+    }
+
     /// Records a note about the job as a whole.
     pub fn note(&self, note: &str) {
         self.status.send_modify(|s| s.notes.push(note.to_owned()));

@@ -311,6 +311,7 @@ impl<'p, 'a> JobRun<'p, 'a> {
             self.pipeline.metrics.file("skipped");
         }
         let mut entries = self.job.expand_file(slot, entries);
+        self.job.expect_listed();
         entries.truncate(extraction.documents.len());
         Ok(entries)
     }

@@ -47,22 +47,7 @@ pub async fn run(
     let mut tally = Tally::default();
     let mut run = JobRun::new(pipeline, job);
     let leftovers = match work {
-        Work::Site(plan) => {
-            let (tx, mut rx) = mpsc::channel(16);
-            let crawling = crawl::crawl(fetcher, plan, &previous.pages, tx);
-            let reading = async {
-                while let Some(found) = rx.recv().await {
-                    tally.found(&mut run, job, previous, found).await;
-                }
-            };
-            let (outcome, ()) = tokio::join!(crawling, reading);
-            tally.notes = outcome.notes;
-            if outcome.complete {
-                Leftovers::Removed
-            } else {
-                Leftovers::Kept
-            }
-        }
+        Work::Site(plan) => site(&mut tally, &mut run, job, fetcher, plan, previous).await,
         Work::Git(plan) => repository(&mut tally, &mut run, job, plan, previous).await,
         Work::Package(release, route) => {
             package(
@@ -118,6 +103,31 @@ enum Leftovers {
     Kept,
     /// A package's new archive replaces every document of the old one.
     Replaced,
+}
+
+/// Crawls a site, each page read as it arrives.
+async fn site(
+    tally: &mut Tally,
+    run: &mut JobRun<'_, '_>,
+    job: &JobHandle,
+    fetcher: &Fetcher,
+    plan: Plan,
+    previous: &SourceState,
+) -> Leftovers {
+    let (tx, mut rx) = mpsc::channel(16);
+    let crawling = crawl::crawl(fetcher, plan, &previous.pages, tx);
+    let reading = async {
+        while let Some(found) = rx.recv().await {
+            tally.found(run, job, previous, found).await;
+        }
+    };
+    let (outcome, ()) = tokio::join!(crawling, reading);
+    tally.notes.extend(outcome.notes);
+    if outcome.complete {
+        Leftovers::Removed
+    } else {
+        Leftovers::Kept
+    }
 }
 
 /// Fetches a repository's docs folder at one commit and reads each file
@@ -204,7 +214,8 @@ async fn repository(
 
 /// Downloads a release and reads its documentation, unless the archive is
 /// the one read last time: from the repository its metadata names, at the
-/// release's tag, else from the archive ([`PackageRoute`]).
+/// release's tag, else the documentation site it names, else from the
+/// archive ([`PackageRoute`]).
 async fn package(
     tally: &mut Tally,
     run: &mut JobRun<'_, '_>,
@@ -245,8 +256,15 @@ async fn package(
         }
         return Leftovers::Replaced;
     }
-    match route.choose(release, &bytes, &mut tally.notes).await {
+    match route
+        .choose(fetcher, release, &bytes, &mut tally.notes)
+        .await
+    {
         Chosen::Repository(plan) => return repository(tally, run, job, *plan, previous).await,
+        Chosen::Site(plan, origin) => {
+            tally.notes.push(origin);
+            return site(tally, run, job, fetcher, *plan, previous).await;
+        }
         Chosen::Refused(why) => {
             tally.pages.remove(&address);
             tally.fail(job, address, why);

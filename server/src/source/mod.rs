@@ -10,6 +10,7 @@
 //! - [`git`]: Git repositories, at a tag, branch or commit.
 //! - [`credential`]: secrets for private sources, given by reference.
 //! - [`registry`]: PyPI, npm and crates.io releases.
+//! - [`releases`]: which releases a `track` pattern follows.
 //! - [`job`]: a source's fetch run as a job, published whole.
 //! - [`tally`]: what a fetch met, and the verdict, state and summary after it.
 
@@ -21,6 +22,7 @@ pub mod git;
 pub mod job;
 pub mod package_route;
 pub mod registry;
+pub mod releases;
 pub mod robots;
 pub mod scope;
 pub mod sitemap;

@@ -5,21 +5,27 @@
 //! 1. the Git repository the package's metadata names
 //!    ([`ingest_core::package_meta`]), at the release's tag, when the tag
 //!    is found;
-//! 2. else the package archive, as uploaded packages are read.
+//! 2. else the documentation site it names, crawled within bounds (docs.rs
+//!    for a crate, at the release's own address there);
+//! 3. else the package archive, as uploaded packages are read.
 //!
 //! Each route not taken is said in the job's notes with its reason, and
-//! `from` (`repo`, `package`) overrides the choice. Following a package to
-//! the documentation site its metadata names is not built yet: the job
-//! names the site, to be added as a site source.
+//! `from` (`repo`, `site`, `package`) overrides the choice.
 
-use index_core::source::DocsFrom;
+use std::time::Duration;
+
+use index_core::source::{CrawlLimits, CrawlScope, DocsFrom};
 use ingest_core::docs_tree::DocsSelection;
 use ingest_core::extract::ArchiveLimits;
+use ingest_core::package::Registry;
 use ingest_core::package_meta::{https_repository, package_links, PackageLinks};
 use url::Url;
 
+use super::crawl::Plan;
+use super::fetch::Fetcher;
 use super::git::{self, GitPlan, Remote};
 use super::registry::Release;
+use super::scope::Scope;
 use super::{AddressPolicy, Rewrites};
 
 /// What a package source needs to follow its metadata.
@@ -27,19 +33,32 @@ use super::{AddressPolicy, Rewrites};
 pub struct PackageRoute {
     /// The package's name (`attrs`, `@scope/name`).
     pub name: String,
+    pub registry: Registry,
     pub from: Option<DocsFrom>,
     pub rewrites: Rewrites,
     pub policy: AddressPolicy,
     pub limits: ArchiveLimits,
     /// Include globs and a page bound, when the request gives them.
     pub selection: DocsSelection,
+    /// How a documentation site is crawled.
+    pub crawl: SiteCrawl,
     /// When the fetch must have ended.
     pub deadline: tokio::time::Instant,
+}
+
+/// The bounds and pace of a package's documentation site's crawl.
+#[derive(Debug, Clone, Copy)]
+pub struct SiteCrawl {
+    pub limits: CrawlLimits,
+    pub interval: Duration,
+    pub concurrency: usize,
 }
 
 /// The route taken.
 pub enum Chosen {
     Repository(Box<GitPlan>),
+    /// The site's crawl, and the note saying where it comes from.
+    Site(Box<Plan>, String),
     Archive,
     /// The route asked for (`from: repo`) cannot be taken, for this reason.
     Refused(String),
@@ -48,7 +67,13 @@ pub enum Chosen {
 impl PackageRoute {
     /// Chooses where `release`'s documentation comes from, given its
     /// downloaded archive `bytes`; says why in `notes`.
-    pub async fn choose(&self, release: &Release, bytes: &[u8], notes: &mut Vec<String>) -> Chosen {
+    pub async fn choose(
+        &self,
+        fetcher: &Fetcher,
+        release: &Release,
+        bytes: &[u8],
+        notes: &mut Vec<String>,
+    ) -> Chosen {
         if self.from == Some(DocsFrom::Package) {
             notes.push(
                 "documentation taken from the package archive, as asked (from: package)".into(),
@@ -56,22 +81,80 @@ impl PackageRoute {
             return Chosen::Archive;
         }
         let links = package_links(&release.file_name, bytes);
-        match self.repository(release, &links).await {
-            Ok(plan) => return Chosen::Repository(Box::new(plan)),
-            Err(why) if self.from == Some(DocsFrom::Repo) => {
+        if self.from != Some(DocsFrom::Site) {
+            match self.repository(release, &links).await {
+                Ok(plan) => return Chosen::Repository(Box::new(plan)),
+                Err(why) if self.from == Some(DocsFrom::Repo) => {
+                    return Chosen::Refused(format!(
+                        "the Git repository cannot be used (from: repo): {why}"
+                    ))
+                }
+                Err(why) => notes.push(format!("the Git repository was not used: {why}")),
+            }
+        }
+        match self.site(fetcher, release, &links).await {
+            Ok((plan, origin)) => return Chosen::Site(Box::new(plan), origin),
+            Err(why) if self.from == Some(DocsFrom::Site) => {
                 return Chosen::Refused(format!(
-                    "the Git repository cannot be used (from: repo): {why}"
+                    "the documentation site cannot be used (from: site): {why}"
                 ))
             }
-            Err(why) => notes.push(format!("the Git repository was not used: {why}")),
-        }
-        if let Some(site) = links.documentation.as_deref() {
-            notes.push(format!(
-                "the documentation site {site} was not crawled: a package is not followed to its site yet; add the site as a source of its own"
-            ));
+            Err(why) => notes.push(format!("the documentation site was not crawled: {why}")),
         }
         notes.push("documentation taken from the package archive".into());
         Chosen::Archive
+    }
+
+    /// The crawl of the documentation site the metadata names, or why
+    /// not. The start page is fetched first, so that a site that cannot be
+    /// reached leaves the archive to be read instead of a failed crawl.
+    async fn site(
+        &self,
+        fetcher: &Fetcher,
+        release: &Release,
+        links: &PackageLinks,
+    ) -> Result<(Plan, String), String> {
+        let Some((site, field)) =
+            links.documentation_site(self.registry, &self.name, &release.version)
+        else {
+            return Err("the package's metadata names no documentation site".into());
+        };
+        let fetched = self.rewrites.apply(&site);
+        let start = Url::parse(&fetched)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https"))
+            .ok_or_else(|| format!("{site} (named by {field}) is not an http(s) URL"))?;
+        fetcher
+            .get(&start, None)
+            .await
+            .map_err(|e| format!("{site} (named by {field}) cannot be fetched: {e}"))?;
+        let scope =
+            Scope::new(&start, CrawlScope::Prefix, &[], &[]).map_err(|e| format!("{site}: {e}"))?;
+        let shown = if fetched == site {
+            site.clone()
+        } else {
+            format!("{site} (fetched from {fetched})")
+        };
+        tracing::info!(site = %shown, "a package followed to its documentation site");
+        let pinned = if site.contains(&release.version) {
+            "this release's own pages"
+        } else {
+            "the site as it is now, which may document another release"
+        };
+        let origin = format!(
+            "documentation taken from the site {shown}, named by the package's {field}: {pinned}, at most {} pages",
+            self.crawl.limits.max_pages
+        );
+        let plan = Plan {
+            start,
+            scope,
+            limits: self.crawl.limits,
+            llms_txt: false,
+            interval: self.crawl.interval,
+            concurrency: self.crawl.concurrency,
+            deadline: self.deadline,
+        };
+        Ok((plan, origin))
     }
 
     /// The repository at the release's tag, or why not.

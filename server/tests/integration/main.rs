@@ -31,6 +31,7 @@ mod http;
 mod ingest;
 mod memory_budget;
 mod ocr;
+mod package_routes;
 mod ranking;
 mod resident;
 mod rest_api;

@@ -563,12 +563,13 @@ async fn the_servers_own_network_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn packages_come_from_their_registries() {
     let dir = tempfile::tempdir().expect("dir");
-    // Each package's repository (on GitHub) is sent to a loopback port
-    // this engine may not reach, so the archive route is taken, and the
-    // notes say why, whether or not GitHub is reachable from the machine.
+    // Each package's repository (on GitHub) and documentation site
+    // (six.readthedocs.io, docs.rs) is sent to a loopback port this engine
+    // may not reach, so the archive route is taken, and the notes say why,
+    // whether or not those hosts are reachable from the machine.
     let config = EngineConfig {
         sources: SourceConfig {
-            rewrite_urls: vec![("https://github.com/".into(), "http://127.0.0.1:9/".into())],
+            rewrite_urls: vec![("https://".into(), "http://127.0.0.1:9/".into())],
             ..SourceConfig::default()
         },
         ..common::engine_config(dir.path())
@@ -599,6 +600,12 @@ async fn packages_come_from_their_registries() {
             .map(|f| f.file_path.as_str())
             .collect();
         assert_eq!(stored, expected, "{url}: {status:#?}");
+        // The archive's total is known once it is opened.
+        assert_eq!(
+            status.expected,
+            Some(status.files.len()),
+            "{url}: {status:#?}"
+        );
         // The repository each names is not reachable from here: the job
         // says so, and that a README alone came in where it did.
         let notes = status.notes.join("\n");
@@ -606,6 +613,13 @@ async fn packages_come_from_their_registries() {
             notes.contains("the Git repository was not used"),
             "{url}: {notes}"
         );
+        if url != "npm:left-pad@1.3.0" {
+            // six names its Read the Docs site; itoa, a crate, is on docs.rs.
+            assert!(
+                notes.contains("the documentation site was not crawled"),
+                "{url}: {notes}"
+            );
+        }
         if expected == ["README.md"] {
             assert!(notes.contains("only the README came in"), "{url}: {notes}");
         }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::remote::Remote;
 use super::GitError;
 use crate::process::Bounds;
+use crate::source::releases::Track;
 
 /// How many of the newest tags an unknown ref's message lists.
 const LISTED_TAGS: usize = 5;
@@ -82,19 +83,9 @@ impl Refs {
         tags
     }
 
-    /// The tags `pattern` matches, newest first by version order. Tags
-    /// that are pre-releases (`v2.0.0-rc.1`, `2.0b1`) are left out unless
-    /// the pattern itself names one (holds `-`, `rc`, `alpha` or `beta`).
-    pub fn releases(&self, pattern: &glob::Pattern) -> Vec<&str> {
-        let wanted = pattern.as_str().to_ascii_lowercase();
-        let with_pre = ["-", "rc", "alpha", "beta"]
-            .iter()
-            .any(|p| wanted.contains(p));
-        self.newest_tags()
-            .into_iter()
-            .filter(|tag| pattern.matches(tag))
-            .filter(|tag| with_pre || !is_prerelease(tag))
-            .collect()
+    /// The tags `track` follows, newest first.
+    pub fn releases(&self, track: &Track) -> Vec<&str> {
+        track.newest_first(self.tags.iter().map(String::as_str))
     }
 
     /// The commit to read: `given` as a tag, else a branch, else a commit
@@ -152,12 +143,6 @@ impl Refs {
 
 /// Whether a release tag names a pre-release: past its leading letters
 /// (`v`, `release-`), a `-` or any letter before build metadata (`+…`).
-fn is_prerelease(tag: &str) -> bool {
-    let core = tag.trim_start_matches(|c: char| !c.is_ascii_digit());
-    let core = core.split('+').next().unwrap_or(core);
-    core.contains('-') || core.bytes().any(|b| b.is_ascii_alphabetic())
-}
-
 /// Lists `remote`'s refs (on a blocking thread: git runs to its end).
 pub async fn list(remote: &Remote) -> Result<Refs, GitError> {
     let remote = remote.clone();
@@ -200,27 +185,6 @@ mod tests {
         assert_eq!(refs.head.as_deref(), Some("main"));
         assert_eq!(refs.branches, ["main", "next"]);
         assert_eq!(refs.newest_tags(), ["v1.10.0", "v1.9.0"]);
-    }
-
-    #[test]
-    fn releases_follow_a_pattern_newest_first_without_pre_releases() {
-        let refs = Refs {
-            tags: [
-                "v1.9.0",
-                "v1.10.0",
-                "v2.0.0-rc.1",
-                "v2.0b1",
-                "docs-1",
-                "v1.10.1+build.5",
-            ]
-            .map(String::from)
-            .to_vec(),
-            ..Refs::default()
-        };
-        let v = glob::Pattern::new("v*").unwrap();
-        assert_eq!(refs.releases(&v), ["v1.10.1+build.5", "v1.10.0", "v1.9.0"]);
-        let rc = glob::Pattern::new("v*-rc*").unwrap();
-        assert_eq!(refs.releases(&rc), ["v2.0.0-rc.1"]);
     }
 
     #[test]

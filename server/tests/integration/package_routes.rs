@@ -1,0 +1,267 @@
+//! Registry packages followed past their archives, against the real
+//! registries: a crate to its docs.rs pages (a mirror on loopback, built
+//! with the real rustdoc from the crate's own published source, reached
+//! through `--rewrite-url` as an air-gapped server reaches its mirror), and
+//! a package's registry releases tracked as versions.
+
+use std::net::IpAddr;
+use std::path::Path;
+use std::process::Command;
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use tower_http::services::ServeDir;
+
+use docshelf_server::access::local;
+use docshelf_server::config::{EngineConfig, SourceConfig};
+use docshelf_server::engine::Engine;
+use index_core::job::{FileState, JobState};
+use index_core::source::{DocsFrom, SourceRequest};
+
+use crate::common::{self, get_json, job_events, post_json, serve_app};
+
+/// The crate the docs.rs mirror holds, at the release the test asks for.
+const CRATE: &str = "itoa";
+const RELEASE: &str = "1.0.11";
+
+/// A docs.rs mirror holding `CRATE` at `RELEASE`: the crate's published
+/// source from crates.io, documented by rustdoc into
+/// `/{CRATE}/{RELEASE}/`, as docs.rs lays a release out. Returns the
+/// mirror's base URL.
+async fn docs_rs_mirror(dir: &Path) -> String {
+    let archive = reqwest::get(format!(
+        "https://static.crates.io/crates/{CRATE}/{CRATE}-{RELEASE}.crate"
+    ))
+    .await
+    .and_then(reqwest::Response::error_for_status)
+    .expect("the crate from crates.io")
+    .bytes()
+    .await
+    .expect("its bytes");
+    let crate_file = dir.join("itoa.crate");
+    std::fs::write(&crate_file, &archive).expect("write");
+    let unpacked = Command::new("tar")
+        .arg("xzf")
+        .arg(&crate_file)
+        .arg("-C")
+        .arg(dir)
+        .status()
+        .expect("tar");
+    assert!(unpacked.success());
+    let site = dir.join("site");
+    let release = site.join(CRATE).join(RELEASE);
+    let documented = Command::new("rustdoc")
+        .args(["--edition", "2018", "--crate-name", CRATE, "-o"])
+        .arg(&release)
+        .arg(dir.join(format!("{CRATE}-{RELEASE}/src/lib.rs")))
+        .status()
+        .expect("rustdoc");
+    assert!(documented.success());
+    assert!(release.join(CRATE).join("struct.Buffer.html").is_file());
+    let app = axum::Router::new().fallback_service(ServeDir::new(site));
+    serve_app(app, docshelf_server::http::serve::HEADER_TIMEOUT).await
+}
+
+/// Every Git host and site sent to a loopback port nothing listens on,
+/// except the prefixes `mirrors` maps: the routes followed are the same
+/// wherever the test runs.
+fn sources(mirrors: Vec<(String, String)>) -> SourceConfig {
+    let mut rewrite_urls = mirrors;
+    rewrite_urls.push(("https://".into(), "http://127.0.0.1:9/".into()));
+    SourceConfig {
+        allow_addresses: vec![IpAddr::from([127, 0, 0, 1])],
+        rewrite_urls,
+        crawl_rate: 1000.0,
+        ..SourceConfig::default()
+    }
+}
+
+fn stored(status: &index_core::job::JobStatus) -> Vec<&str> {
+    status
+        .files
+        .iter()
+        .filter(|f| matches!(f.state, FileState::Stored { .. }))
+        .map(|f| f.file_path.as_str())
+        .collect()
+}
+
+/// A crate whose repository cannot be reached is read from docs.rs at its
+/// release: its item pages, clean of rustdoc's boilerplate, and not its
+/// source pages; `from: site` on a package that names no site fails,
+/// saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crate_is_followed_to_its_release_on_docs_rs() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mirror = docs_rs_mirror(dir.path()).await;
+    let config = EngineConfig {
+        sources: sources(vec![("https://docs.rs/".into(), format!("{mirror}/"))]),
+        ..common::engine_config(&dir.path().join("store"))
+    };
+    let engine = Engine::open(&config).await.expect("engine");
+    let request = SourceRequest {
+        url: format!("crates:{CRATE}@{RELEASE}"),
+        library: CRATE.into(),
+        ..SourceRequest::default()
+    };
+    let status = engine.ingest_source(request, |_| {}).await.expect("crate");
+    assert_eq!(status.state, JobState::Done, "{status:#?}");
+    let notes = status.notes.join("\n");
+    assert!(notes.contains("the Git repository was not used"), "{notes}");
+    assert!(
+        notes.contains(&format!(
+            "the site https://docs.rs/{CRATE}/{RELEASE}/{CRATE}/index.html (fetched from {mirror}/"
+        )),
+        "{notes}"
+    );
+    assert!(notes.contains("this release's own pages"), "{notes}");
+    let pages = stored(&status);
+    // The crate's page once, not again as its folder.
+    assert!(
+        !pages.iter().any(|p| p.ends_with(&format!("/{CRATE}/"))),
+        "{pages:#?}"
+    );
+    let buffer = format!("{mirror}/{CRATE}/{RELEASE}/{CRATE}/struct.Buffer.html");
+    assert!(pages.contains(&buffer.as_str()), "{pages:#?}");
+    assert!(
+        pages
+            .iter()
+            .all(|p| p.starts_with(&format!("{mirror}/{CRATE}/{RELEASE}/{CRATE}/"))),
+        "only the crate's own folder is crawled: {pages:#?}"
+    );
+
+    let search = |q: &str| {
+        let engine = &engine;
+        let q = q.to_owned();
+        async move {
+            engine
+                .search(&local(), common::keyword(&q))
+                .await
+                .expect("search")
+        }
+    };
+    let found = search("correctly sized stack allocation formatted integer").await;
+    assert_eq!(
+        found.results.first().map(|r| r.file_path.as_str()),
+        Some(buffer.as_str()),
+        "{:#?}",
+        common::paths(&found)
+    );
+    // What rustdoc repeats on every type's page is not stored.
+    for boilerplate in ["RefUnwindSafe", "BorrowMut", "CloneToUninit"] {
+        let found = search(boilerplate).await;
+        assert!(
+            found.results.is_empty(),
+            "{boilerplate}: {:#?}",
+            common::paths(&found)
+        );
+    }
+
+    // left-pad names neither a site nor a homepage: from: site fails.
+    let request = SourceRequest {
+        url: "npm:left-pad@1.3.0".into(),
+        library: "left-pad".into(),
+        from: Some(DocsFrom::Site),
+        ..SourceRequest::default()
+    };
+    let status = engine.ingest_source(request, |_| {}).await.expect("job");
+    assert_eq!(status.state, JobState::Failed, "{status:#?}");
+    let why = serde_json::to_string(&status).expect("json");
+    assert!(
+        why.contains("the documentation site cannot be used (from: site): the package's metadata names no documentation site"),
+        "{why}"
+    );
+}
+
+/// Follows a job to its end and returns its status.
+async fn finished(base: &str, accepted: &Value) -> Value {
+    let id = accepted["job_id"].as_str().expect("job id");
+    let events = job_events(&reqwest::Client::new(), base, id).await;
+    assert!(events.contains("event: done"), "{events}");
+    let (status, job) = get_json(base, &format!("/api/jobs/{id}")).await;
+    assert_eq!(status, StatusCode::OK, "{job}");
+    job
+}
+
+/// The versions of the one library stored, newest first.
+async fn versions(base: &str) -> Vec<String> {
+    let (_, libraries) = get_json(base, "/api/libraries").await;
+    libraries[0]["versions"]
+        .as_array()
+        .map(|vs| {
+            vs.iter()
+                .map(|v| v["version"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A package's registry releases as versions: npm's real release list of
+/// left-pad, the newest `keep` matching `1.*` fetched (each its own
+/// archive), a release not held yet fetched when `keep` grows, the oldest
+/// dropped when it shrinks; a tracked package naming a release, or a
+/// pattern nothing matches, is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_packages_registry_releases_are_tracked_as_versions() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (_engine, base) = common::serve_with_sources(dir.path(), sources(Vec::new())).await;
+    let track = |keep: usize| json!({"url": "npm:left-pad", "library": "left-pad", "track": "1.*", "keep": keep});
+
+    let (status, accepted) = post_json(&base, "/api/sources", track(1)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    assert_eq!(accepted["version"], "1.3.0", "{accepted}");
+    let job = finished(&base, &accepted).await;
+    assert_eq!(job["state"], "done", "{job}");
+    assert_eq!(versions(&base).await, ["1.3.0"]);
+
+    // Two kept: the release not held yet is fetched.
+    let (status, grown) = post_json(&base, "/api/sources", track(2)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{grown}");
+    assert_eq!(grown["version"], "1.2.0", "{grown}");
+    finished(&base, &grown).await;
+    assert_eq!(versions(&base).await, ["1.3.0", "1.2.0"]);
+
+    // A refresh of a tracked version re-evaluates the releases: one kept
+    // again drops the older.
+    let (status, shrunk) = post_json(&base, "/api/sources", track(1)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{shrunk}");
+    assert_eq!(shrunk["dropped"], json!(["1.2.0"]), "{shrunk}");
+    finished(&base, &shrunk).await;
+    assert_eq!(versions(&base).await, ["1.3.0"]);
+    let source = shrunk["source_id"].as_str().expect("source");
+    let (status, again) =
+        post_json(&base, &format!("/api/sources/{source}/refresh"), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{again}");
+    assert_eq!(again["version"], "1.3.0", "{again}");
+    let job = finished(&base, &again).await;
+    assert_eq!(job["state"], "done", "{job}");
+
+    let (status, refused) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": "npm:left-pad@1.3.0", "library": "left-pad", "track": "1.*"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("a tracked package names no release"),
+        "{refused}"
+    );
+    let (status, refused) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": "npm:left-pad", "library": "left-pad", "track": "9.*"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{refused}");
+    assert_eq!(refused["code"], "unknown_release", "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("newest: 1.3.0, 1.2.0"),
+        "{refused}"
+    );
+}
