@@ -145,6 +145,25 @@ for (const [name, makeTransport] of Object.entries(transports)) {
       assert.equal(cleared.libraries_found.length, 2);
     });
 
+    test('search_docs with max_tokens gives the budgeted context alone, as REST does', async () => {
+      const args = { query: 'compost kitchen scraps', library: 'gardening', max_tokens: 80 };
+      const result = await client.callTool({ name: 'search_docs', arguments: args });
+      const { budget, passages } = ok(result);
+      assert.equal(budget.tokenizer, 'o200k_base');
+      assert.ok(budget.tokens <= 80, JSON.stringify(budget));
+      assert.equal(budget.passages, passages.length);
+      assert.equal(passages[0].file_path, 'compost.md');
+      // The text the agent reads is the context, and only it.
+      assert.equal(result.content.length, 1);
+      const rest = await fetch(`${server.url}/api/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(args),
+      }).then((r) => r.json());
+      assert.equal(result.content[0].text, rest.context);
+      assert.match(rest.context, /^### Compost\nSource: gardening 1\.0 · compost\.md\n\n/);
+    });
+
     test('get_document returns the whole stored document', async () => {
       const doc = ok(
         await client.callTool({

@@ -32,6 +32,7 @@
 
 pub mod access;
 pub mod ask;
+pub mod budget;
 pub mod catalog;
 pub mod document;
 pub mod error;

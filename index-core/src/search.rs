@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::budget::{Budget, BUDGET_POOL, MAX_TOKENS, MIN_TOKENS};
 use crate::fusion::DEFAULT_RRF_K;
 use crate::scoring::{WeightError, Weights};
 
@@ -244,6 +245,15 @@ pub struct SearchParams {
     /// Rescore the best fused candidates with the second stage (default
     /// true); false returns the first stage's order.
     pub rerank: Option<bool>,
+    /// Size the answer by tokens, not by `k`: its results become passages
+    /// in compact Markdown (heading path, source, text), given best first
+    /// while they fit this many tokens of OpenAI's o200k_base (50 to
+    /// 100,000), the same text from two versions, paths or libraries once.
+    /// The answer's `context` holds them and `budget` says how it was
+    /// filled. `k` is then how many results are ranked to fill it from
+    /// (default 40).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<i64>,
 }
 
 /// A checked search request.
@@ -271,6 +281,8 @@ pub struct Search {
     pub session_id: Option<String>,
     /// Forget the session's sticky library before searching.
     pub clear_sticky: bool,
+    /// The answer's token budget, if it has one.
+    pub max_tokens: Option<usize>,
 }
 
 /// Why a search request was refused.
@@ -290,6 +302,12 @@ pub enum SearchError {
     BadRrfK,
     #[error("expand must be at most 5")]
     ExpandTooLarge,
+    #[error(
+        "max_tokens must be {}..{}",
+        crate::budget::MIN_TOKENS,
+        crate::budget::MAX_TOKENS
+    )]
+    BudgetOutOfRange,
     #[error(transparent)]
     Weights(#[from] WeightError),
     /// A library, version, path, session id or query over its limit, or
@@ -352,7 +370,13 @@ impl SearchParams {
             return Err(SearchError::QueryTooLong(chars));
         }
         let query = query.to_owned();
+        let max_tokens = match self.max_tokens {
+            None => None,
+            Some(n) if (MIN_TOKENS as i64..=MAX_TOKENS as i64).contains(&n) => Some(n as usize),
+            Some(_) => return Err(SearchError::BudgetOutOfRange),
+        };
         let k = match self.k {
+            None if max_tokens.is_some() => BUDGET_POOL,
             None => DEFAULT_K,
             Some(k) if (1..=MAX_K as i64).contains(&k) => k as usize,
             Some(_) => return Err(SearchError::KOutOfRange),
@@ -398,6 +422,7 @@ impl SearchParams {
             rerank: self.rerank.unwrap_or(true),
             session_id: given(self.session_id),
             clear_sticky: self.clear_sticky.unwrap_or(false),
+            max_tokens,
         })
     }
 }
@@ -560,6 +585,13 @@ pub struct SearchResponse {
     /// A sentence for people: what was filtered, where results came from.
     pub notice: Option<String>,
     pub took_ms: f64,
+    /// With `max_tokens`: the results' passages, joined, as an agent
+    /// reads them (compact Markdown), within the budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// With `max_tokens`: how the budget was filled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
 }
 
 #[cfg(feature = "json")]

@@ -37,9 +37,9 @@ pub struct SearchArgs {
     #[arg(long)]
     pub file_path: Option<String>,
 
-    /// Results to show (1..50).
-    #[arg(short, default_value_t = 10)]
-    pub k: i64,
+    /// Results to show (1..50; default 10, or 40 ranked for --max-tokens).
+    #[arg(short)]
+    pub k: Option<i64>,
 
     /// What to search by.
     #[arg(
@@ -67,6 +67,12 @@ pub struct SearchArgs {
     #[arg(long)]
     pub duplicates: bool,
 
+    /// Size the answer by tokens (o200k_base, 50..100000) instead of -k:
+    /// prints the passages an agent would read, best first, within the
+    /// budget; -k is then the results ranked to fill it from.
+    #[arg(long, value_name = "TOKENS")]
+    pub max_tokens: Option<i64>,
+
     /// Print the full response as JSON.
     #[arg(long)]
     pub json: bool,
@@ -82,7 +88,7 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<Outcome> {
     let terms = highlight::query_terms(&args.query);
     let params = SearchParams {
         query: args.query,
-        k: Some(args.k),
+        k: args.k,
         library: args.library,
         version: args.version,
         file_path: args.file_path,
@@ -90,6 +96,7 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<Outcome> {
         fusion: Some(args.fusion.name().to_owned()),
         expand: args.expand,
         duplicates: Some(args.duplicates),
+        max_tokens: args.max_tokens,
         ..SearchParams::default()
     };
     let response: SearchResponse = match Remote::named(&args.remote)? {
@@ -105,6 +112,20 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<Outcome> {
     if args.json {
         serde_json::to_writer_pretty(&mut out, &response)?;
         writeln!(out)?;
+    } else if let (Some(context), Some(budget)) = (&response.context, &response.budget) {
+        if let Some(notice) = &response.notice {
+            eprintln!("{notice}");
+        }
+        write!(out, "{context}")?;
+        eprintln!(
+            "{} passages, {} of {} tokens ({}); {} left out, {} repeated",
+            budget.passages,
+            budget.tokens,
+            budget.max_tokens,
+            budget.tokenizer,
+            budget.left_out,
+            budget.repeats.len()
+        );
     } else {
         if let Some(notice) = &response.notice {
             eprintln!("{notice}");

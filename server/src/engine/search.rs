@@ -10,7 +10,8 @@ use index_core::search::{Mode, Search, SearchParams, SearchResponse};
 
 use super::scope::{self, SearchScope};
 use super::{Engine, EngineError};
-use crate::search::{self, OnStage, RunError};
+use crate::search::{self, tokens, OnStage, RunError};
+use index_core::budget;
 
 /// Searches running at once, at most. Past it a search is refused at once
 /// (503 with `Retry-After`) rather than queued: 200 concurrent searches
@@ -148,6 +149,16 @@ impl Engine {
             sticky_applied.then_some(target.as_deref()).flatten(),
             &outcome.libraries_found,
         );
+        let (results, context, budget) = match search.max_tokens {
+            None => (outcome.hits, None, None),
+            Some(max) => {
+                // Counted once per passage and once for the whole.
+                tokens::count("").map_err(|e| EngineError::NoModel(e.to_owned()))?;
+                let count = |text: &str| tokens::count(text).unwrap_or(usize::MAX);
+                let filled = budget::fill(outcome.hits, max, tokens::TOKENIZER, count);
+                (filled.results, Some(filled.context), Some(filled.budget))
+            }
+        };
         Ok(SearchResponse {
             query: search.query.clone(),
             k: search.k,
@@ -155,8 +166,8 @@ impl Engine {
             fusion: search.fusion.method(),
             rrf_k: search.fusion.rrf_k(),
             weights: search.weights.into(),
-            total_results: outcome.hits.len(),
-            results: outcome.hits,
+            total_results: results.len(),
+            results,
             library: target,
             version: version_used,
             resolution,
@@ -169,6 +180,8 @@ impl Engine {
             libraries_found: outcome.libraries_found,
             notice,
             took_ms: started.elapsed().as_secs_f64() * 1e3,
+            context,
+            budget,
         })
     }
 }

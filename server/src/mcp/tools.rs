@@ -96,7 +96,9 @@ impl DocshelfMcp {
         description = "Search the documentation stored in docshelf. Returns one result per \
         page: its best matching passage with library, version, file path, heading path and \
         chunk index, and the page's other matching sections (use get_document with these to \
-        read the whole file). The library named \
+        read the whole file). With max_tokens, the answer is sized to that many tokens \
+        (o200k_base): compact Markdown passages, best first, the same text given once. \
+        The library named \
         in one search stays in effect for later searches in this session; when no library \
         is given and the best hits come from several libraries, the answer names them and \
         takes results from each."
@@ -239,8 +241,37 @@ impl ServerHandler for DocshelfMcp {
 }
 
 /// A search answer: a readable summary first (agents read text), then the
-/// full response as structured content.
+/// full response as structured content. A budgeted answer is its context
+/// alone as text, within the budget, and as structured content where each
+/// passage is from and how the budget was filled, without the text again.
 fn search_result(response: &SearchResponse) -> CallToolResult {
+    if let (Some(context), Some(budget)) = (&response.context, &response.budget) {
+        let located: Vec<serde_json::Value> = response
+            .results
+            .iter()
+            .map(|hit| {
+                serde_json::json!({
+                    "library": hit.library,
+                    "version": hit.version,
+                    "file_path": hit.file_path,
+                    "heading_path": hit.heading_path,
+                    "chunk_index": hit.chunk_index,
+                })
+            })
+            .collect();
+        let text = match context.is_empty() {
+            true => "No results within the budget.\n".to_owned(),
+            false => context.clone(),
+        };
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(serde_json::json!({
+            "budget": budget,
+            "passages": located,
+            "notice": response.notice,
+            "session_id": response.session_id,
+        }));
+        return result;
+    }
     let mut text = String::new();
     if let Some(notice) = &response.notice {
         text.push_str(notice);

@@ -21,9 +21,11 @@
 //!
 //! - [`rerank`]: the second-stage scorer.
 //! - [`pages`]: candidates grouped into one result per page.
+//! - [`tokens`]: what a token budget counts with.
 
 pub mod pages;
 pub mod rerank;
+pub mod tokens;
 
 use std::collections::HashMap;
 

@@ -20,6 +20,7 @@ mod synthetic;
 
 mod access;
 mod ask;
+mod budget;
 mod cli;
 mod crash;
 mod cross_encoder;
