@@ -176,39 +176,48 @@ impl PackageLinks {
         self.fields.push((field.to_owned(), value.to_owned()));
     }
 
-    /// The documentation site the metadata names, with what named it:
-    /// the `documentation` field (PyPI's `Project-URL: Documentation`),
-    /// else a home page that is not a forge's project page (npm's
-    /// `homepage` is often the docs site). Every crate's documentation is
-    /// built on docs.rs, which keeps each release at its own address, so a
-    /// crate's docs.rs link (or none) is pinned to `version` there.
-    pub fn documentation_site(
+    /// The documentation sites to try, in order, each with what named
+    /// it: the `documentation` field (PyPI's `Project-URL: Documentation`),
+    /// then a home page that is not a forge's project page (npm's
+    /// `homepage` is often the docs site). A crate's are its own
+    /// documentation site, if it names one other than docs.rs, then docs.rs
+    /// pinned to `version`: docs.rs builds every crate's documentation and
+    /// keeps each release at its own address, while a crate's home page is
+    /// its project's website (tokio.rs), not its API.
+    pub fn documentation_sites(
         &self,
         registry: Registry,
         name: &str,
         version: &str,
-    ) -> Option<(String, String)> {
-        let named = self
-            .documentation
-            .iter()
-            .chain(self.homepage.iter().filter(|h| !is_forge_page(h)))
-            .find(|u| site_host(u).is_some());
+    ) -> Vec<(String, String)> {
         let field = |url: &str| self.field_of(url).unwrap_or("its metadata").to_owned();
-        let on_docs_rs = named.is_none_or(|u| site_host(u) == Some("docs.rs"));
-        if registry == Registry::Crates && on_docs_rs {
-            let module = name.replace('-', "_");
-            let why = named.map_or_else(
-                || "docs.rs, where every crate's documentation is built".to_owned(),
-                |u| field(u),
-            );
+        let named = self.documentation.iter().chain(
+            self.homepage
+                .iter()
+                .filter(|h| registry != Registry::Crates && !is_forge_page(h)),
+        );
+        let mut sites: Vec<(String, String)> = Vec::new();
+        for url in named.filter(|u| site_host(u).is_some()) {
+            if registry == Registry::Crates && site_host(url) == Some("docs.rs") {
+                continue;
+            }
+            let bare = url.split('#').next().unwrap_or(url);
+            if !sites.iter().any(|(u, _)| u == bare) {
+                sites.push((bare.to_owned(), field(url)));
+            }
+        }
+        if registry == Registry::Crates {
+            let why = match self.documentation.as_deref() {
+                Some(u) if site_host(u) == Some("docs.rs") => field(u),
+                _ => "docs.rs, where every crate's documentation is built".to_owned(),
+            };
             // The crate's page itself, as its own pages link to it (not
             // the folder, which would be a second address of one page).
+            let module = name.replace('-', "_");
             let url = format!("https://docs.rs/{name}/{version}/{module}/index.html");
-            return Some((url, why));
+            sites.push((url, why));
         }
-        let url = named?;
-        let url = url.split('#').next().unwrap_or(url);
-        Some((url.to_owned(), field(url)))
+        sites
     }
 
     /// Which field named `url`, if one did.
@@ -344,40 +353,48 @@ mod tests {
              Project-URL: Documentation, https://six.readthedocs.io/\n\nx",
         );
         assert_eq!(
-            pypi.documentation_site(Registry::PyPi, "six", "1.16.0"),
-            Some((
+            pypi.documentation_sites(Registry::PyPi, "six", "1.16.0"),
+            [(
                 "https://six.readthedocs.io/".to_owned(),
                 "Project-URL: Documentation".to_owned()
-            ))
+            )]
         );
+        let urls = |links: &PackageLinks, registry, name: &str| -> Vec<String> {
+            links
+                .documentation_sites(registry, name, "1.0.1")
+                .into_iter()
+                .map(|(u, _)| u)
+                .collect()
+        };
         let npm =
             from_package_json(r#"{"repository":"o/x","homepage":"https://github.com/o/x#readme"}"#);
-        assert_eq!(npm.documentation_site(Registry::Npm, "x", "1.0.0"), None);
+        assert!(urls(&npm, Registry::Npm, "x").is_empty());
         let npm = from_package_json(r#"{"homepage":"https://zod.dev/#intro"}"#);
-        assert_eq!(
-            npm.documentation_site(Registry::Npm, "zod", "3.0.0")
-                .map(|(u, _)| u),
-            Some("https://zod.dev/".to_owned())
-        );
+        assert_eq!(urls(&npm, Registry::Npm, "zod"), ["https://zod.dev/"]);
         let cargo = from_cargo_toml("[package]\ndocumentation = \"https://docs.rs/serde-json\"\n");
         assert_eq!(
-            cargo.documentation_site(Registry::Crates, "serde-json", "1.0.1"),
-            Some((
+            cargo.documentation_sites(Registry::Crates, "serde-json", "1.0.1"),
+            [(
                 "https://docs.rs/serde-json/1.0.1/serde_json/index.html".to_owned(),
                 "documentation".to_owned()
-            ))
+            )]
         );
-        let bare = PackageLinks::default();
+        let docs_rs = "https://docs.rs/itoa/1.0.1/itoa/index.html";
         assert_eq!(
-            bare.documentation_site(Registry::Crates, "itoa", "1.0.11")
-                .map(|(u, _)| u),
-            Some("https://docs.rs/itoa/1.0.11/itoa/index.html".to_owned())
+            urls(&PackageLinks::default(), Registry::Crates, "itoa"),
+            [docs_rs]
         );
-        let own = from_cargo_toml("[package]\ndocumentation = \"https://tokio.rs/docs\"\n");
+        // A crate's home page is its project's site, not its API: docs.rs.
+        let tokio = from_cargo_toml("[package]\nhomepage = \"https://tokio.rs\"\n");
         assert_eq!(
-            own.documentation_site(Registry::Crates, "tokio", "1.0.0")
-                .map(|(u, _)| u),
-            Some("https://tokio.rs/docs".to_owned())
+            urls(&tokio, Registry::Crates, "tokio"),
+            ["https://docs.rs/tokio/1.0.1/tokio/index.html"]
+        );
+        // Its own documentation site first, docs.rs if that fails.
+        let own = from_cargo_toml("[package]\ndocumentation = \"https://x.dev/api\"\n");
+        assert_eq!(
+            urls(&own, Registry::Crates, "x"),
+            ["https://x.dev/api", "https://docs.rs/x/1.0.1/x/index.html"]
         );
     }
 

@@ -19,7 +19,7 @@ use crate::source::fetch::FetchError;
 use crate::source::git::{self, GitPlan, Remote};
 use crate::source::job::Work;
 use crate::source::package_route::{PackageRoute, SiteCrawl};
-use crate::source::scope::Scope;
+use crate::source::scope::{self, Scope};
 use crate::source::{registry, Origin, Source, SourceError, SourceState};
 
 /// How long a start URL's host name may take to resolve when a source is
@@ -102,6 +102,15 @@ impl Engine {
             Origin::Site(url) => {
                 let version = request.version.as_deref().ok_or(SourceError::NoVersion)?;
                 let version = validate::version(version)?;
+                // A mirror given with --rewrite-url is crawled instead; the
+                // pages keep the source's addresses.
+                let alias = settings.rewrites.alias(url.as_str());
+                let url = match &alias {
+                    Some(alias) => Url::parse(&alias.fetched(url.as_str()))
+                        .map(scope::normalized)
+                        .unwrap_or(url),
+                    None => url,
+                };
                 self.reachable(&url).await?;
                 let scope = Scope::new(
                     &url,
@@ -119,6 +128,7 @@ impl Engine {
                     concurrency: settings.concurrency,
                     // Set again when the job starts.
                     deadline: tokio::time::Instant::now() + settings.max_time,
+                    alias,
                 };
                 (version, Work::Site(plan))
             }

@@ -115,9 +115,28 @@ async fn site(
     previous: &SourceState,
 ) -> Leftovers {
     let (tx, mut rx) = mpsc::channel(16);
-    let crawling = crawl::crawl(fetcher, plan, &previous.pages, tx);
+    // Through a mirror, the crawl sees the mirror's addresses; the pages
+    // are stored under their source's.
+    let alias = plan.alias.clone();
+    let seen_by_crawl: Option<crawl::Previous> = alias.as_ref().map(|alias| {
+        previous
+            .pages
+            .iter()
+            .map(|(address, record)| (alias.fetched(address), record.clone()))
+            .collect()
+    });
+    let crawling = crawl::crawl(
+        fetcher,
+        plan,
+        seen_by_crawl.as_ref().unwrap_or(&previous.pages),
+        tx,
+    );
     let reading = async {
         while let Some(found) = rx.recv().await {
+            let found = match &alias {
+                Some(alias) => found.renamed(|address| alias.shown(address)),
+                None => found,
+            };
             tally.found(run, job, previous, found).await;
         }
     };

@@ -69,13 +69,51 @@ impl Rewrites {
 
     /// `url` with its rewrite applied, if one matches.
     pub fn apply(&self, url: &str) -> String {
+        match self.alias(url) {
+            Some(alias) => alias.fetched(url),
+            None => url.to_owned(),
+        }
+    }
+
+    /// The rewrite that applies to `url`, if one does.
+    pub fn alias(&self, url: &str) -> Option<Alias> {
         self.0
             .iter()
-            .find_map(|(from, to)| {
-                url.strip_prefix(from.as_str())
-                    .map(|rest| format!("{to}{rest}"))
+            .find(|(from, _)| url.starts_with(from.as_str()))
+            .map(|(from, to)| Alias {
+                shown: from.clone(),
+                fetched: to.clone(),
             })
-            .unwrap_or_else(|| url.to_owned())
+    }
+}
+
+/// One rewrite a crawl goes through: pages are fetched from the mirror
+/// but stored, cited and listed under the address their source has (as
+/// git's `insteadOf` keeps a remote's name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alias {
+    /// The prefix a source names (`https://docs.rs/`).
+    pub shown: String,
+    /// The prefix fetched instead (`http://mirror.intranet/docs.rs/`).
+    pub fetched: String,
+}
+
+impl Alias {
+    /// A source's address as fetched.
+    pub fn fetched(&self, url: &str) -> String {
+        swap_prefix(url, &self.shown, &self.fetched)
+    }
+
+    /// A fetched address as its source names it.
+    pub fn shown(&self, url: &str) -> String {
+        swap_prefix(url, &self.fetched, &self.shown)
+    }
+}
+
+fn swap_prefix(url: &str, from: &str, to: &str) -> String {
+    match url.strip_prefix(from) {
+        Some(rest) => format!("{to}{rest}"),
+        None => url.to_owned(),
     }
 }
 

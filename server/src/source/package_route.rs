@@ -105,21 +105,44 @@ impl PackageRoute {
         Chosen::Archive
     }
 
-    /// The crawl of the documentation site the metadata names, or why
-    /// not. The start page is fetched first, so that a site that cannot be
-    /// reached leaves the archive to be read instead of a failed crawl.
+    /// The crawl of the first documentation site the metadata names that
+    /// answers, or why none was taken. Each start page is fetched first,
+    /// so that a site that cannot be reached leaves the next one (and the
+    /// archive) to be read instead of a failed crawl.
     async fn site(
         &self,
         fetcher: &Fetcher,
         release: &Release,
         links: &PackageLinks,
     ) -> Result<(Plan, String), String> {
-        let Some((site, field)) =
-            links.documentation_site(self.registry, &self.name, &release.version)
-        else {
+        let sites = links.documentation_sites(self.registry, &self.name, &release.version);
+        if sites.is_empty() {
             return Err("the package's metadata names no documentation site".into());
-        };
-        let fetched = self.rewrites.apply(&site);
+        }
+        let mut refused = Vec::new();
+        for (site, field) in sites {
+            match self.site_plan(fetcher, release, &site, &field).await {
+                Ok((plan, origin)) if refused.is_empty() => return Ok((plan, origin)),
+                Ok((plan, origin)) => {
+                    let origin = format!("{origin} (not {})", refused.join("; "));
+                    return Ok((plan, origin));
+                }
+                Err(why) => refused.push(why),
+            }
+        }
+        Err(refused.join("; "))
+    }
+
+    /// The crawl of `site`, named by `field`, if its start page answers.
+    async fn site_plan(
+        &self,
+        fetcher: &Fetcher,
+        release: &Release,
+        site: &str,
+        field: &str,
+    ) -> Result<(Plan, String), String> {
+        let alias = self.rewrites.alias(site);
+        let fetched = self.rewrites.apply(site);
         let start = Url::parse(&fetched)
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https"))
@@ -131,7 +154,7 @@ impl PackageRoute {
         let scope =
             Scope::new(&start, CrawlScope::Prefix, &[], &[]).map_err(|e| format!("{site}: {e}"))?;
         let shown = if fetched == site {
-            site.clone()
+            site.to_owned()
         } else {
             format!("{site} (fetched from {fetched})")
         };
@@ -153,6 +176,7 @@ impl PackageRoute {
             interval: self.crawl.interval,
             concurrency: self.crawl.concurrency,
             deadline: self.deadline,
+            alias,
         };
         Ok((plan, origin))
     }

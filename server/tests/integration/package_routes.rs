@@ -120,12 +120,12 @@ async fn a_crate_is_followed_to_its_release_on_docs_rs() {
         !pages.iter().any(|p| p.ends_with(&format!("/{CRATE}/"))),
         "{pages:#?}"
     );
-    let buffer = format!("{mirror}/{CRATE}/{RELEASE}/{CRATE}/struct.Buffer.html");
+    // Stored, and cited, under docs.rs's addresses, not the mirror's.
+    let folder = format!("https://docs.rs/{CRATE}/{RELEASE}/{CRATE}/");
+    let buffer = format!("{folder}struct.Buffer.html");
     assert!(pages.contains(&buffer.as_str()), "{pages:#?}");
     assert!(
-        pages
-            .iter()
-            .all(|p| p.starts_with(&format!("{mirror}/{CRATE}/{RELEASE}/{CRATE}/"))),
+        pages.iter().all(|p| p.starts_with(&folder)),
         "only the crate's own folder is crawled: {pages:#?}"
     );
 
@@ -154,6 +154,30 @@ async fn a_crate_is_followed_to_its_release_on_docs_rs() {
             "{boilerplate}: {:#?}",
             common::paths(&found)
         );
+    }
+
+    // The same pages as a site source of their own, through the same
+    // rewrite: stored under docs.rs's addresses; fetched again, unchanged.
+    let site = SourceRequest {
+        url: format!("{folder}index.html"),
+        library: "itoa-site".into(),
+        version: Some(RELEASE.into()),
+        ..SourceRequest::default()
+    };
+    for round in ["first", "again"] {
+        let status = engine
+            .ingest_source(site.clone(), |_| {})
+            .await
+            .expect("site");
+        assert_eq!(status.state, JobState::Done, "{round}: {status:#?}");
+        let paths: Vec<&str> = status.files.iter().map(|f| f.file_path.as_str()).collect();
+        assert!(paths.contains(&buffer.as_str()), "{round}: {paths:#?}");
+        if round == "again" {
+            assert!(
+                status.files.iter().all(|f| f.state == FileState::Unchanged),
+                "{status:#?}"
+            );
+        }
     }
 
     // left-pad names neither a site nor a homepage: from: site fails.

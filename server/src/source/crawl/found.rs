@@ -49,6 +49,43 @@ pub enum Found {
     Expected(usize),
 }
 
+impl Found {
+    /// The same finding, its address renamed by `rename`.
+    pub fn renamed(self, rename: impl Fn(&str) -> String) -> Self {
+        match self {
+            Self::Page {
+                address,
+                format,
+                bytes,
+                record,
+            } => Self::Page {
+                address: rename(&address),
+                format,
+                bytes,
+                record,
+            },
+            Self::Unchanged { address, record } => Self::Unchanged {
+                address: rename(&address),
+                record,
+            },
+            Self::Failed {
+                address,
+                reason,
+                gone,
+            } => Self::Failed {
+                address: rename(&address),
+                reason,
+                gone,
+            },
+            Self::Skipped { address, reason } => Self::Skipped {
+                address: rename(&address),
+                reason,
+            },
+            Self::Expected(n) => Self::Expected(n),
+        }
+    }
+}
+
 /// How a crawl ended.
 #[derive(Debug, Default)]
 pub struct Outcome {

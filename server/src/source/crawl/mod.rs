@@ -43,6 +43,9 @@ pub struct Plan {
     pub concurrency: usize,
     /// When the crawl stops, whatever is left.
     pub deadline: Instant,
+    /// The `--rewrite-url` the start URL went through: pages are fetched
+    /// from the mirror and stored under their source's addresses.
+    pub alias: Option<super::Alias>,
 }
 
 /// The most sitemap documents read (an index and the sitemaps it lists).
