@@ -344,9 +344,10 @@ pub struct SourceConfig {
 
     /// Fetches URLs that start with FROM from TO instead, as git's
     /// `insteadOf` does: `https://github.com/=https://git.intranet/mirror/`
-    /// sends repositories named by packages, and sources, to a mirror
-    /// (air-gapped set-ups). Repeatable; the longest FROM that matches
-    /// wins. The address rules apply to the rewritten URL.
+    /// sends sources, and the repositories and docs sites packages name,
+    /// to a mirror (air-gapped set-ups); pages keep their source's
+    /// addresses. Repeatable; the longest FROM that matches wins. The
+    /// address rules apply to the rewritten URL.
     #[arg(
         long = "rewrite-url",
         env = "DOCSHELF_REWRITE_URLS",
