@@ -19,7 +19,10 @@ before(async () => {
     version: '1.0',
     files: [
       { name: 'roses.md', text: '# Roses\n\nPrune roses in late winter, just above an outward-facing bud.\n' },
-      { name: 'compost.md', text: '# Compost\n\nA compost heap turns kitchen scraps into humus within a year.\n' },
+      {
+        name: 'compost.md',
+        text: '# Compost\n\nA compost heap turns kitchen scraps into humus within a year.\n\n## Greens and browns\n\nMix green kitchen scraps with brown leaves, about one part to three.\n\n## Turning\n\nTurn the heap every two weeks to let air in.\n\n## Using it\n\nSpread finished compost on beds in autumn, a few centimetres deep, and let worms carry it down over winter; dig nothing in, since digging breaks the soil\'s structure and buries the life that lives near the surface.\n',
+      },
       { name: 'tomatoes.md', text: '# Tomatoes\n\nTomato plants need full sun and deep watering.\n' },
     ],
   });
@@ -146,11 +149,11 @@ for (const [name, makeTransport] of Object.entries(transports)) {
     });
 
     test('search_docs with max_tokens gives the budgeted context alone, as REST does', async () => {
-      const args = { query: 'compost kitchen scraps', library: 'gardening', max_tokens: 80 };
+      const args = { query: 'compost kitchen scraps', library: 'gardening', max_tokens: 400 };
       const result = await client.callTool({ name: 'search_docs', arguments: args });
       const { budget, passages } = ok(result);
       assert.equal(budget.tokenizer, 'o200k_base');
-      assert.ok(budget.tokens <= 80, JSON.stringify(budget));
+      assert.ok(budget.tokens <= 400, JSON.stringify(budget));
       assert.equal(budget.passages, passages.length);
       assert.equal(passages[0].file_path, 'compost.md');
       // The text the agent reads is the context, and only it.
@@ -177,6 +180,54 @@ for (const [name, makeTransport] of Object.entries(transports)) {
         await fetch(`${server.url}/api/documents?library=gardening&version=1.0&file_path=roses.md`)
       ).json();
       assert.equal(doc.text, rest.text);
+    });
+
+    test('get_document reads one section, and a budget cuts where a block starts', async () => {
+      const result = await client.callTool({
+        name: 'get_document',
+        arguments: { library: 'gardening', version: 'latest', file_path: 'compost.md', section: 'turning' },
+      });
+      const about = ok(result);
+      assert.equal(about.section, 'Compost > Turning');
+      assert.equal(result.content[0].text, '## Turning\n\nTurn the heap every two weeks to let air in.\n\n');
+      assert.equal(about.text, undefined);
+      const missing = await client.callTool({
+        name: 'get_document',
+        arguments: { library: 'gardening', version: '1.0', file_path: 'compost.md', section: 'Mulch' },
+      });
+      assert.equal(missing.isError, true);
+      assert.equal(missing.structuredContent.code, 'unknown_section');
+      assert.match(errorText(missing), /Compost > Greens and browns/);
+    });
+
+    test('documents are resources, read whole, by section or within a budget', async () => {
+      const { resources } = await client.listResources();
+      const uris = resources.map((r) => r.uri).sort();
+      assert.deepEqual(uris, [
+        'docshelf://gardening/1.0/compost.md',
+        'docshelf://gardening/1.0/roses.md',
+        'docshelf://gardening/1.0/tomatoes.md',
+        'docshelf://nextjs/14.0/routing.md',
+        'docshelf://nextjs/14.0/tomato-demo.md',
+      ]);
+      assert.ok(resources.every((r) => r.mimeType === 'text/markdown'));
+      const { resourceTemplates } = await client.listResourceTemplates();
+      assert.match(resourceTemplates[0].uriTemplate, /^docshelf:\/\/\{library\}\/\{version\}\/\{\+file_path\}/);
+
+      const whole = await client.readResource({ uri: 'docshelf://gardening/latest/compost.md' });
+      const rest = await (
+        await fetch(`${server.url}/api/documents?library=gardening&version=1.0&file_path=compost.md`)
+      ).json();
+      assert.equal(whole.contents[0].text, rest.text);
+      const section = await client.readResource({
+        uri: 'docshelf://gardening/1.0/compost.md?section=Compost%20%3E%20Greens%20and%20browns',
+      });
+      assert.equal(section.contents[0].text, '## Greens and browns\n\nMix green kitchen scraps with brown leaves, about one part to three.\n\n');
+      // 50 tokens hold the first sections, not the last one's long paragraph.
+      const cut = (await client.readResource({ uri: 'docshelf://gardening/1.0/compost.md?max_tokens=50' })).contents[0].text;
+      assert.ok(rest.text.startsWith(cut) && cut.length < rest.text.length, cut);
+      assert.ok(cut.includes('Turn the heap') && !cut.includes('Spread finished compost'), cut);
+      await assert.rejects(client.readResource({ uri: 'docshelf://gardening/1.0/nothing.md' }), /no document/);
     });
 
     test('add_docs takes the REST request and refuses the server\'s own network', async () => {
@@ -317,6 +368,11 @@ describe('MCP writes over HTTP with a token', () => {
       JSON.stringify(hidden.structuredContent).replaceAll('beta', 'NAME'),
       JSON.stringify(never.structuredContent).replaceAll('zzzz', 'NAME'),
     );
+    const { resources } = await agent.listResources();
+    assert.ok(resources.length > 0 && resources.every((r) => r.uri.startsWith('docshelf://alpha/')), JSON.stringify(resources));
+    const hiddenRead = await agent.readResource({ uri: 'docshelf://beta/1.0/page.md' }).catch((e) => e.message);
+    const neverRead = await agent.readResource({ uri: 'docshelf://zzzz/1.0/page.md' }).catch((e) => e.message);
+    assert.equal(hiddenRead.replaceAll('beta', 'NAME'), neverRead.replaceAll('zzzz', 'NAME'));
     const resolved = await agent.callTool({ name: 'resolve_library', arguments: { name: 'bet' } });
     assert.ok(!JSON.stringify(resolved).includes('beta'));
 

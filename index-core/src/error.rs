@@ -268,6 +268,8 @@ error_codes! {
         "The library has no such version; the message lists its versions.";
     UnknownDocument = "unknown_document": NotFound,
         "The library version holds no document at that path.";
+    UnknownSection = "unknown_section": NotFound,
+        "The document has no section with that heading path; the message lists its headings.";
     UnknownChunk = "unknown_chunk": NotFound,
         "No chunk has that id.";
     UnknownJob = "unknown_job": NotFound,

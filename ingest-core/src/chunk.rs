@@ -238,6 +238,28 @@ impl Unit {
     }
 }
 
+/// The text's headings, in order: where each starts, its level and its
+/// title, read as the chunker reads them (never inside a code block), so
+/// that a section named by a chunk's heading path is found by it.
+pub(crate) fn headings(text: &str) -> Vec<(usize, usize, String)> {
+    blocks(text)
+        .iter()
+        .filter(|b| matches!(b.kind, Kind::Heading))
+        .map(|b| {
+            let line = text[b.start..].lines().next().unwrap_or("");
+            let level = line.chars().take_while(|&c| c == '#').count();
+            let title = line[level..].trim().trim_end_matches('#').trim().to_owned();
+            (b.start, level, title)
+        })
+        .collect()
+}
+
+/// Where each of the text's blocks starts, ascending: the places a text
+/// may be cut without splitting a paragraph or a code block.
+pub fn block_starts(text: &str) -> Vec<usize> {
+    blocks(text).iter().map(|b| b.start).collect()
+}
+
 /// The text's blocks, tiling it from 0 to its end, oversized ones cut.
 fn units(text: &str, config: &ChunkConfig) -> Vec<Unit> {
     let blocks = blocks(text);

@@ -23,4 +23,5 @@ pub mod extract;
 pub mod ids;
 pub mod package;
 pub mod package_meta;
+pub mod sections;
 pub mod selection;

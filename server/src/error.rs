@@ -54,6 +54,12 @@ pub enum EngineError {
         version: String,
         file_path: String,
     },
+    #[error("{file_path} has no section {section:?}; its sections: {}", sections.join(" | "))]
+    UnknownSection {
+        file_path: String,
+        section: String,
+        sections: Vec<String>,
+    },
     #[error("no chunk with id {0:?}")]
     UnknownChunk(String),
     #[error("no job {0:?}")]
@@ -120,6 +126,7 @@ impl EngineError {
             Self::UnknownLibrary { .. } => ErrorCode::UnknownLibrary,
             Self::UnknownVersion { .. } => ErrorCode::UnknownVersion,
             Self::UnknownDocument { .. } => ErrorCode::UnknownDocument,
+            Self::UnknownSection { .. } => ErrorCode::UnknownSection,
             Self::UnknownChunk(_) => ErrorCode::UnknownChunk,
             Self::UnknownJob(_) => ErrorCode::UnknownJob,
             Self::UnknownSource(_) => ErrorCode::UnknownSource,

@@ -21,6 +21,7 @@ mod access;
 mod ask;
 mod catalog;
 mod jobs;
+mod reading;
 mod scope;
 mod search;
 mod sessions;

@@ -10,8 +10,7 @@ use index_core::search::{Mode, Search, SearchParams, SearchResponse};
 
 use super::scope::{self, SearchScope};
 use super::{Engine, EngineError};
-use crate::search::{self, tokens, OnStage, RunError};
-use index_core::budget;
+use crate::search::{self, budget, tokens, OnStage, RunError};
 
 /// Searches running at once, at most. Past it a search is refused at once
 /// (503 with `Retry-After`) rather than queued: 200 concurrent searches

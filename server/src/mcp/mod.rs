@@ -18,11 +18,13 @@
 //! `session_id` that every search returns.
 //!
 //! - [`tools`]: the tools and the server of one connection.
+//! - [`resources`]: stored documents as resources, whole or by section.
 //! - [`rpc`]: JSON-RPC's own errors, decided by what a message is.
 //! - [`stdio`]: the stdio transport's line filter in front of rmcp.
 //! - [`http`]: the same screening in front of rmcp's HTTP transport.
 
 pub mod http;
+pub mod resources;
 pub mod rpc;
 pub mod stdio;
 mod tools;

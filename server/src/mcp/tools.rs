@@ -10,7 +10,12 @@ use index_core::validate::{self, NameError};
 use index_core::ErrorBody;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::ErrorData;
 use rmcp::{tool, tool_handler, tool_router, ServerHandler};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -19,6 +24,7 @@ use index_core::source::SourceRequest;
 use rmcp::service::RequestContext;
 use rmcp::service::RoleServer;
 
+use super::resources;
 use crate::engine::{Engine, EngineError};
 
 /// `get_document` arguments.
@@ -30,6 +36,14 @@ pub struct GetDocument {
     pub version: String,
     /// The document's path, as search results give it (`file_path`).
     pub file_path: String,
+    /// Only this section: the heading path a search result gives
+    /// (`heading_path`, "Guide > Install"), or its last part.
+    #[serde(default)]
+    pub section: Option<String>,
+    /// At most this many tokens (o200k_base, 50..100000): the text is cut
+    /// where a paragraph, code block or heading starts.
+    #[serde(default)]
+    pub max_tokens: Option<i64>,
 }
 
 impl GetDocument {
@@ -38,6 +52,9 @@ impl GetDocument {
         validate::lookup("library", &self.library)?;
         validate::lookup("version", &self.version)?;
         validate::path_lookup("file_path", &self.file_path)?;
+        if let Some(section) = &self.section {
+            validate::lookup("section", section)?;
+        }
         Ok(())
     }
 }
@@ -122,7 +139,8 @@ impl DocshelfMcp {
 
     #[tool(
         description = "Read one whole stored document (all its chunks in order, overlaps \
-        removed), by library, version (or \"latest\") and file path."
+        removed), by library, version (or \"latest\") and file path; or only one section \
+        (section: the heading path a search result gives), within max_tokens when given."
     )]
     async fn get_document(
         &self,
@@ -133,12 +151,29 @@ impl DocshelfMcp {
         if let Err(err) = args.check() {
             return tool_error(&err.into());
         }
+        if args.section.is_none() && args.max_tokens.is_none() {
+            return match self
+                .engine
+                .document(&caller, &args.library, &args.version, &args.file_path)
+                .await
+            {
+                Ok(doc) => structured(&doc),
+                Err(err) => tool_error(&err),
+            };
+        }
         match self
             .engine
-            .document(&caller, &args.library, &args.version, &args.file_path)
+            .read_document(
+                &caller,
+                &args.library,
+                &args.version,
+                &args.file_path,
+                args.section.as_deref(),
+                args.max_tokens,
+            )
             .await
         {
-            Ok(doc) => structured(&doc),
+            Ok(part) => document_part(part),
             Err(err) => tool_error(&err),
         }
     }
@@ -229,14 +264,47 @@ impl DocshelfMcp {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for DocshelfMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("docshelf", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "docshelf searches documentation that people uploaded (libraries with \
-                 versions). Use search_docs to find passages, get_document to read a whole \
-                 file, list_libraries to see what exists and resolve_library to turn a \
-                 loose name into a stored one.",
+                 versions). Use search_docs to find passages (max_tokens sizes the answer), \
+                 get_document to read a whole file or one section of it, list_libraries to \
+                 see what exists and resolve_library to turn a loose name into a stored one. \
+                 Stored documents are also resources: docshelf://LIBRARY/VERSION/PATH, with \
+                 ?section=HEADING%20PATH and &max_tokens=N.",
             )
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        resources::list(&self.engine, &self.caller(&context), cursor).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        resources::read(&self.engine, &self.caller(&context), &request.uri)
+            .await
+            .map(ReadResourceResponse::from)
     }
 }
 
@@ -319,6 +387,18 @@ fn search_result(response: &SearchResponse) -> CallToolResult {
     // structured content; the summary goes first.
     let mut result = CallToolResult::structured(value);
     result.content.insert(0, ContentBlock::text(text));
+    result
+}
+
+/// A section or a budgeted document: its text for the model, and as
+/// structured content what it is, without the text again.
+fn document_part(part: index_core::budget::DocumentPart) -> CallToolResult {
+    let mut about = serde_json::to_value(&part).unwrap_or_default();
+    if let Some(fields) = about.as_object_mut() {
+        fields.remove("text");
+    }
+    let mut result = CallToolResult::success(vec![ContentBlock::text(part.text)]);
+    result.structured_content = Some(about);
     result
 }
 

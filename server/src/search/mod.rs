@@ -22,7 +22,9 @@
 //! - [`rerank`]: the second-stage scorer.
 //! - [`pages`]: candidates grouped into one result per page.
 //! - [`tokens`]: what a token budget counts with.
+//! - [`budget`]: an answer filled to a token budget.
 
+pub mod budget;
 pub mod pages;
 pub mod rerank;
 pub mod tokens;

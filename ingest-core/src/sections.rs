@@ -1,0 +1,129 @@
+//! A document's sections, named as search results name them: by heading
+//! path (`Guide > Install`, the chunker's [`crate::chunk::Chunk::heading_path`]),
+//! so an agent that found a passage can read the whole section it sits in.
+
+use crate::chunk::headings;
+
+/// A section found in a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    /// Its full heading path.
+    pub heading_path: String,
+    /// Byte offsets of the section in the text: its heading, and all up to
+    /// the next heading of its level or above.
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Finds the section `wanted` names in the Markdown `text`: its whole
+/// heading path, or the path's last parts (`Install`, `Guide > Install`),
+/// compared without case and spacing around `>`. The first in document
+/// order wins.
+pub fn find(text: &str, wanted: &str) -> Option<Section> {
+    let wanted = parts(wanted);
+    if wanted.is_empty() {
+        return None;
+    }
+    let found = headings(text);
+    let mut path: Vec<(usize, String)> = Vec::new();
+    for (i, (start, level, title)) in found.iter().enumerate() {
+        path.retain(|(l, _)| l < level);
+        path.push((*level, title.clone()));
+        let full: Vec<String> = path.iter().map(|(_, t)| normal(t)).collect();
+        if !full.ends_with(&wanted) {
+            continue;
+        }
+        let end = found[i + 1..]
+            .iter()
+            .find(|(_, l, _)| l <= level)
+            .map_or(text.len(), |(s, _, _)| *s);
+        let heading_path = path
+            .iter()
+            .map(|(_, t)| t.as_str())
+            .collect::<Vec<_>>()
+            .join(" > ");
+        return Some(Section {
+            heading_path,
+            start: *start,
+            end,
+        });
+    }
+    None
+}
+
+/// Every heading path of the document, in order: what a section may be
+/// asked for by.
+pub fn outline(text: &str) -> Vec<String> {
+    let mut path: Vec<(usize, String)> = Vec::new();
+    headings(text)
+        .into_iter()
+        .map(|(_, level, title)| {
+            path.retain(|(l, _)| *l < level);
+            path.push((level, title));
+            path.iter()
+                .map(|(_, t)| t.as_str())
+                .collect::<Vec<_>>()
+                .join(" > ")
+        })
+        .collect()
+}
+
+fn parts(path: &str) -> Vec<String> {
+    path.split('>')
+        .map(normal)
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+fn normal(title: &str) -> String {
+    title
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = "# Guide\n\nIntro.\n\n## Install\n\nRun it.\n\n```sh\n# not a heading\n```\n\n### From source\n\nBuild it.\n\n## Use\n\nCall it.\n";
+
+    #[test]
+    fn a_section_is_found_by_its_heading_path_or_its_end() {
+        let install = find(DOC, "Guide > Install").expect("install");
+        assert_eq!(install.heading_path, "Guide > Install");
+        let text = &DOC[install.start..install.end];
+        assert!(text.starts_with("## Install"), "{text}");
+        assert!(
+            text.contains("# not a heading") && text.contains("Build it."),
+            "{text}"
+        );
+        assert!(!text.contains("Call it."), "{text}");
+        assert_eq!(
+            find(DOC, "  install ").map(|s| s.start),
+            Some(install.start)
+        );
+        let source = find(DOC, "install>FROM SOURCE").expect("nested");
+        assert_eq!(
+            &DOC[source.start..source.end],
+            "### From source\n\nBuild it.\n\n"
+        );
+        assert_eq!(find(DOC, "Use").map(|s| s.end), Some(DOC.len()));
+        assert_eq!(find(DOC, "Missing"), None);
+        assert_eq!(find(DOC, " > "), None);
+    }
+
+    #[test]
+    fn the_outline_lists_every_heading_path() {
+        assert_eq!(
+            outline(DOC),
+            [
+                "Guide",
+                "Guide > Install",
+                "Guide > Install > From source",
+                "Guide > Use"
+            ]
+        );
+    }
+}

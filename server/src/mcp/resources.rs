@@ -1,0 +1,224 @@
+//! Stored documents as MCP resources: `docshelf://LIBRARY/VERSION/PATH`,
+//! listed library by library (only the libraries the caller may read), and
+//! read whole or by section within a token budget:
+//! `…/PATH?section=Guide%20%3E%20Install&max_tokens=2000`. The path keeps
+//! its `/`; every other character outside the URI's unreserved set is
+//! percent-encoded.
+
+use index_core::access::Caller;
+use index_core::budget::DocumentPart;
+use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use rmcp::model::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate,
+};
+use rmcp::ErrorData;
+
+use crate::engine::{Engine, EngineError};
+
+const SCHEME: &str = "docshelf://";
+
+/// Documents per page of `resources/list`.
+const PAGE: usize = 200;
+
+/// What a name part keeps unencoded: RFC 3986's unreserved characters.
+const PART: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+/// A path also keeps its separators.
+const PATH: &AsciiSet = &PART.remove(b'/');
+
+/// A document resource's address, with what to read of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentUri {
+    pub library: String,
+    pub version: String,
+    pub file_path: String,
+    pub section: Option<String>,
+    pub max_tokens: Option<i64>,
+}
+
+impl DocumentUri {
+    /// The resource of a whole document.
+    pub fn of(library: &str, version: &str, file_path: &str) -> String {
+        format!(
+            "{SCHEME}{}/{}/{}",
+            utf8_percent_encode(library, PART),
+            utf8_percent_encode(version, PART),
+            utf8_percent_encode(file_path, PATH)
+        )
+    }
+
+    pub fn parse(uri: &str) -> Result<Self, String> {
+        let shape =
+            || format!("{uri:?} is not docshelf://LIBRARY/VERSION/PATH[?section=…&max_tokens=…]");
+        let rest = uri.strip_prefix(SCHEME).ok_or_else(shape)?;
+        let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let mut parts = location.splitn(3, '/');
+        let (Some(library), Some(version), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(shape());
+        };
+        let decode = |s: &str| {
+            percent_decode_str(s)
+                .decode_utf8()
+                .map(|d| d.into_owned())
+                .map_err(|_| format!("{uri:?} holds an encoded byte sequence that is not UTF-8"))
+        };
+        let mut read = Self {
+            library: decode(library)?,
+            version: decode(version)?,
+            file_path: decode(path)?,
+            section: None,
+            max_tokens: None,
+        };
+        if read.library.is_empty() || read.version.is_empty() || read.file_path.is_empty() {
+            return Err(shape());
+        }
+        for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
+            match key.as_ref() {
+                "section" => read.section = Some(value.into_owned()),
+                "max_tokens" => {
+                    let n = value
+                        .parse()
+                        .map_err(|_| format!("max_tokens {value:?} is not a number"))?;
+                    read.max_tokens = Some(n);
+                }
+                other => {
+                    return Err(format!(
+                        "{uri:?}: unknown parameter {other:?} (section, max_tokens)"
+                    ))
+                }
+            }
+        }
+        Ok(read)
+    }
+}
+
+/// The template agents fill in to read a document or a section.
+pub fn templates() -> ListResourceTemplatesResult {
+    let template = ResourceTemplate::new(
+        format!("{SCHEME}{{library}}/{{version}}/{{+file_path}}{{?section,max_tokens}}"),
+        "document",
+    )
+    .with_description(
+        "A stored document (version may be \"latest\"), whole or one section by the heading \
+         path a search result gives (\"Guide > Install\", or its last part), within max_tokens \
+         (o200k_base) when given: the text is cut where a block starts.",
+    )
+    .with_mime_type("text/markdown");
+    ListResourceTemplatesResult::with_all_items(vec![template])
+}
+
+/// One page of the documents `caller` may read, library by library, from
+/// the offset `cursor` names.
+pub async fn list(
+    engine: &Engine,
+    caller: &Caller,
+    cursor: Option<&str>,
+) -> Result<ListResourcesResult, ErrorData> {
+    let from: usize = match cursor {
+        None => 0,
+        Some(c) => c.parse().map_err(|_| {
+            ErrorData::invalid_params(format!("cursor {c:?} is not one this server gave"), None)
+        })?,
+    };
+    let mut seen = 0;
+    let mut page = Vec::new();
+    let libraries = engine.libraries(caller).await.map_err(to_error)?;
+    for library in &libraries {
+        if seen + (library.documents as usize) <= from {
+            seen += library.documents as usize;
+            continue;
+        }
+        let documents = engine
+            .documents(caller, &library.name, None)
+            .await
+            .map_err(to_error)?;
+        for doc in documents {
+            seen += 1;
+            if seen <= from {
+                continue;
+            }
+            if page.len() == PAGE {
+                let mut result = ListResourcesResult::with_all_items(page);
+                result.next_cursor = Some((from + PAGE).to_string());
+                return Ok(result);
+            }
+            let uri = DocumentUri::of(&doc.library, &doc.version, &doc.file_path);
+            let name = format!("{} {} {}", doc.library, doc.version, doc.file_path);
+            let mut resource = Resource::new(uri, name).with_mime_type("text/markdown");
+            if let Some(title) = doc.title {
+                resource = resource.with_title(title);
+            }
+            page.push(resource);
+        }
+    }
+    Ok(ListResourcesResult::with_all_items(page))
+}
+
+/// Reads the document or section `uri` names, as `caller`.
+pub async fn read(
+    engine: &Engine,
+    caller: &Caller,
+    uri: &str,
+) -> Result<ReadResourceResult, ErrorData> {
+    let asked = DocumentUri::parse(uri).map_err(|e| ErrorData::invalid_params(e, None))?;
+    let part: DocumentPart = engine
+        .read_document(
+            caller,
+            &asked.library,
+            &asked.version,
+            &asked.file_path,
+            asked.section.as_deref(),
+            asked.max_tokens,
+        )
+        .await
+        .map_err(to_error)?;
+    let contents = ResourceContents::text(part.text, uri).with_mime_type("text/markdown");
+    Ok(ReadResourceResult::new(vec![contents]))
+}
+
+/// An engine error as MCP's: not found as `resource_not_found`, bad input
+/// as invalid parameters, the rest as internal; the message and the error
+/// body (its `code`) as every face gives them.
+fn to_error(err: EngineError) -> ErrorData {
+    let body = err.body();
+    let data = serde_json::to_value(&body).ok();
+    match err.kind() {
+        index_core::ErrorKind::NotFound => ErrorData::resource_not_found(body.error, data),
+        index_core::ErrorKind::BadInput => ErrorData::invalid_params(body.error, data),
+        _ => ErrorData::internal_error(body.error, data),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn document_uris_round_trip_with_their_query() {
+        let uri = DocumentUri::of("git", "2.40", "https://x.dev/a b/git-add.html");
+        assert_eq!(
+            uri,
+            "docshelf://git/2.40/https%3A//x.dev/a%20b/git-add.html"
+        );
+        let read = DocumentUri::parse(&format!(
+            "{uri}?section=Guide%20%3E%20Install&max_tokens=300"
+        ))
+        .expect("parses");
+        assert_eq!(read.file_path, "https://x.dev/a b/git-add.html");
+        assert_eq!(read.section.as_deref(), Some("Guide > Install"));
+        assert_eq!(read.max_tokens, Some(300));
+        for bad in [
+            "http://git/2.40/x",
+            "docshelf://git/2.40",
+            "docshelf://git/2.40/x?page=2",
+            "docshelf://g/v/%FF",
+        ] {
+            assert!(DocumentUri::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
