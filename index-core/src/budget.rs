@@ -24,9 +24,11 @@ use serde::{Deserialize, Serialize};
 /// The smallest and largest budgets a search takes.
 pub const MIN_TOKENS: usize = 50;
 pub const MAX_TOKENS: usize = 100_000;
-/// Results a budgeted search ranks to fill its budget from, when `k` is
-/// not given: enough for 8k tokens of typical passages.
-pub const BUDGET_POOL: usize = 40;
+/// Budget tokens per result ranked: a budgeted search without `k` ranks
+/// one result per this many tokens (`k`'s default to its most), about what a passage
+/// takes, so a small budget is filled from the ranking a small `k` gives
+/// and a large one has enough to fill it (measured: docs/benchmarks.md).
+pub const TOKENS_PER_RESULT: usize = 100;
 
 /// How a budgeted answer was filled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::budget::{Budget, BUDGET_POOL, MAX_TOKENS, MIN_TOKENS};
+use crate::budget::{Budget, MAX_TOKENS, MIN_TOKENS, TOKENS_PER_RESULT};
 use crate::fusion::DEFAULT_RRF_K;
 use crate::scoring::{WeightError, Weights};
 
@@ -250,8 +250,9 @@ pub struct SearchParams {
     /// while they fit this many tokens of OpenAI's o200k_base (50 to
     /// 100,000), the same text from two versions, paths or libraries once.
     /// The answer's `context` holds them and `budget` says how it was
-    /// filled. `k` is then how many results are ranked to fill it from
-    /// (default 40).
+    /// filled; its results say where each passage is from, without their
+    /// text again. `k` is then how many results are ranked to fill it from
+    /// (default one per 100 tokens, 10 to 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<i64>,
 }
@@ -351,6 +352,12 @@ fn query_vector(raw: Vec<f32>) -> Result<Vec<f32>, SearchError> {
         .collect())
 }
 
+/// Results a budgeted search ranks to fill `max_tokens` from, when `k` is
+/// not given.
+fn budget_pool(max_tokens: usize) -> usize {
+    (max_tokens / TOKENS_PER_RESULT).clamp(DEFAULT_K, MAX_K)
+}
+
 /// A blank optional field means "not given".
 fn given(value: Option<String>) -> Option<String> {
     value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
@@ -376,7 +383,7 @@ impl SearchParams {
             Some(_) => return Err(SearchError::BudgetOutOfRange),
         };
         let k = match self.k {
-            None if max_tokens.is_some() => BUDGET_POOL,
+            None if max_tokens.is_some() => max_tokens.map_or(DEFAULT_K, budget_pool),
             None => DEFAULT_K,
             Some(k) if (1..=MAX_K as i64).contains(&k) => k as usize,
             Some(_) => return Err(SearchError::KOutOfRange),

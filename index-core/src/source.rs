@@ -95,8 +95,11 @@ pub struct SourceRequest {
     pub docs_path: Option<String>,
     /// A credential, given by reference and never by value: `env:NAME`
     /// (a variable of the server's environment) or `file:/path` (a file
-    /// on the server). For HTTPS Git, a token or `user:password`. Only the
-    /// reference is stored; the secret is read when the source is fetched.
+    /// on the server). For HTTPS Git, a token or `user:password`; for a
+    /// private site, a header (`Cookie: session=…`, `X-Api-Key: …`) or a
+    /// token sent as `Authorization: Bearer …`, to the site's own origin
+    /// only. Only the reference is stored; the secret is read when the
+    /// source is fetched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential: Option<String>,
     /// Follow releases: a Git repository's tags, or a package's registry

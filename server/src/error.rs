@@ -151,6 +151,7 @@ impl EngineError {
             )) => ErrorCode::UnknownRelease,
             Self::Source(SourceError::Registry(_)) => ErrorCode::RegistryUnavailable,
             Self::Source(SourceError::Unreachable { .. }) => ErrorCode::SourceUnreachable,
+            Self::Source(SourceError::Credential(_)) => ErrorCode::SourceCredential,
             Self::Source(SourceError::Git(err)) => match err {
                 GitError::Unauthorized { .. } | GitError::Credential(_) => {
                     ErrorCode::SourceCredential
@@ -176,6 +177,7 @@ impl EngineError {
                 | SourceError::Scope(_)
                 | SourceError::NoVersion
                 | SourceError::NotGit(_)
+                | SourceError::CredentialForPackage
                 | SourceError::Track(_)
                 | SourceError::From(_)
                 | SourceError::Include(_),

@@ -333,7 +333,7 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
                         "With a pattern, each matching release (a repository's tags, a package's registry releases) becomes a version (give no ref, version or package release); each refresh adds new releases and drops the oldest past Keep."
                     </p>
                     <p class="muted" id="credential-help">
-                        "For a private repository: where the server finds the token, never the token itself. Only the reference is stored."
+                        "For a private repository or site: where the server finds the token (or, for a site, a header such as Cookie: …), never the token itself. Only the reference is stored."
                     </p>
                 </details>
                 <button type="submit" class="primary" disabled=busy>

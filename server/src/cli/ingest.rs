@@ -65,8 +65,9 @@ pub struct IngestArgs {
     #[arg(long)]
     pub docs_path: Option<String>,
 
-    /// A private source's credential, by reference: env:NAME or file:/path
-    /// (never the secret itself).
+    /// A private repository's or site's credential, by reference:
+    /// env:NAME or file:/path (never the secret itself). For a site, the
+    /// secret is a header (`Cookie: …`) or a bearer token.
     #[arg(long, value_name = "env:NAME|file:PATH")]
     pub credential: Option<String>,
 

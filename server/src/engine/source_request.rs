@@ -14,7 +14,7 @@ use url::Url;
 
 use super::{Engine, EngineError};
 use crate::source::crawl::Plan;
-use crate::source::credential::CredentialRef;
+use crate::source::credential::{CredentialRef, SiteCredential};
 use crate::source::fetch::FetchError;
 use crate::source::git::{self, GitPlan, Remote};
 use crate::source::job::Work;
@@ -42,11 +42,12 @@ impl Engine {
     ) -> Result<Prepared, EngineError> {
         let library = validate::library(&request.library)?;
         let origin = Origin::parse(&request.url)?;
-        let for_git = request.git_ref.is_some()
-            || request.docs_path.is_some()
-            || request.credential.is_some();
+        let for_git = request.git_ref.is_some() || request.docs_path.is_some();
         if for_git && !matches!(origin, Origin::Git(_)) {
             return Err(SourceError::NotGit(validate::cut(&request.url, 200)).into());
+        }
+        if request.credential.is_some() && matches!(origin, Origin::Package(_)) {
+            return Err(SourceError::CredentialForPackage.into());
         }
         match (request.from, &origin) {
             (None, _) => {}
@@ -112,6 +113,17 @@ impl Engine {
                     None => url,
                 };
                 self.reachable(&url).await?;
+                let credential = match request.credential.as_deref() {
+                    None => None,
+                    Some(raw) => {
+                        let reference = CredentialRef::parse(raw).map_err(SourceError::from)?;
+                        let secret = reference.resolve().map_err(SourceError::from)?;
+                        Some(
+                            SiteCredential::new(&url, &secret, &reference)
+                                .map_err(SourceError::from)?,
+                        )
+                    }
+                };
                 let scope = Scope::new(
                     &url,
                     request.scope.unwrap_or_default(),
@@ -129,6 +141,7 @@ impl Engine {
                     // Set again when the job starts.
                     deadline: tokio::time::Instant::now() + settings.max_time,
                     alias,
+                    credential,
                 };
                 (version, Work::Site(plan))
             }

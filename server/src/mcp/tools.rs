@@ -221,8 +221,9 @@ impl DocshelfMcp {
         \"https://…\", stored as `version`), a Git repository's docs folder (url \
         \"git+https://…\", \"…/name.git\" or \"https://github.com/owner/name\"; `ref` a tag, \
         branch or commit, which names the version by default; `docs_path` found when not given; \
-        `credential` for a private one, by reference: \"env:NAME\" or \"file:/path\" on the \
-        server, never the secret), or a package from its registry (\"pypi:NAME[==VER]\", \
+        `credential` for a private repository or site, by reference: \"env:NAME\" or \
+        \"file:/path\" on the server, never the secret), or a package from its registry \
+        (\"pypi:NAME[==VER]\", \
         \"npm:NAME[@VER]\", \"crates:NAME[@VER]\", its version by default). Starts a job and \
         returns its id at once; the pages become searchable together when it ends (a few \
         seconds to minutes). Adding the same library and version again refreshes it: only \

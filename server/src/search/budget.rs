@@ -15,9 +15,10 @@ use index_core::budget::{Budget, Repeat};
 use index_core::search::SearchHit;
 
 /// A hit as an agent reads it: the heading path (else the title) as a
-/// heading, where it is from, then its text (the expanded text when the
-/// search merged neighbours in).
-pub fn passage(hit: &SearchHit) -> String {
+/// heading, where it is from (and where else the same text is, so a page
+/// whose best passage another page repeats is still named), then its text
+/// (the expanded text when the search merged neighbours in).
+pub fn passage(hit: &SearchHit, copies: &Copies) -> String {
     let heading = match (hit.heading_path.trim(), hit.title.as_deref()) {
         ("", Some(title)) if !title.trim().is_empty() => title.trim(),
         ("", _) => hit.file_path.as_str(),
@@ -27,8 +28,12 @@ pub fn passage(hit: &SearchHit) -> String {
         .expanded
         .as_ref()
         .map_or(hit.text.as_str(), |e| e.text.as_str());
+    let also: String = copies
+        .iter()
+        .map(|(library, version, path)| format!("\nAlso in: {library} {version} · {path}"))
+        .collect();
     format!(
-        "### {heading}\nSource: {} {} · {}\n\n{}\n\n",
+        "### {heading}\nSource: {} {} · {}{also}\n\n{}\n\n",
         hit.library,
         hit.version,
         hit.file_path,
@@ -37,7 +42,7 @@ pub fn passage(hit: &SearchHit) -> String {
 }
 
 /// The copies of a passage left out: library, version and path of each.
-type Copies = Vec<(String, String, String)>;
+pub type Copies = Vec<(String, String, String)>;
 
 /// What a budget kept: the results given, their passages joined (what
 /// the agent reads), and how it was filled.
@@ -63,7 +68,7 @@ pub fn fill(
     let mut kept: Vec<(SearchHit, String, Copies)> = Vec::new();
     let (mut used, mut left_out) = (0, 0);
     for (hit, repeats) in unique.into_iter().zip(repeats_of) {
-        let text = passage(&hit);
+        let text = passage(&hit, &repeats);
         let tokens = count(&text);
         if used + tokens > max_tokens {
             left_out += 1;
@@ -92,6 +97,14 @@ pub fn fill(
         }));
     }
     let passages = kept.len();
+    // The passages are the context: the results say where each is from,
+    // without their text a second time.
+    for (hit, _, _) in &mut kept {
+        hit.text.clear();
+        hit.snippet.clear();
+        hit.expanded = None;
+        hit.sections.clear();
+    }
     Filled {
         results: kept.into_iter().map(|(hit, _, _)| hit).collect(),
         context,
@@ -179,12 +192,8 @@ mod tests {
 
     #[test]
     fn passages_say_where_they_are_from_then_the_text() {
-        let p = passage(&hit(
-            "lib",
-            "1.0",
-            "docs/install.md",
-            "Run the installer.\n",
-        ));
+        let install = hit("lib", "1.0", "docs/install.md", "Run the installer.\n");
+        let p = passage(&install, &Vec::new());
         assert_eq!(
             p,
             "### Guide > Install\nSource: lib 1.0 · docs/install.md\n\nRun the installer.\n\n"
@@ -226,6 +235,15 @@ mod tests {
             .map(|h| (h.library.as_str(), h.version.as_str()))
             .collect();
         assert_eq!(kept, [("a", "1.2"), ("b", "2.0")]);
+        // The copy left out is still named where the agent reads.
+        assert!(
+            filled
+                .context
+                .contains("Source: a 1.2 · install.md\nAlso in: a 1.0 · install.md\n"),
+            "{}",
+            filled.context
+        );
+        assert!(filled.results.iter().all(|h| h.text.is_empty()));
         assert_eq!(
             filled.budget.repeats,
             [Repeat {

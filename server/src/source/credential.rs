@@ -33,6 +33,8 @@ pub enum CredentialError {
     Unreadable { path: String, why: String },
     #[error("the credential {0} is empty")]
     Empty(String),
+    #[error("the credential {0} is not something an HTTP header can carry")]
+    NotAHeader(String),
 }
 
 impl CredentialRef {
@@ -131,6 +133,60 @@ impl Secret {
     }
 }
 
+/// A private site's credential, sent as one header to the site's own
+/// origin (scheme, host and port) only: never to another host a page
+/// links or redirects to.
+#[derive(Clone)]
+pub struct SiteCredential {
+    origin: url::Origin,
+    name: http::HeaderName,
+    value: http::HeaderValue,
+}
+
+impl SiteCredential {
+    /// The header a secret stands for: `Name: value` as written (a
+    /// `Cookie: session=…`, an `X-Api-Key: …`), else the secret as a bearer
+    /// token (`Authorization: Bearer …`). The error names the reference,
+    /// never the secret.
+    pub fn new(
+        site: &url::Url,
+        secret: &Secret,
+        reference: &CredentialRef,
+    ) -> Result<Self, CredentialError> {
+        let raw = secret.expose();
+        let named = raw.split_once(':').and_then(|(name, value)| {
+            let name = http::HeaderName::from_bytes(name.trim().as_bytes()).ok()?;
+            Some((name, value.trim().to_owned()))
+        });
+        let (name, value) = match named {
+            // `user:password` is not a header: its "name" would rarely be
+            // one, and a token has no colon. A name that parses is taken.
+            Some((name, value)) if !value.is_empty() => (name, value),
+            _ => (http::header::AUTHORIZATION, format!("Bearer {raw}")),
+        };
+        let mut value = http::HeaderValue::from_str(&value)
+            .map_err(|_| CredentialError::NotAHeader(reference.to_string()))?;
+        value.set_sensitive(true);
+        Ok(Self {
+            origin: site.origin(),
+            name,
+            value,
+        })
+    }
+
+    /// The header to send with a request for `url`, if `url` is on the
+    /// site's origin.
+    pub fn header_for(&self, url: &url::Url) -> Option<(&http::HeaderName, &http::HeaderValue)> {
+        (url.origin() == self.origin).then_some((&self.name, &self.value))
+    }
+}
+
+impl std::fmt::Debug for SiteCredential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SiteCredential({}: …)", self.name)
+    }
+}
+
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Secret(…)")
@@ -170,6 +226,38 @@ mod tests {
         assert!(!secret.basic_authorization().contains("hunter2"));
         // user:password is used as given; a bare token as Basic's password.
         assert_eq!(Secret("u:p".into()).basic_authorization(), "Basic dTpw");
+    }
+
+    #[test]
+    fn a_site_credential_is_a_header_for_its_origin_only() {
+        let site = url::Url::parse("https://docs.intranet:8443/guide/").unwrap();
+        let reference = CredentialRef::Env("T".into());
+        let bearer = SiteCredential::new(&site, &Secret("s3cret".into()), &reference).unwrap();
+        let same = url::Url::parse("https://docs.intranet:8443/other/page").unwrap();
+        let (name, value) = bearer.header_for(&same).expect("same origin");
+        assert_eq!(
+            (name.as_str(), value.to_str().unwrap()),
+            ("authorization", "Bearer s3cret")
+        );
+        assert!(value.is_sensitive());
+        for elsewhere in [
+            "http://docs.intranet:8443/",
+            "https://docs.intranet/",
+            "https://cdn.example/x",
+        ] {
+            let url = url::Url::parse(elsewhere).unwrap();
+            assert!(bearer.header_for(&url).is_none(), "{elsewhere}");
+        }
+        let cookie =
+            SiteCredential::new(&site, &Secret("Cookie: session=abc".into()), &reference).unwrap();
+        let (name, value) = cookie.header_for(&same).unwrap();
+        assert_eq!(
+            (name.as_str(), value.to_str().unwrap()),
+            ("cookie", "session=abc")
+        );
+        assert!(!format!("{cookie:?}").contains("abc"));
+        let bad = SiteCredential::new(&site, &Secret("X-Key: a\u{7f}b".into()), &reference);
+        assert!(bad.unwrap_err().to_string().contains("env:T"));
     }
 
     #[test]

@@ -17,6 +17,7 @@ use reqwest::StatusCode;
 use url::{Host, Url};
 
 use super::address::{AddressPolicy, GuardedResolver};
+use super::credential::SiteCredential;
 use crate::error_chain::causes;
 
 /// Bounds on one fetch.
@@ -79,7 +80,7 @@ pub enum FetchError {
     NoHost,
     #[error(transparent)]
     Refused(#[from] super::address::Refused),
-    #[error("the server answered {0}")]
+    #[error("the server answered {0}{hint}", hint = status_hint(*.0))]
     Status(u16),
     #[error("more than {0} redirects")]
     TooManyRedirects(usize),
@@ -97,6 +98,16 @@ pub enum FetchError {
     Network(String),
 }
 
+/// What a status says to do, where it says something.
+fn status_hint(status: u16) -> &'static str {
+    match status {
+        401 | 403 => {
+            " (a private site: give its credential by reference, credential env:NAME or file:/path)"
+        }
+        _ => "",
+    }
+}
+
 impl FetchError {
     /// The page is gone for good (404, 410): a refresh removes it.
     pub fn is_gone(&self) -> bool {
@@ -110,6 +121,8 @@ pub struct Fetcher {
     client: reqwest::Client,
     policy: AddressPolicy,
     limits: FetchLimits,
+    /// A private site's credential, sent to its origin only.
+    credential: Option<SiteCredential>,
 }
 
 /// How docshelf's crawler names itself (robots.txt rules are matched on
@@ -143,6 +156,7 @@ impl Fetcher {
             client,
             policy,
             limits,
+            credential: None,
         })
     }
 
@@ -162,6 +176,15 @@ impl Fetcher {
                 max_bytes,
                 ..self.limits
             },
+            ..self.clone()
+        }
+    }
+
+    /// A fetcher like this one that sends `credential` to its site's
+    /// origin (and nowhere else, redirects included).
+    pub fn with_credential(&self, credential: SiteCredential) -> Self {
+        Self {
+            credential: Some(credential),
             ..self.clone()
         }
     }
@@ -215,6 +238,9 @@ impl Fetcher {
             self.check(&at)?;
             visited.insert(at.clone());
             let mut request = self.client.get(at.clone()).headers(accept_headers(accept));
+            if let Some((name, value)) = self.credential.as_ref().and_then(|c| c.header_for(&at)) {
+                request = request.header(name, value);
+            }
             if let Some(v) = validators {
                 if let Some(etag) = &v.etag {
                     request = request.header(header::IF_NONE_MATCH, etag);

@@ -125,8 +125,12 @@ async fn site(
             .map(|(address, record)| (alias.fetched(address), record.clone()))
             .collect()
     });
+    let fetcher = match &plan.credential {
+        Some(credential) => fetcher.with_credential(credential.clone()),
+        None => fetcher.clone(),
+    };
     let crawling = crawl::crawl(
-        fetcher,
+        &fetcher,
         plan,
         seen_by_crawl.as_ref().unwrap_or(&previous.pages),
         tx,

@@ -155,8 +155,12 @@ pub enum SourceError {
     Registry(#[from] registry::RegistryError),
     #[error(transparent)]
     Git(#[from] git::GitError),
-    #[error("ref, docs_path, credential and track are for Git repositories; {0} is not one (write it as git+https://…)")]
+    #[error("ref, docs_path and track are for Git repositories (and track for packages too); {0} is not one (write it as git+https://…)")]
     NotGit(String),
+    #[error("credential is for a private Git repository or site; a package's registry is public")]
+    CredentialForPackage,
+    #[error(transparent)]
+    Credential(#[from] credential::CredentialError),
     #[error("track: {0}")]
     Track(String),
     #[error("from: {0}")]

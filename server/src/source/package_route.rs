@@ -177,6 +177,7 @@ impl PackageRoute {
             concurrency: self.crawl.concurrency,
             deadline: self.deadline,
             alias,
+            credential: None,
         };
         Ok((plan, origin))
     }

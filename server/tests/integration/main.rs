@@ -33,6 +33,7 @@ mod ingest;
 mod memory_budget;
 mod ocr;
 mod package_routes;
+mod private_sites;
 mod ranking;
 mod resident;
 mod rest_api;

@@ -46,6 +46,8 @@ pub struct Plan {
     /// The `--rewrite-url` the start URL went through: pages are fetched
     /// from the mirror and stored under their source's addresses.
     pub alias: Option<super::Alias>,
+    /// A private site's credential, sent to the start URL's origin only.
+    pub credential: Option<super::credential::SiteCredential>,
 }
 
 /// The most sitemap documents read (an index and the sitemaps it lists).
