@@ -16,7 +16,7 @@ use index_core::{validate, version};
 use super::{Engine, EngineError};
 use crate::source::git::{self, GitError};
 use crate::source::registry::{self, RegistryError};
-use crate::source::releases::Track;
+use crate::source::releases::{self, Track};
 use crate::source::{Origin, Source, SourceError};
 
 impl Engine {
@@ -100,12 +100,7 @@ impl Engine {
                     return Err(SourceError::from(GitError::NoReleases {
                         url: url.to_string(),
                         pattern: track.as_str().to_owned(),
-                        tags: refs
-                            .newest_tags()
-                            .into_iter()
-                            .take(5)
-                            .map(str::to_owned)
-                            .collect(),
+                        tags: releases::newest(refs.tags.iter().map(String::as_str), 5),
                     })
                     .into());
                 }
@@ -127,13 +122,7 @@ impl Engine {
                     return Err(SourceError::from(RegistryError::NoMatch {
                         package: spec.to_string(),
                         pattern: track.as_str().to_owned(),
-                        newest: Track::parse("*")
-                            .map(|all| all.newest_first(versions.iter().map(String::as_str)))
-                            .unwrap_or_default()
-                            .into_iter()
-                            .take(5)
-                            .map(str::to_owned)
-                            .collect(),
+                        newest: releases::newest(versions.iter().map(String::as_str), 5),
                     })
                     .into());
                 }

@@ -43,6 +43,15 @@ impl Track {
     }
 }
 
+/// The `n` newest of `names` by version order, pre-releases included:
+/// what an error lists when a pattern matched none.
+pub fn newest<'a>(names: impl IntoIterator<Item = &'a str>, n: usize) -> Vec<String> {
+    let mut all: Vec<&str> = names.into_iter().collect();
+    all.sort_by(|a, b| index_core::version::compare(b, a));
+    all.dedup();
+    all.into_iter().take(n).map(str::to_owned).collect()
+}
+
 /// Whether a release name is a pre-release: letters or a `-` in its
 /// version (build metadata after `+` aside).
 pub fn is_prerelease(name: &str) -> bool {

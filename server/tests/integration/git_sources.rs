@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use docshelf_server::config::{EngineConfig, SourceConfig};
 use docshelf_server::engine::Engine;
 
-use crate::common::{self, get_json, job_events, post_json};
+use crate::common::{self, finished_job, first_library_versions, get_json, post_json};
 use crate::git_server::{GitServer, Repo};
 
 /// docshelf, with loopback allowed where `allow_loopback`.
@@ -31,16 +31,6 @@ async fn docshelf(dir: &std::path::Path, allow_loopback: bool) -> (Arc<Engine>, 
 /// Adds a source over the REST API: the status and the answer.
 async fn add(base: &str, request: Value) -> (StatusCode, Value) {
     post_json(base, "/api/sources", request).await
-}
-
-/// Follows a job to its end and returns its status.
-async fn finished(base: &str, accepted: &Value) -> Value {
-    let id = accepted["job_id"].as_str().expect("job id");
-    let events = job_events(&Client::new(), base, id).await;
-    assert!(events.contains("event: done"), "{events}");
-    let (status, job) = get_json(base, &format!("/api/jobs/{id}")).await;
-    assert_eq!(status, StatusCode::OK, "{job}");
-    job
 }
 
 /// Each file of a job with its state's name.
@@ -127,7 +117,7 @@ async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
     .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
     assert_eq!(accepted["version"], "v1.0.0");
-    let job = finished(&base, &accepted).await;
+    let job = finished_job(&base, &accepted).await;
     assert_eq!(job["state"], "done", "{job}");
     let stored: Vec<String> = files(&job).into_iter().map(|(path, _)| path).collect();
     // The docs folder alone: no code, no README beside it, no release notes.
@@ -147,7 +137,7 @@ async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
     .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
     assert_eq!(accepted["version"], "v1.1.0");
-    let job = finished(&base, &accepted).await;
+    let job = finished_job(&base, &accepted).await;
     assert_eq!(job["state"], "done", "{job}");
     assert_eq!(
         top_hit(&base, "rename the widget cache when upgrading", "v1.1.0").await,
@@ -172,7 +162,7 @@ async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
     let (status, again) =
         post_json(&base, &format!("/api/sources/{source}/refresh"), json!({})).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{again}");
-    let job = finished(&base, &again).await;
+    let job = finished_job(&base, &again).await;
     assert_eq!(job["state"], "done", "{job}");
     let states: Vec<String> = files(&job).into_iter().map(|(_, s)| s).collect();
     assert_eq!(states.len(), 3, "{job}");
@@ -233,7 +223,7 @@ async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
     )
     .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
-    let job = finished(&base, &accepted).await;
+    let job = finished_job(&base, &accepted).await;
     let stored: Vec<String> = files(&job).into_iter().map(|(path, _)| path).collect();
     assert_eq!(
         stored,
@@ -248,7 +238,7 @@ async fn a_repository_is_read_at_its_tags_and_refreshed_by_what_changed() {
     )
     .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
-    let job = finished(&base, &accepted).await;
+    let job = finished_job(&base, &accepted).await;
     assert_eq!(job["state"], "failed", "{job}");
     assert!(job["error"].to_string().contains("manual"), "{job}");
 }
@@ -304,7 +294,7 @@ async fn a_private_repository_needs_its_credential_which_is_never_shown() {
     .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
     assert_eq!(accepted["version"], "main");
-    let job = finished(&base, &accepted).await;
+    let job = finished_job(&base, &accepted).await;
     assert_eq!(job["state"], "done", "{job}");
     assert_eq!(
         top_hit(&base, "rename the widget cache when upgrading", "main").await,
@@ -389,20 +379,9 @@ async fn tracked_releases_become_versions_and_old_ones_are_dropped() {
     assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
     assert_eq!(accepted["version"], "v1.1.0", "{accepted}");
     assert_eq!(accepted["also"][0]["version"], "v1.0.0", "{accepted}");
-    finished(&base, &accepted).await;
-    finished(&base, &accepted["also"][0]).await;
-    let versions = |libraries: &Value| -> Vec<String> {
-        libraries[0]["versions"]
-            .as_array()
-            .map(|vs| {
-                vs.iter()
-                    .map(|v| v["version"].as_str().unwrap_or_default().to_owned())
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let (_, libraries) = get_json(&base, "/api/libraries").await;
-    assert_eq!(versions(&libraries), ["v1.1.0", "v1.0.0"], "{libraries}");
+    finished_job(&base, &accepted).await;
+    finished_job(&base, &accepted["also"][0]).await;
+    assert_eq!(first_library_versions(&base).await, ["v1.1.0", "v1.0.0"]);
 
     // A new release: the refresh fetches it and drops the oldest.
     repo.commit(
@@ -419,9 +398,8 @@ async fn tracked_releases_become_versions_and_old_ones_are_dropped() {
     assert_eq!(status, StatusCode::ACCEPTED, "{again}");
     assert_eq!(again["version"], "v1.2.0", "{again}");
     assert_eq!(again["dropped"], json!(["v1.0.0"]), "{again}");
-    finished(&base, &again).await;
-    let (_, libraries) = get_json(&base, "/api/libraries").await;
-    assert_eq!(versions(&libraries), ["v1.2.0", "v1.1.0"], "{libraries}");
+    finished_job(&base, &again).await;
+    assert_eq!(first_library_versions(&base).await, ["v1.2.0", "v1.1.0"]);
     assert_eq!(
         top_hit(&base, "quokka buffer size", "v1.2.0").await,
         "docs/guide/tuning.md"

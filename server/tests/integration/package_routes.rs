@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use reqwest::StatusCode;
-use serde_json::{json, Value};
+use serde_json::json;
 use tower_http::services::ServeDir;
 
 use docshelf_server::access::local;
@@ -18,7 +18,7 @@ use docshelf_server::engine::Engine;
 use index_core::job::{FileState, JobState};
 use index_core::source::{DocsFrom, SourceRequest};
 
-use crate::common::{self, get_json, job_events, post_json, serve_app};
+use crate::common::{self, finished_job, first_library_versions, post_json, serve_app};
 
 /// The crate the docs.rs mirror holds, at the release the test asks for.
 const CRATE: &str = "itoa";
@@ -196,29 +196,6 @@ async fn a_crate_is_followed_to_its_release_on_docs_rs() {
     );
 }
 
-/// Follows a job to its end and returns its status.
-async fn finished(base: &str, accepted: &Value) -> Value {
-    let id = accepted["job_id"].as_str().expect("job id");
-    let events = job_events(&reqwest::Client::new(), base, id).await;
-    assert!(events.contains("event: done"), "{events}");
-    let (status, job) = get_json(base, &format!("/api/jobs/{id}")).await;
-    assert_eq!(status, StatusCode::OK, "{job}");
-    job
-}
-
-/// The versions of the one library stored, newest first.
-async fn versions(base: &str) -> Vec<String> {
-    let (_, libraries) = get_json(base, "/api/libraries").await;
-    libraries[0]["versions"]
-        .as_array()
-        .map(|vs| {
-            vs.iter()
-                .map(|v| v["version"].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// A package's registry releases as versions: npm's real release list of
 /// left-pad, the newest `keep` matching `1.*` fetched (each its own
 /// archive), a release not held yet fetched when `keep` grows, the oldest
@@ -233,30 +210,30 @@ async fn a_packages_registry_releases_are_tracked_as_versions() {
     let (status, accepted) = post_json(&base, "/api/sources", track(1)).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
     assert_eq!(accepted["version"], "1.3.0", "{accepted}");
-    let job = finished(&base, &accepted).await;
+    let job = finished_job(&base, &accepted).await;
     assert_eq!(job["state"], "done", "{job}");
-    assert_eq!(versions(&base).await, ["1.3.0"]);
+    assert_eq!(first_library_versions(&base).await, ["1.3.0"]);
 
     // Two kept: the release not held yet is fetched.
     let (status, grown) = post_json(&base, "/api/sources", track(2)).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{grown}");
     assert_eq!(grown["version"], "1.2.0", "{grown}");
-    finished(&base, &grown).await;
-    assert_eq!(versions(&base).await, ["1.3.0", "1.2.0"]);
+    finished_job(&base, &grown).await;
+    assert_eq!(first_library_versions(&base).await, ["1.3.0", "1.2.0"]);
 
     // A refresh of a tracked version re-evaluates the releases: one kept
     // again drops the older.
     let (status, shrunk) = post_json(&base, "/api/sources", track(1)).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{shrunk}");
     assert_eq!(shrunk["dropped"], json!(["1.2.0"]), "{shrunk}");
-    finished(&base, &shrunk).await;
-    assert_eq!(versions(&base).await, ["1.3.0"]);
+    finished_job(&base, &shrunk).await;
+    assert_eq!(first_library_versions(&base).await, ["1.3.0"]);
     let source = shrunk["source_id"].as_str().expect("source");
     let (status, again) =
         post_json(&base, &format!("/api/sources/{source}/refresh"), json!({})).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{again}");
     assert_eq!(again["version"], "1.3.0", "{again}");
-    let job = finished(&base, &again).await;
+    let job = finished_job(&base, &again).await;
     assert_eq!(job["state"], "done", "{job}");
 
     let (status, refused) = post_json(

@@ -10,11 +10,11 @@ use axum::extract::{Request, State};
 use axum::http::{header, StatusCode as AxumStatus};
 use axum::response::{IntoResponse, Redirect, Response};
 use reqwest::StatusCode;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use docshelf_server::config::SourceConfig;
 
-use crate::common::{self, get_json, job_events, post_json, serve_app};
+use crate::common::{self, finished_job, get_json, post_json, serve_app};
 
 const TOKEN: &str = "s3cret-site-token-7f2a";
 
@@ -75,15 +75,6 @@ async fn other_host(seen: Arc<Mutex<Vec<Option<String>>>>) -> String {
     serve_app(app, docshelf_server::http::serve::HEADER_TIMEOUT).await
 }
 
-async fn finished(base: &str, accepted: &Value) -> Value {
-    let id = accepted["job_id"].as_str().expect("job id");
-    let events = job_events(&reqwest::Client::new(), base, id).await;
-    assert!(events.contains("event: done"), "{events}");
-    let (status, job) = get_json(base, &format!("/api/jobs/{id}")).await;
-    assert_eq!(status, StatusCode::OK, "{job}");
-    job
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_private_site_is_read_with_its_credential_sent_to_it_alone() {
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -108,7 +99,7 @@ async fn a_private_site_is_read_with_its_credential_sent_to_it_alone() {
     )
     .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
-    let job = finished(&base, &accepted).await;
+    let job = finished_job(&base, &accepted).await;
     assert_eq!(job["state"], "failed", "{job}");
     assert!(
         job.to_string()
@@ -125,7 +116,7 @@ async fn a_private_site_is_read_with_its_credential_sent_to_it_alone() {
     )
     .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
-    let job = finished(&base, &accepted).await;
+    let job = finished_job(&base, &accepted).await;
     assert_eq!(job["state"], "done", "{job}");
     let stored: Vec<&str> = job["files"]
         .as_array()

@@ -143,6 +143,31 @@ pub async fn job_events(client: &Client, base: &str, id: &str) -> String {
     res.text().await.expect("stream")
 }
 
+/// Follows the job a `202` answer names to its end (its events to
+/// `done`) and returns the job's status.
+pub async fn finished_job(base: &str, accepted: &Value) -> Value {
+    let id = accepted["job_id"].as_str().expect("job id");
+    let events = job_events(&Client::new(), base, id).await;
+    assert!(events.contains("event: done"), "{events}");
+    let (status, job) = get_json(base, &format!("/api/jobs/{id}")).await;
+    assert_eq!(status, StatusCode::OK, "{job}");
+    job
+}
+
+/// The versions of the first library `GET /api/libraries` lists, newest
+/// first.
+pub async fn first_library_versions(base: &str) -> Vec<String> {
+    let (_, libraries) = get_json(base, "/api/libraries").await;
+    libraries[0]["versions"]
+        .as_array()
+        .map(|vs| {
+            vs.iter()
+                .map(|v| v["version"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Uploads `form` ([`post_upload`]), follows the job's events to `done`
 /// (reads must be open), and returns the events and the job's status.
 pub async fn upload_and_follow(
