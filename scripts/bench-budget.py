@@ -47,18 +47,14 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.error
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import docshelf_proc  # noqa: E402
+from eval_store import (HELD_OUT, add_arguments, build_store, is_judged,  # noqa: E402
+                        post, read_set, set_dir)
 
-SETS = ["git-docs", "npm-docs", "hatch-docs", "starlette-docs", "flask-docs", "ai-sdk-docs"]
-HELD_OUT = {"hatch-docs", "starlette-docs", "flask-docs", "ai-sdk-docs"}
 ANSWERS = [("k=5", {"k": 5}), ("k=10", {"k": 10}),
            ("budget 1k", {"max_tokens": 1000}), ("budget 2k", {"max_tokens": 2000}),
            ("budget 4k", {"max_tokens": 4000}), ("budget 8k", {"max_tokens": 8000})]
@@ -88,17 +84,7 @@ def encoder():
     return lambda text: len(enc.encode_ordinary(text))
 
 
-# --- HTTP -------------------------------------------------------------------
-
-def post(url, body, headers=None, timeout=120):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(),
-                                 headers={"content-type": "application/json", **(headers or {})})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as res:
-            return res.read(), res.headers
-    except urllib.error.HTTPError as err:
-        raise SystemExit(f"POST {url}: {err.code} {err.read()[:500]!r}")
-
+# --- MCP --------------------------------------------------------------------
 
 class Mcp:
     """A streamable-HTTP MCP client: one session, requests answered as JSON
@@ -146,38 +132,8 @@ class Mcp:
         raise SystemExit(f"MCP {method}: no answer in {text[:500]!r}")
 
 
-# --- eval sets --------------------------------------------------------------
-
-def set_dir(name, args):
-    if name == "git-docs":
-        return args.git_docs
-    path = os.path.join(args.eval_dir, name)
-    if not os.path.isdir(os.path.join(path, "corpus")):
-        print(f"==> fetching {name}", file=sys.stderr, flush=True)
-        subprocess.run([os.path.join(HERE, "fetch-eval.sh"), name, path], check=True)
-    return path
-
-
-def read_set(path):
-    with open(os.path.join(path, "queries.jsonl")) as f:
-        queries = [json.loads(line) for line in f if line.strip()]
-    judged = {}
-    with open(os.path.join(path, "qrels.jsonl")) as f:
-        for line in f:
-            if line.strip():
-                q = json.loads(line)
-                if q.get("relevance", 1) > 0:
-                    judged.setdefault(q["query_id"], set()).add(q["file"])
-    return [(q["id"], q["text"], judged[q["id"]]) for q in queries if q["id"] in judged]
-
-
 def hit(files, judged):
-    for path in files:
-        path = path.removeprefix("./")
-        for want in judged:
-            if path == want or path.endswith("/" + want):
-                return True
-    return False
+    return any(is_judged(path, judged) for path in files)
 
 
 # --- one answer -------------------------------------------------------------
@@ -270,17 +226,8 @@ def side_by_side(per_set, overall, key, fmt, title):
 # --- main -------------------------------------------------------------------
 
 def main():
-    target = os.environ.get("CARGO_TARGET_DIR") or os.path.expanduser("~/.cache/docshelf/target")
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--bin", default=os.path.join(target, "debug", "docshelf"))
-    p.add_argument("--model-dir", default=os.path.join(REPO, "models", "all-MiniLM-L6-v2"))
-    p.add_argument("--sets", default=",".join(SETS), help="comma-separated (default: all six)")
-    p.add_argument("--git-docs", default=os.path.join(os.path.dirname(REPO), "shared", "data", "eval", "git-docs"))
-    p.add_argument("--eval-dir", default=os.environ.get("DOCSHELF_EVAL_DIR")
-                   or os.path.expanduser("~/.cache/docshelf/eval"))
-    p.add_argument("--work", help="folder for the store and logs (default: a temporary one, removed)")
-    p.add_argument("--reuse-store", action="store_true",
-                   help="serve WORK/store as it is, ingesting nothing (a rerun)")
+    add_arguments(p)
     p.add_argument("--limit", type=int, default=0, help="queries per set, 0 for all")
     p.add_argument("--json", help="write every answer's numbers here")
     args = p.parse_args()
@@ -288,28 +235,8 @@ def main():
     started = time.monotonic()
     count = encoder()
     names = [s for s in args.sets.split(",") if s]
-    binary, model = os.path.abspath(args.bin), os.path.abspath(args.model_dir)
-    if not os.access(binary, os.X_OK):
-        raise SystemExit(f"no docshelf binary at {binary} (--bin)")
-    work = args.work or tempfile.mkdtemp(prefix="bench-budget-")
-    os.makedirs(work, exist_ok=True)
-    store = os.path.join(work, "store")
     dirs = {n: set_dir(n, args) for n in names}
-
-    ingest_s = {}
-    if not args.reuse_store:
-        if os.path.exists(store):
-            shutil.rmtree(store)
-        for n in names:
-            t = time.monotonic()
-            print(f"==> ingest {n}", file=sys.stderr, flush=True)
-            with open(os.path.join(work, f"ingest-{n}.log"), "w") as log:
-                rc = subprocess.run([binary, "ingest", os.path.join(dirs[n], "corpus"), "--library", n,
-                                     "--version", "1", "--data", store, "--model-dir", model,
-                                     "--device", "cpu"], stdout=log, stderr=subprocess.STDOUT).returncode
-            if rc != 0:
-                raise SystemExit(f"ingest of {n} failed ({rc}); see {log.name}")
-            ingest_s[n] = time.monotonic() - t
+    binary, model, work, store, ingest_s = build_store(args, names, dirs, "bench-budget-")
 
     t = time.monotonic()
     server, base = docshelf_proc.start(binary, store, model)

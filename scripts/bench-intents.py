@@ -59,33 +59,23 @@ Usage:
 Standard library only (bench-budget's tiktoken is not needed here).
 """
 import argparse
-import importlib.util
 import json
 import math
 import os
 import random
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import docshelf_proc  # noqa: E402
 
 
-def _bench_budget():
-    spec = importlib.util.spec_from_file_location("bench_budget", os.path.join(HERE, "bench-budget.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from eval_store import (HELD_OUT, add_arguments, build_store, is_judged,  # noqa: E402
+                        post, read_set, set_dir)
 
-
-bb = _bench_budget()
-SETS, HELD_OUT = bb.SETS, bb.HELD_OUT
 INTENTS = ["comparison", "troubleshooting", "how-to", "api-lookup", "concept"]
 K = 10
 SMALL = 5  # cells with fewer queries are flagged
@@ -189,11 +179,6 @@ def classify(text, verb_rx=None, comparison_rx=None):
 
 # --- scoring ----------------------------------------------------------------
 
-def matches(path, judged):
-    path = path.removeprefix("./")
-    return any(path == want or path.endswith("/" + want) for want in judged)
-
-
 def score(files, judged, k=K):
     """(nDCG@k, Recall@k) for one query: gain 1 per judged file, ranks over
     the deduplicated file list, as index_core::eval does."""
@@ -206,7 +191,7 @@ def score(files, judged, k=K):
     dcg, found = 0.0, set()
     for i, f in enumerate(ranked):
         for want in judged:
-            if want not in found and matches(f, {want}):
+            if want not in found and is_judged(f, {want}):
                 found.add(want)
                 dcg += 1.0 / math.log2(i + 2)
                 break
@@ -251,17 +236,8 @@ def count_table(rows, names):
 # --- main -------------------------------------------------------------------
 
 def main():
-    target = os.environ.get("CARGO_TARGET_DIR") or os.path.expanduser("~/.cache/docshelf/target")
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--bin", default=os.path.join(target, "debug", "docshelf"))
-    p.add_argument("--model-dir", default=os.path.join(REPO, "models", "all-MiniLM-L6-v2"))
-    p.add_argument("--sets", default=",".join(SETS), help="comma-separated (default: all six)")
-    p.add_argument("--git-docs", default=os.path.join(os.path.dirname(REPO), "shared", "data", "eval", "git-docs"))
-    p.add_argument("--eval-dir", default=os.environ.get("DOCSHELF_EVAL_DIR")
-                   or os.path.expanduser("~/.cache/docshelf/eval"))
-    p.add_argument("--work", help="folder for the store and logs (default: a temporary one, removed)")
-    p.add_argument("--reuse-store", action="store_true",
-                   help="serve WORK/store as it is, ingesting nothing (a rerun)")
+    add_arguments(p)
     p.add_argument("--labels", help="per-query intent labels, JSON lines (default: WORK/labels.jsonl, "
                                     "or ./intent-labels.jsonl without --work)")
     p.add_argument("--results", help="per-query labels and scores, JSON lines")
@@ -278,13 +254,13 @@ def main():
 
     started = time.monotonic()
     names = [s for s in args.sets.split(",") if s]
-    dirs = {n: bb.set_dir(n, args) for n in names}
+    dirs = {n: set_dir(n, args) for n in names}
 
     # 1. labels
     verb_rx = howto_verb(args.more_verbs)
     rows = []
     for n in names:
-        for qid, text, judged in bb.read_set(dirs[n]):
+        for qid, text, judged in read_set(dirs[n]):
             intent, why = classify(text, verb_rx, COMPARISON_NARROW if args.narrow_comparison else COMPARISON)
             rows.append({"set": n, "id": qid, "query": text, "intent": intent, "rule": why,
                          "judged": sorted(judged)})
@@ -315,26 +291,7 @@ def main():
             r["files"], r["ndcg"], r["recall"] = o["files"], o["ndcg"], o["recall"]
         print_results(rows, names, started, "(scores from " + args.from_results + ")", args)
         return
-    binary, model = os.path.abspath(args.bin), os.path.abspath(args.model_dir)
-    if not os.access(binary, os.X_OK):
-        raise SystemExit(f"no docshelf binary at {binary} (--bin)")
-    work = args.work or tempfile.mkdtemp(prefix="bench-intents-")
-    os.makedirs(work, exist_ok=True)
-    store = os.path.join(work, "store")
-    if args.reuse_store:
-        if not os.path.isdir(store):
-            raise SystemExit(f"--reuse-store: no store at {store}")
-    else:
-        if os.path.exists(store):
-            shutil.rmtree(store)
-        for n in names:
-            print(f"==> ingest {n}", file=sys.stderr, flush=True)
-            with open(os.path.join(work, f"ingest-{n}.log"), "w") as log:
-                rc = subprocess.run([binary, "ingest", os.path.join(dirs[n], "corpus"), "--library", n,
-                                     "--version", "1", "--data", store, "--model-dir", model,
-                                     "--device", "cpu"], stdout=log, stderr=subprocess.STDOUT).returncode
-            if rc != 0:
-                raise SystemExit(f"ingest of {n} failed ({rc}); see {log.name}")
+    binary, model, work, store, _ = build_store(args, names, dirs, "bench-intents-")
 
     server, base = docshelf_proc.start(binary, store, model)
     try:
@@ -342,7 +299,7 @@ def main():
         for i, r in enumerate(rows):
             if i == 0 or rows[i - 1]["set"] != r["set"]:
                 print(f"==> {r['set']}", file=sys.stderr, flush=True)
-            body, _ = bb.post(base + "/api/search",
+            body, _ = post(base + "/api/search",
                               {"query": r["query"], "library": r["set"], "k": K, "mode": "hybrid"})
             files = [h["file_path"] for h in json.loads(body)["results"]]
             r["files"] = files
