@@ -19,10 +19,15 @@ venv=${DOCSHELF_TIKTOKEN_VENV:-$HOME/.cache/docshelf/tiktoken-venv}
 stamp=$venv/.docshelf-stamp
 if ! { [ -f "$stamp" ] && [ "$(cat "$stamp")" = "tiktoken==$version" ] && "$venv/bin/python" -c 'import tiktoken' 2>/dev/null; }; then
   echo "==> installing tiktoken $version (PyPI) into $venv" >&2
+  # Made beside and moved into place whole, so that two runs at once (a
+  # test and a benchmark) never see, or delete, each other's half-made one.
+  mkdir -p "$(dirname "$venv")"
+  fresh=$(mktemp -d "$venv.new.XXXXXX")
+  python3 -m venv "$fresh"
+  "$fresh/bin/pip" install --quiet --disable-pip-version-check --require-virtualenv "tiktoken==$version" >&2
+  echo "tiktoken==$version" >"$fresh/.docshelf-stamp"
   rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check --require-virtualenv "tiktoken==$version" >&2
-  echo "tiktoken==$version" >"$stamp"
+  mv "$fresh" "$venv" 2>/dev/null || rm -rf "$fresh"
 fi
 
 cache=$venv/cache
@@ -30,8 +35,11 @@ mkdir -p "$cache"
 url=https://openaipublic.blob.core.windows.net/encodings/$encoding.tiktoken
 key=$(printf '%s' "$url" | sha1sum | cut -d' ' -f1)
 if [ ! -f "$cache/$key" ]; then
+  # The tiktoken-rs the lockfile pins, as cargo unpacked it to build docshelf.
   registry=${CARGO_HOME:-$HOME/.cargo}/registry/src
-  found=$(find "$registry" -path "*/tiktoken-rs-*/assets/$encoding.tiktoken" 2>/dev/null | sort | tail -n1)
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  pinned=$(grep -A1 '^name = "tiktoken-rs"$' "$here/../Cargo.lock" | sed -n 's/^version = "\(.*\)"$/\1/p')
+  found=$(find "$registry" -path "*/tiktoken-rs-${pinned:-*}/assets/$encoding.tiktoken" 2>/dev/null | sort -V | tail -n1)
   [ -n "$found" ] || { echo "no $encoding.tiktoken under $registry (build docshelf first)" >&2; exit 1; }
   cp "$found" "$cache/$key"
 fi

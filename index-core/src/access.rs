@@ -73,6 +73,8 @@ pub enum GrantError {
     NoGrants,
     #[error("a token needs a name of 1 to 64 letters, digits, '-', '_' or '.'")]
     Name,
+    #[error("{0:?} names a caller the server itself acts as (the audit log could not tell them apart); choose another name")]
+    ReservedName(String),
     #[error("a token may hold at most {MAX_GRANTS} grants")]
     TooManyGrants,
     #[error("the expiry must be in the future")]
@@ -246,8 +248,12 @@ pub struct NewToken {
     pub expires_in_days: Option<u32>,
 }
 
+/// The names of the callers the server acts as itself: the `--token`
+/// admin, a local process on the store, and a request without a token.
+pub const RESERVED_NAMES: [&str; 3] = ["admin", "local", "anonymous"];
+
 impl NewToken {
-    /// Every part within its limits.
+    /// Every part within its limits, its name not a reserved one.
     pub fn check(&self) -> Result<(), GrantError> {
         let name_ok = (1..=64).contains(&self.name.len())
             && self
@@ -256,6 +262,12 @@ impl NewToken {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
         if !name_ok {
             return Err(GrantError::Name);
+        }
+        if RESERVED_NAMES
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(&self.name))
+        {
+            return Err(GrantError::ReservedName(self.name.clone()));
         }
         if self.grants.is_empty() {
             return Err(GrantError::NoGrants);

@@ -198,7 +198,7 @@ impl PackageLinks {
         );
         let mut sites: Vec<(String, String)> = Vec::new();
         for url in named.filter(|u| site_host(u).is_some()) {
-            if registry == Registry::Crates && site_host(url) == Some("docs.rs") {
+            if registry == Registry::Crates && site_host(url).as_deref() == Some("docs.rs") {
                 continue;
             }
             let bare = url.split('#').next().unwrap_or(url);
@@ -208,7 +208,7 @@ impl PackageLinks {
         }
         if registry == Registry::Crates {
             let why = match self.documentation.as_deref() {
-                Some(u) if site_host(u) == Some("docs.rs") => field(u),
+                Some(u) if site_host(u).as_deref() == Some("docs.rs") => field(u),
                 _ => "docs.rs, where every crate's documentation is built".to_owned(),
             };
             // The crate's page itself, as its own pages link to it (not
@@ -229,33 +229,26 @@ impl PackageLinks {
     }
 }
 
-/// The host of an http(s) URL.
-fn site_host(url: &str) -> Option<&str> {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))?;
-    let host = rest.split(['/', '?', '#']).next()?;
-    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-    (!host.is_empty()).then_some(host)
+/// The Git forges whose project pages are repositories.
+const FORGES: [&str; 4] = ["github.com", "gitlab.com", "codeberg.org", "bitbucket.org"];
+/// Registries' package pages: where a package is listed, not documented.
+const PACKAGE_PAGES: [&str; 4] = ["pypi.org", "npmjs.com", "crates.io", "lib.rs"];
+
+/// The host of an http(s) URL, lower case, without a leading `www.`.
+fn site_host(raw: &str) -> Option<String> {
+    let url = url::Url::parse(raw.trim()).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    let host = url.host_str()?.to_ascii_lowercase();
+    Some(host.strip_prefix("www.").map(str::to_owned).unwrap_or(host))
 }
 
 /// Whether `url` is a forge's project page (or a registry's package
 /// page), which is where the code is, not its documentation.
 fn is_forge_page(url: &str) -> bool {
-    let Some(host) = site_host(url) else {
-        return false;
-    };
-    [
-        "github.com",
-        "gitlab.com",
-        "codeberg.org",
-        "bitbucket.org",
-        "pypi.org",
-        "npmjs.com",
-        "crates.io",
-        "lib.rs",
-    ]
-    .contains(&host.trim_start_matches("www."))
+    site_host(url)
+        .is_some_and(|h| FORGES.contains(&h.as_str()) || PACKAGE_PAGES.contains(&h.as_str()))
 }
 
 /// A repository URL as Git fetches it over HTTPS: `git+https://…`,
@@ -286,8 +279,7 @@ pub fn https_repository(raw: &str) -> Option<String> {
     let (scheme_host, path) = https.split_at(https.find("://")? + 3);
     let mut parts = path.split('/');
     let host = parts.next()?;
-    let forge = ["github.com", "gitlab.com", "codeberg.org", "bitbucket.org"]
-        .contains(&host.trim_start_matches("www."));
+    let forge = FORGES.contains(&host.trim_start_matches("www."));
     if forge {
         let owner = parts.next()?;
         let name = parts.next()?;
@@ -378,6 +370,11 @@ mod tests {
                 "https://docs.rs/serde-json/1.0.1/serde_json/index.html".to_owned(),
                 "documentation".to_owned()
             )]
+        );
+        let upper = from_cargo_toml("[package]\ndocumentation = \"https://Docs.rs:443/x\"\n");
+        assert_eq!(
+            urls(&upper, Registry::Crates, "x"),
+            ["https://docs.rs/x/1.0.1/x/index.html"]
         );
         let docs_rs = "https://docs.rs/itoa/1.0.1/itoa/index.html";
         assert_eq!(

@@ -45,7 +45,12 @@ impl FailedAttempts {
     /// `Err(seconds to wait)` if `client` has failed too often lately.
     pub fn check(&self, client: IpAddr) -> Result<(), u64> {
         match self.clients.get(&client) {
-            Some((failures, since)) if failures >= self.max_failures => {
+            // The window counts from the first failure: once it has
+            // passed, the client starts afresh (the entry itself may live
+            // on, each upsert restarting its time to live).
+            Some((failures, since))
+                if failures >= self.max_failures && since.elapsed() < WINDOW =>
+            {
                 let left = WINDOW.saturating_sub(since.elapsed());
                 Err(left.as_secs().max(1))
             }

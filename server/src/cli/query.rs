@@ -37,7 +37,8 @@ pub struct SearchArgs {
     #[arg(long)]
     pub file_path: Option<String>,
 
-    /// Results to show (1..50; default 10, or 40 ranked for --max-tokens).
+    /// Results to show (1..50; default 10; with --max-tokens, the results
+    /// ranked to fill it, default one per 100 tokens).
     #[arg(short)]
     pub k: Option<i64>,
 

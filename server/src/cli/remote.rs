@@ -25,13 +25,11 @@ pub struct RemoteArgs {
 #[error("{} ({})", .0.error, .0.code.name())]
 pub struct Refused(pub ErrorBody);
 
-/// A path segment or query value, percent-encoded (a space as `%20`,
-/// which both read as a space; form encoding's `+` would be a literal
-/// plus in a path).
+/// A path segment or query value, percent-encoded: everything but
+/// letters and digits, so a `/` in a name stays in its segment and a space
+/// is `%20` (form encoding's `+` would be a literal plus in a path).
 pub fn encode(part: &str) -> String {
-    url::form_urlencoded::byte_serialize(part.as_bytes())
-        .collect::<String>()
-        .replace('+', "%20")
+    percent_encoding::utf8_percent_encode(part, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
 /// A server and the token to send it.

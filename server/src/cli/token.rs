@@ -7,7 +7,7 @@ use std::io::Write;
 use clap::{Args, Subcommand};
 use index_core::access::{AuditEntry, CreatedToken, Grant, NewToken, TokenInfo};
 
-use super::remote::{Remote, RemoteArgs};
+use super::remote::{encode, Remote, RemoteArgs};
 use crate::config::EngineConfig;
 use crate::engine::Engine;
 
@@ -170,7 +170,11 @@ async fn list(args: ListArgs) -> anyhow::Result<()> {
 
 async fn revoke(args: RevokeArgs) -> anyhow::Result<()> {
     let info: TokenInfo = match Target::open(&args.at).await? {
-        Target::Remote(remote) => remote.delete(&format!("api/tokens/{}", args.id)).await?,
+        Target::Remote(remote) => {
+            remote
+                .delete(&format!("api/tokens/{}", encode(&args.id)))
+                .await?
+        }
         Target::Local(engine) => {
             engine
                 .revoke_token(&crate::access::local(), &args.id)

@@ -36,6 +36,22 @@ impl Engine {
         Ok(self.visible_libraries(caller).await?.as_ref().clone())
     }
 
+    /// Every document the caller may read, library by library, from one
+    /// snapshot of the catalog (MCP's resource listing pages through it).
+    pub async fn readable_documents(
+        &self,
+        caller: &Caller,
+    ) -> Result<Vec<DocumentInfo>, EngineError> {
+        Ok(self
+            .store
+            .documents()
+            .await?
+            .iter()
+            .filter(|d| Self::may_read(caller, &d.library))
+            .cloned()
+            .collect())
+    }
+
     /// The documents of a library (optionally one version of it).
     pub async fn documents(
         &self,

@@ -193,6 +193,9 @@ impl Engine {
     /// slow and its status says at once whether the model works).
     pub async fn warm(&self) {
         let _ = self.model().await;
+        // The token budgets' vocabulary (200k entries) is read once, here
+        // rather than by the first budgeted search.
+        let _ = tokio::task::spawn_blocking(crate::search::tokens::warm).await;
     }
 
     /// The embedding worker, started on first use; or why it cannot start.

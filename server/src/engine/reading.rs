@@ -47,8 +47,7 @@ impl Engine {
         let (text, tokens, cut) = match max_tokens {
             None => (text, None, false),
             Some(max) => {
-                tokens::count("").map_err(|e| EngineError::NoModel(e.to_owned()))?;
-                let count = |t: &str| tokens::count(t).unwrap_or(usize::MAX);
+                let count = tokens::counter().map_err(|e| EngineError::NoModel(e.to_owned()))?;
                 let (kept, used) = budget::fit(text, &block_starts(text), max, count);
                 (kept, Some(used), kept.len() < text.len())
             }

@@ -151,9 +151,7 @@ impl Engine {
         let (results, context, budget) = match search.max_tokens {
             None => (outcome.hits, None, None),
             Some(max) => {
-                // Counted once per passage and once for the whole.
-                tokens::count("").map_err(|e| EngineError::NoModel(e.to_owned()))?;
-                let count = |text: &str| tokens::count(text).unwrap_or(usize::MAX);
+                let count = tokens::counter().map_err(|e| EngineError::NoModel(e.to_owned()))?;
                 let filled = budget::fill(outcome.hits, max, tokens::TOKENIZER, count);
                 (filled.results, Some(filled.context), Some(filled.budget))
             }

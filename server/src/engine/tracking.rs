@@ -100,7 +100,7 @@ impl Engine {
                     return Err(SourceError::from(GitError::NoReleases {
                         url: url.to_string(),
                         pattern: track.as_str().to_owned(),
-                        tags: releases::newest(refs.tags.iter().map(String::as_str), 5),
+                        tags: refs.newest_tags(),
                     })
                     .into());
                 }
@@ -122,7 +122,10 @@ impl Engine {
                     return Err(SourceError::from(RegistryError::NoMatch {
                         package: spec.to_string(),
                         pattern: track.as_str().to_owned(),
-                        newest: releases::newest(versions.iter().map(String::as_str), 5),
+                        newest: releases::newest(
+                            versions.iter().map(String::as_str),
+                            releases::LISTED,
+                        ),
                     })
                     .into());
                 }
@@ -172,7 +175,7 @@ impl Engine {
             .filter_map(Source::from_stored)
             .filter(|s| {
                 s.library == library
-                    && tracking_url(&s.request.url) == request.url
+                    && tracking_url(&s.request.url) == tracking_url(&request.url)
                     && s.request.track == request.track
             })
             .collect())

@@ -156,14 +156,17 @@ impl Auth {
         match self.checked(state, client, &cookie).await {
             Ok(caller) => Ok(Verdict::of(caller)),
             Err(EngineError::Access(
-                AccessError::Invalid
-                | AccessError::Expired { .. }
-                | AccessError::Revoked { .. }
-                | AccessError::TooManyAttempts(_),
+                AccessError::Invalid | AccessError::Expired { .. } | AccessError::Revoked { .. },
             )) => Ok(Verdict {
                 caller: self.anonymous(),
                 clear_cookie: true,
             }),
+            // Attempts are counted per address, which a proxy shares among
+            // its users: another client's guessing must not sign this one
+            // out. The request goes on as anonymous, its cookie kept.
+            Err(EngineError::Access(AccessError::TooManyAttempts(_))) => {
+                Ok(Verdict::of(self.anonymous()))
+            }
             Err(err) => Err(err),
         }
     }
@@ -205,7 +208,10 @@ pub async fn authenticate(
         Ok(verdict) => {
             request.extensions_mut().insert(verdict.caller);
             let mut response = next.run(request).await;
-            if verdict.clear_cookie {
+            // A sign-in answered with a cookie of its own replaces the
+            // stale one: clearing after it would delete the new one.
+            let sets_cookie = response.headers().contains_key(header::SET_COOKIE);
+            if verdict.clear_cookie && !sets_cookie {
                 let cleared = session_cookie_header(None, 0, false);
                 if let Ok(value) = axum::http::HeaderValue::from_str(&cleared) {
                     response.headers_mut().append(header::SET_COOKIE, value);

@@ -109,10 +109,16 @@ pub async fn search_stream(
     // engine takes the checked search as it is.
     let search = params.validate().map_err(EngineError::from)?;
     let engine = state.engine.clone();
+    // A budgeted answer is its context, within the budget: the stages'
+    // whole hits would be past it, so only the answer is sent.
+    let budgeted = search.max_tokens.is_some();
     let stream = super::events::checked_stream(move |tx| async move {
         let stages = tx.clone();
         let mut started = false;
         let mut on_stage = |stage: Stage, results: &[SearchHit]| {
+            if budgeted {
+                return;
+            }
             if let Ok(event) = Event::default()
                 .event(SearchEvent::Stage(stage).name())
                 .json_data(StageEvent { stage, results })

@@ -125,36 +125,29 @@ pub async fn list(
             ErrorData::invalid_params(format!("cursor {c:?} is not one this server gave"), None)
         })?,
     };
-    let mut seen = 0;
-    let mut page = Vec::new();
-    let libraries = engine.libraries(caller).await.map_err(to_error)?;
-    for library in &libraries {
-        if seen + (library.documents as usize) <= from {
-            seen += library.documents as usize;
-            continue;
-        }
-        let documents = engine
-            .documents(caller, &library.name, None)
-            .await
-            .map_err(to_error)?;
-        for doc in documents {
-            seen += 1;
-            if seen <= from {
-                continue;
-            }
-            if page.len() == PAGE {
-                let mut result = ListResourcesResult::with_all_items(page);
-                result.next_cursor = Some((from + PAGE).to_string());
-                return Ok(result);
-            }
+    let mut documents = engine.readable_documents(caller).await.map_err(to_error)?;
+    documents.sort_by(|a, b| {
+        (&a.library, &a.version, &a.file_path).cmp(&(&b.library, &b.version, &b.file_path))
+    });
+    let more = documents.len() > from.saturating_add(PAGE);
+    let page: Vec<Resource> = documents
+        .into_iter()
+        .skip(from)
+        .take(PAGE)
+        .map(|doc| {
             let uri = DocumentUri::of(&doc.library, &doc.version, &doc.file_path);
             let name = format!("{} {} {}", doc.library, doc.version, doc.file_path);
-            let mut resource = Resource::new(uri, name).with_mime_type("text/markdown");
-            if let Some(title) = doc.title {
-                resource = resource.with_title(title);
+            let resource = Resource::new(uri, name).with_mime_type("text/markdown");
+            match doc.title {
+                Some(title) => resource.with_title(title),
+                None => resource,
             }
-            page.push(resource);
-        }
+        })
+        .collect();
+    if more {
+        let mut result = ListResourcesResult::with_all_items(page);
+        result.next_cursor = Some((from + PAGE).to_string());
+        return Ok(result);
     }
     Ok(ListResourcesResult::with_all_items(page))
 }

@@ -66,11 +66,11 @@ pub fn fill(
 ) -> Filled {
     let (unique, repeats_of) = without_repeats(hits);
     let mut kept: Vec<(SearchHit, String, Copies)> = Vec::new();
-    let (mut used, mut left_out) = (0, 0);
+    let (mut used, mut left_out) = (0usize, 0);
     for (hit, repeats) in unique.into_iter().zip(repeats_of) {
         let text = passage(&hit, &repeats);
         let tokens = count(&text);
-        if used + tokens > max_tokens {
+        if used.saturating_add(tokens) > max_tokens {
             left_out += 1;
             continue;
         }

@@ -27,6 +27,13 @@ pub fn warm() {
     }
 }
 
+/// A counter over the loaded tokenizer, or why it could not load (it is
+/// compiled in, so only a broken build fails here).
+pub fn counter() -> Result<impl Fn(&str) -> usize, &'static str> {
+    let bpe = bpe()?;
+    Ok(move |text: &str| bpe.encode_ordinary(text).len())
+}
+
 /// Counts `text`'s tokens; special tokens' spellings count as text, as an
 /// agent's client sends them.
 pub fn count(text: &str) -> Result<usize, &'static str> {

@@ -144,25 +144,31 @@ pub struct SiteCredential {
 }
 
 impl SiteCredential {
-    /// The header a secret stands for: `Name: value` as written (a
-    /// `Cookie: session=…`, an `X-Api-Key: …`), else the secret as a bearer
-    /// token (`Authorization: Bearer …`). The error names the reference,
-    /// never the secret.
+    /// The header a secret stands for, read as Git's is wherever the two
+    /// agree: `user:password` as Basic credentials, a bare token as a
+    /// bearer token (`Authorization: Bearer …`). A header is taken as
+    /// written only when it names one a site signs in with: `Cookie: …`,
+    /// `Authorization: …`, or an `X-…` header (`X-Api-Key: …`). The error
+    /// names the reference, never the secret.
     pub fn new(
         site: &url::Url,
         secret: &Secret,
         reference: &CredentialRef,
     ) -> Result<Self, CredentialError> {
         let raw = secret.expose();
-        let named = raw.split_once(':').and_then(|(name, value)| {
-            let name = http::HeaderName::from_bytes(name.trim().as_bytes()).ok()?;
-            Some((name, value.trim().to_owned()))
+        let header = raw.split_once(':').and_then(|(name, value)| {
+            let name = name.trim().to_ascii_lowercase();
+            let signs_in = name == "cookie" || name == "authorization" || name.starts_with("x-");
+            let value = value.trim();
+            let name = http::HeaderName::from_bytes(name.as_bytes()).ok()?;
+            (signs_in && !value.is_empty()).then(|| (name, value.to_owned()))
         });
-        let (name, value) = match named {
-            // `user:password` is not a header: its "name" would rarely be
-            // one, and a token has no colon. A name that parses is taken.
-            Some((name, value)) if !value.is_empty() => (name, value),
-            _ => (http::header::AUTHORIZATION, format!("Bearer {raw}")),
+        let (name, value) = match header {
+            Some(header) => header,
+            None if raw.contains(':') => {
+                (http::header::AUTHORIZATION, secret.basic_authorization())
+            }
+            None => (http::header::AUTHORIZATION, format!("Bearer {raw}")),
         };
         let mut value = http::HeaderValue::from_str(&value)
             .map_err(|_| CredentialError::NotAHeader(reference.to_string()))?;
@@ -256,6 +262,12 @@ mod tests {
             ("cookie", "session=abc")
         );
         assert!(!format!("{cookie:?}").contains("abc"));
+        let basic = SiteCredential::new(&site, &Secret("reader:pa55".into()), &reference).unwrap();
+        let (name, value) = basic.header_for(&same).unwrap();
+        assert_eq!(
+            (name.as_str(), value.to_str().unwrap()),
+            ("authorization", "Basic cmVhZGVyOnBhNTU=")
+        );
         let bad = SiteCredential::new(&site, &Secret("X-Key: a\u{7f}b".into()), &reference);
         assert!(bad.unwrap_err().to_string().contains("env:T"));
     }

@@ -43,6 +43,9 @@ impl Track {
     }
 }
 
+/// How many releases an error lists, newest first.
+pub const LISTED: usize = 5;
+
 /// The `n` newest of `names` by version order, pre-releases included:
 /// what an error lists when a pattern matched none.
 pub fn newest<'a>(names: impl IntoIterator<Item = &'a str>, n: usize) -> Vec<String> {

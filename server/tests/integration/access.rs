@@ -142,6 +142,9 @@ async fn a_read_token_for_one_library_sees_only_it_and_writes_nothing_on_every_f
         client.get(format!("{base}/api/libraries/resolve?name=bet")),
     ))
     .await;
+    // An answer (a resolution, or unknown_library with its candidates),
+    // not an empty body, and without the hidden name.
+    assert!(resolved.is_object(), "{resolved}");
     assert!(!resolved.to_string().contains("beta"), "{resolved}");
     let (_, status_body) = call(with(r, client.get(format!("{base}/api/status")))).await;
     assert_eq!(
@@ -245,7 +248,8 @@ async fn a_read_token_for_one_library_sees_only_it_and_writes_nothing_on_every_f
     let (status, listing) = call(rpc("libraries", "", r)).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(names(&listing), ["alpha"]);
-    let (_, sticky) = call(rpc("sticky", &format!("session_id={session}"), r)).await;
+    let (status, sticky) = call(rpc("sticky", &format!("session_id={session}"), r)).await;
+    assert_eq!(status, StatusCode::OK);
     assert_eq!(
         sticky,
         Value::Null,
@@ -463,6 +467,24 @@ async fn a_read_token_for_one_library_sees_only_it_and_writes_nothing_on_every_f
         .contains("Max-Age=0"));
     let me: Value = res.json().await.expect("json");
     assert_eq!(me["signed_in"], false, "{me}");
+    // Signing in again from that page: the new cookie is the only one set,
+    // not followed by the stale one's clearing.
+    let res = client
+        .post(format!("{base}/api/session"))
+        .header("cookie", &stale)
+        .json(&json!({ "token": writer }))
+        .send()
+        .await
+        .expect("sign in again");
+    assert_eq!(res.status(), StatusCode::OK);
+    let set: Vec<&str> = res
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    assert_eq!(set.len(), 1, "{set:?}");
+    assert!(!set[0].contains("Max-Age=0"), "{set:?}");
 
     // The audit log: each write and token change, with names and no secret.
     let (status, audit) = call(

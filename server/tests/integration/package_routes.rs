@@ -221,13 +221,13 @@ async fn a_packages_registry_releases_are_tracked_as_versions() {
     finished_job(&base, &grown).await;
     assert_eq!(first_library_versions(&base).await, ["1.3.0", "1.2.0"]);
 
-    // A refresh of a tracked version re-evaluates the releases: one kept
-    // again drops the older.
+    // Asked again to keep one: the older is dropped.
     let (status, shrunk) = post_json(&base, "/api/sources", track(1)).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{shrunk}");
     assert_eq!(shrunk["dropped"], json!(["1.2.0"]), "{shrunk}");
     finished_job(&base, &shrunk).await;
     assert_eq!(first_library_versions(&base).await, ["1.3.0"]);
+    // A refresh of a tracked version re-evaluates the releases.
     let source = shrunk["source_id"].as_str().expect("source");
     let (status, again) =
         post_json(&base, &format!("/api/sources/{source}/refresh"), json!({})).await;

@@ -7,10 +7,7 @@ use std::time::Duration;
 use super::remote::Remote;
 use super::GitError;
 use crate::process::Bounds;
-use crate::source::releases::Track;
-
-/// How many of the newest tags an unknown ref's message lists.
-const LISTED_TAGS: usize = 5;
+use crate::source::releases::{self, Track};
 
 /// What a ref names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,11 +73,10 @@ impl Refs {
         refs
     }
 
-    /// The newest tags first, by version order (`v1.10` after `v1.9`).
-    pub fn newest_tags(&self) -> Vec<&str> {
-        let mut tags: Vec<&str> = self.tags.iter().map(String::as_str).collect();
-        tags.sort_by(|a, b| index_core::version::compare(b, a));
-        tags
+    /// The newest tags, by version order (`v1.10` after `v1.9`): what an
+    /// error lists.
+    pub fn newest_tags(&self) -> Vec<String> {
+        releases::newest(self.tags.iter().map(String::as_str), releases::LISTED)
     }
 
     /// The tags `track` follows, newest first.
@@ -131,18 +127,11 @@ impl Refs {
         Err(GitError::UnknownRef {
             url: url.to_owned(),
             given: index_core::validate::cut(given, 100),
-            tags: self
-                .newest_tags()
-                .into_iter()
-                .take(LISTED_TAGS)
-                .map(str::to_owned)
-                .collect(),
+            tags: self.newest_tags(),
         })
     }
 }
 
-/// Whether a release tag names a pre-release: past its leading letters
-/// (`v`, `release-`), a `-` or any letter before build metadata (`+…`).
 /// Lists `remote`'s refs (on a blocking thread: git runs to its end).
 pub async fn list(remote: &Remote) -> Result<Refs, GitError> {
     let remote = remote.clone();

@@ -175,7 +175,7 @@ fn url(base: &str, path: &str) -> Result<Url, RegistryError> {
 
 /// The newest version that is not a pre-release, else the newest.
 fn newest<'a>(versions: impl Iterator<Item = &'a str> + Clone) -> Option<&'a str> {
-    let stable = |v: &&str| !v.chars().any(|c| c.is_ascii_alphabetic() || c == '-');
+    let stable = |v: &&str| !super::releases::is_prerelease(v);
     index_core::version::latest(versions.clone().filter(stable))
         .or_else(|| index_core::version::latest(versions))
 }
