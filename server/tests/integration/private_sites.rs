@@ -122,7 +122,7 @@ async fn a_private_site_is_read_with_its_credential_sent_to_it_alone() {
         .as_array()
         .expect("files")
         .iter()
-        .filter(|f| f["state"]["state"] == "stored")
+        .filter(|f| f["state"] == "stored")
         .filter_map(|f| f["file_path"].as_str())
         .collect();
     assert_eq!(stored.len(), 2, "{job}");
