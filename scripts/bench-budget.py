@@ -23,13 +23,19 @@ o200k_base (the tokenizer docshelf's budgets count with):
                  clients commonly hand the model both
 
 and whether the judged page (qrels) is among the answer's results (for a
-budgeted answer, its results are exactly the passages in `context`). It
+budgeted answer, its results are exactly the passages in `context`). For
+budgeted answers also: how many passages hold their whole section
+(`budget.sections`), whether the judged page's passage does ("the
+relevant section in context", as far as page-level judgements tell), and
+whether the judged page is in the context at all, counting a page named as
+a copy of a passage given (`budget.repeats`, "Also in:"). It
 prints per set, and over every query together (micro average), one
 Markdown table, then the sets side by side, and the wall times.
 
 Usage:
   scripts/bench-budget.py [--bin PATH] [--model-dir DIR] [--sets a,b,..]
                           [--work DIR] [--reuse-store] [--limit N] [--json OUT]
+                          [--answers 'k=5,budget 1k,..']
 
 --bin defaults to ${CARGO_TARGET_DIR:-~/.cache/docshelf/target}/debug/docshelf.
 Corpora: git-docs from ../shared/data/eval/git-docs, the others from
@@ -58,6 +64,8 @@ from eval_store import (HELD_OUT, add_arguments, build_store, is_judged,  # noqa
 ANSWERS = [("k=5", {"k": 5}), ("k=10", {"k": 10}),
            ("budget 1k", {"max_tokens": 1000}), ("budget 2k", {"max_tokens": 2000}),
            ("budget 4k", {"max_tokens": 4000}), ("budget 8k", {"max_tokens": 8000})]
+# Smaller answers, for a comparison at equal tokens (--answers picks them).
+MORE_ANSWERS = [("k=1", {"k": 1}), ("k=2", {"k": 2}), ("k=3", {"k": 3})]
 CHILD_FLAG = "DOCSHELF_BENCH_BUDGET_VENV"
 
 
@@ -149,7 +157,18 @@ def measure(base, mcp, count, name, query, judged, extra):
         row["context_tokens"] = count(rest.get("context") or "")
         row["server_tokens"] = rest["budget"]["tokens"]
         row["left_out"] = rest["budget"]["left_out"]
-        row["repeats"] = len(rest["budget"].get("repeats") or [])
+        repeats = [r["file_path"] for r in rest["budget"].get("repeats") or []]
+        row["repeats"] = len(repeats)
+        # The judged page named as a copy of a passage given ("Also in:"):
+        # its text is in the context, under another page's source.
+        row["hit_named"] = row["hit"] or hit(repeats, judged)
+        whole = set(rest["budget"].get("sections") or [])
+        row["sections"] = len(whole)
+        # The judged page's passage holds its whole section (the section,
+        # or a best chunk that holds it): "the relevant section in context"
+        # as far as page-level judgements can tell.
+        row["section_hit"] = any(is_judged(path, judged) and at in whole
+                                 for at, path in enumerate(rest_files))
 
     result = mcp.call("tools/call", {"name": "search_docs", "arguments": args})
     if result.get("isError"):
@@ -196,20 +215,27 @@ def summary(rows):
             s["over_budget"] = sum(r["context_tokens"] > cap or r["server_tokens"] > cap for r in rs)
             s["count_differs"] = sum(r["context_tokens"] != r["server_tokens"] for r in rs)
             s["max_context"] = max((r["context_tokens"] for r in rs), default=0)
+            s["sections"] = mean([r["sections"] for r in rs])
+            s["hit_named"] = mean([r["hit_named"] for r in rs])
+            s["section_hits"] = mean([r["section_hit"] for r in rs])
         out[label] = s
     return out
 
 
 def table(summ):
     lines = ["| answer | hit rate | results | tokens, REST body | tokens, MCP text | tokens, MCP text+structured "
-             "| tokens, context | hits per 1k MCP tokens (text+structured) | hits per 1k MCP text tokens |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| tokens, context | hits per 1k MCP tokens (text+structured) | hits per 1k MCP text tokens "
+             "| whole sections | judged page as a whole section | hit, or named as a copy |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for label, _ in ANSWERS:
         s = summ[label]
         ctx = f"{s['context']:,.0f}" if "context" in s else "–"
+        sections = f"{s['sections']:.1f}" if "sections" in s else "–"
+        section_hits = f"{s['section_hits']:.3f}" if "section_hits" in s else "–"
+        named = f"{s['hit_named']:.3f}" if "hit_named" in s else "–"
         lines.append(f"| {label} | {s['hit_rate']:.3f} | {s['results']:.1f} | {s['rest']:,.0f} "
                      f"| {s['mcp_text']:,.0f} | {s['mcp_total']:,.0f} | {ctx} "
-                     f"| {s['hits_per_1k']:.3f} | {s['hits_per_1k_text']:.3f} |")
+                     f"| {s['hits_per_1k']:.3f} | {s['hits_per_1k_text']:.3f} | {sections} | {section_hits} | {named} |")
     return "\n".join(lines)
 
 
@@ -230,7 +256,16 @@ def main():
     add_arguments(p)
     p.add_argument("--limit", type=int, default=0, help="queries per set, 0 for all")
     p.add_argument("--json", help="write every answer's numbers here")
+    p.add_argument("--answers", help="comma-separated answer kinds to run (default: k=5, k=10 and the four "
+                                     "budgets), e.g. 'k=1,k=2,budget 1k'; k=1, k=2 and k=3 only when named")
     args = p.parse_args()
+    if args.answers:
+        wanted = [a.strip() for a in args.answers.split(",")]
+        known = MORE_ANSWERS + ANSWERS
+        unknown = set(wanted) - {label for label, _ in known}
+        if unknown:
+            raise SystemExit(f"--answers: unknown {sorted(unknown)}; kinds: {[label for label, _ in known]}")
+        ANSWERS[:] = [(label, extra) for label, extra in known if label in wanted]
 
     started = time.monotonic()
     count = encoder()
@@ -287,7 +322,10 @@ def main():
                      f"tiktoken count != server's budget.tokens {s['count_differs']}, "
                      f"largest context {s['max_context']:,} tokens")
         print(line)
+    labels = {label for label, _ in ANSWERS}
     for small, big in (("budget 8k", "k=10"), ("budget 4k", "k=10"), ("budget 8k", "k=5"), ("budget 1k", "k=5")):
+        if not {small, big} <= labels:
+            continue
         lost = sum(r[big]["hit"] and not r[small]["hit"] for r in records)
         won = sum(r[small]["hit"] and not r[big]["hit"] for r in records)
         print(f"- {small} vs {big}: judged page found by {big} only in {lost} queries, by {small} only in {won}")

@@ -55,6 +55,11 @@ Usage:
   scripts/bench-intents.py [--bin PATH] [--model-dir DIR] [--sets a,b,..]
                            [--work DIR] [--reuse-store] [--labels OUT]
                            [--results OUT] [--classify-only]
+                           [--labels-from eval/intents.jsonl]
+
+With --labels-from, each query's intent is its hand label (eval/intents.md:
+made from the query text alone, without any system output) instead of the
+rules of step 1.
 
 Standard library only (bench-budget's tiktoken is not needed here).
 """
@@ -247,6 +252,9 @@ def main():
                    help="how-to also when the first word is one of MORE_VERBS (delete, send, find, ..)")
     p.add_argument("--narrow-comparison", action="store_true",
                    help='comparison without "instead of" / "rather than" (COMPARISON_NARROW)')
+    p.add_argument("--labels-from", metavar="FILE",
+                   help="take each query's intent from hand labels (JSON lines of set, id, intent; "
+                        "eval/intents.jsonl) instead of the rules")
     p.add_argument("--from-results", metavar="FILE",
                    help="take every query's scores from a --results file of an earlier run (no store, "
                         "no server; only the labels are made anew)")
@@ -258,10 +266,18 @@ def main():
 
     # 1. labels
     verb_rx = howto_verb(args.more_verbs)
+    hand = {}
+    if args.labels_from:
+        with open(args.labels_from) as f:
+            hand = {(o["set"], o["id"]): o["intent"] for o in map(json.loads, filter(str.strip, f))}
     rows = []
     for n in names:
         for qid, text, judged in read_set(dirs[n]):
-            intent, why = classify(text, verb_rx, COMPARISON_NARROW if args.narrow_comparison else COMPARISON)
+            if hand:
+                intent, why = hand[(n, qid)], "hand label"
+            else:
+                intent, why = classify(text, verb_rx,
+                                       COMPARISON_NARROW if args.narrow_comparison else COMPARISON)
             rows.append({"set": n, "id": qid, "query": text, "intent": intent, "rule": why,
                          "judged": sorted(judged)})
     labels = args.labels or (os.path.join(args.work, "labels.jsonl") if args.work else "intent-labels.jsonl")

@@ -48,8 +48,9 @@ def set_dir(name, args):
     return path
 
 
-def read_set(path):
-    """(query id, text, judged files) for every judged query."""
+def read_graded(path):
+    """(query id, text, {judged file: relevance}) for every judged query of
+    the set in folder `path` (queries.jsonl, qrels.jsonl)."""
     with open(os.path.join(path, "queries.jsonl")) as f:
         queries = [json.loads(line) for line in f if line.strip()]
     judged = {}
@@ -58,8 +59,13 @@ def read_set(path):
             if line.strip():
                 q = json.loads(line)
                 if q.get("relevance", 1) > 0:
-                    judged.setdefault(q["query_id"], set()).add(q["file"])
+                    judged.setdefault(q["query_id"], {})[q["file"]] = q.get("relevance", 1)
     return [(q["id"], q["text"], judged[q["id"]]) for q in queries if q["id"] in judged]
+
+
+def read_set(path):
+    """(query id, text, judged files) for every judged query."""
+    return [(qid, text, set(files)) for qid, text, files in read_graded(path)]
 
 
 def is_judged(path, judged):

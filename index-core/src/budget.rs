@@ -5,13 +5,15 @@
 //!
 //! A search with `max_tokens` turns its hits into *passages* in compact
 //! Markdown (where the text is from, then the text, no markup for people)
-//! and fills the answer best first until the budget is met. A passage is a
-//! result's best chunk as stored; the chunker never splits a code block, so
-//! code comes whole or not at all. A passage that does not fit is left out
-//! and a smaller one after it may still fit.
+//! and fills the answer best first until the budget is met. A passage is
+//! the whole section a result's best chunk sits in where that takes at most
+//! half of the budget left, else the chunk as stored; the chunker never splits a code block, so code
+//! comes whole or not at all. A passage that does not fit is left out and
+//! a smaller one after it may still fit.
 //!
-//! No text twice: the same passage met again (two versions, two paths, two
-//! libraries) is given once, and the others are named in
+//! No text twice: the same passage met again, word for word or nearly (two
+//! versions, two paths, two libraries), is given once, and the others are
+//! named in
 //! [`Budget::repeats`]. Of the copies, the latest version's is kept (in the
 //! place of the best-ranked copy), so an unfiltered search answers from the
 //! newest release.
@@ -42,6 +44,11 @@ pub struct Budget {
     pub tokens: usize,
     /// Passages given (the results kept, in order).
     pub passages: usize,
+    /// The passages (0-based, in `results`) that hold their whole section:
+    /// the section itself where it fits, or a best chunk that holds it. The
+    /// others are a best chunk, part of a section too long for the budget.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sections: Vec<usize>,
     /// Results left out because their passage did not fit.
     pub left_out: usize,
     /// Results whose text another passage already gives.

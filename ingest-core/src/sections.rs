@@ -15,6 +15,38 @@ pub struct Section {
     pub end: usize,
 }
 
+/// Every section of the Markdown `text`, in document order, each from its
+/// heading to the next heading of its level or above, subsections
+/// included; text before the first heading is a section with an empty
+/// heading path, when there is any.
+pub fn all(text: &str) -> Vec<Section> {
+    let found = headings(text);
+    let mut sections = Vec::with_capacity(found.len() + 1);
+    let first = found.first().map_or(text.len(), |(start, _, _)| *start);
+    if !text[..first].trim().is_empty() {
+        sections.push(Section {
+            heading_path: String::new(),
+            start: 0,
+            end: first,
+        });
+    }
+    let mut path: Vec<(usize, &str)> = Vec::new();
+    for (i, (start, level, title)) in found.iter().enumerate() {
+        path.retain(|(l, _)| l < level);
+        path.push((*level, title));
+        let end = found[i + 1..]
+            .iter()
+            .find(|(_, l, _)| l <= level)
+            .map_or(text.len(), |(s, _, _)| *s);
+        sections.push(Section {
+            heading_path: path.iter().map(|(_, t)| *t).collect::<Vec<_>>().join(" > "),
+            start: *start,
+            end,
+        });
+    }
+    sections
+}
+
 /// Finds the section `wanted` names in the Markdown `text`: its whole
 /// heading path, or the path's last parts (`Install`, `Guide > Install`),
 /// compared without case and spacing around `>`. The first in document
@@ -24,47 +56,18 @@ pub fn find(text: &str, wanted: &str) -> Option<Section> {
     if wanted.is_empty() {
         return None;
     }
-    let found = headings(text);
-    let mut path: Vec<(usize, String)> = Vec::new();
-    for (i, (start, level, title)) in found.iter().enumerate() {
-        path.retain(|(l, _)| l < level);
-        path.push((*level, title.clone()));
-        let full: Vec<String> = path.iter().map(|(_, t)| normal(t)).collect();
-        if !full.ends_with(&wanted) {
-            continue;
-        }
-        let end = found[i + 1..]
-            .iter()
-            .find(|(_, l, _)| l <= level)
-            .map_or(text.len(), |(s, _, _)| *s);
-        let heading_path = path
-            .iter()
-            .map(|(_, t)| t.as_str())
-            .collect::<Vec<_>>()
-            .join(" > ");
-        return Some(Section {
-            heading_path,
-            start: *start,
-            end,
-        });
-    }
-    None
+    all(text)
+        .into_iter()
+        .find(|section| parts(&section.heading_path).ends_with(&wanted))
 }
 
 /// Every heading path of the document, in order: what a section may be
 /// asked for by.
 pub fn outline(text: &str) -> Vec<String> {
-    let mut path: Vec<(usize, String)> = Vec::new();
-    headings(text)
+    all(text)
         .into_iter()
-        .map(|(_, level, title)| {
-            path.retain(|(l, _)| *l < level);
-            path.push((level, title));
-            path.iter()
-                .map(|(_, t)| t.as_str())
-                .collect::<Vec<_>>()
-                .join(" > ")
-        })
+        .filter(|s| !s.heading_path.is_empty())
+        .map(|s| s.heading_path)
         .collect()
 }
 
@@ -112,6 +115,17 @@ mod tests {
         assert_eq!(find(DOC, "Use").map(|s| s.end), Some(DOC.len()));
         assert_eq!(find(DOC, "Missing"), None);
         assert_eq!(find(DOC, " > "), None);
+    }
+
+    #[test]
+    fn every_section_in_order_with_the_text_before_the_first_heading() {
+        let text = format!("Preface.\n\n{DOC}");
+        let sections = all(&text);
+        assert_eq!(sections[0].heading_path, "");
+        assert_eq!(&text[sections[0].start..sections[0].end], "Preface.\n\n");
+        assert_eq!(sections[1].end, text.len());
+        assert_eq!(sections.len(), 5);
+        assert_eq!(all(DOC).len(), 4);
     }
 
     #[test]

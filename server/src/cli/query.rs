@@ -119,8 +119,9 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<Outcome> {
         }
         write!(out, "{context}")?;
         eprintln!(
-            "{} passages, {} of {} tokens ({}); {} left out, {} repeated",
+            "{} passages ({} whole sections), {} of {} tokens ({}); {} left out, {} repeated",
             budget.passages,
+            budget.sections.len(),
             budget.tokens,
             budget.max_tokens,
             budget.tokenizer,

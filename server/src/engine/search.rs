@@ -152,7 +152,9 @@ impl Engine {
             None => (outcome.hits, None, None),
             Some(max) => {
                 let count = tokens::counter().map_err(|e| EngineError::NoModel(e.to_owned()))?;
-                let filled = budget::fill(outcome.hits, max, tokens::TOKENIZER, count);
+                let sections = budget::sections::read(&self.store, &outcome.hits).await?;
+                let hits = outcome.hits.into_iter().zip(sections).collect();
+                let filled = budget::fill(hits, max, tokens::TOKENIZER, count);
                 (filled.results, Some(filled.context), Some(filled.budget))
             }
         };

@@ -24,6 +24,26 @@ impl Store {
         .await
     }
 
+    /// The chunks of several documents (library, version, path) in one
+    /// query, in no particular order: what a budgeted answer reads its
+    /// passages' whole sections from.
+    pub async fn documents_chunks(
+        &self,
+        documents: &[(&str, &str, &str)],
+    ) -> Result<Vec<StoredChunk>, StoreError> {
+        if documents.is_empty() {
+            return Ok(Vec::new());
+        }
+        let filter = documents
+            .iter()
+            .map(|(library, version, path)| {
+                format!("({})", filter::document(library, version, path))
+            })
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        chunks_where(&self.chunks, filter, schema::STORED_COLUMNS).await
+    }
+
     /// The vectors already stored for the page `file_path` of `library`,
     /// in any of its versions, keyed by the text each was embedded from
     /// ([`ingest_core::context::embedding_input`] of its context and text):

@@ -203,3 +203,117 @@ async fn the_cli_prints_the_budgeted_context() {
     assert!(tiktoken(&printed) <= 300);
     assert!(stderr.contains("tokens (o200k_base)"), "{stderr}");
 }
+
+/// A section of several chunks: three paragraphs and a code block under
+/// one heading, then a sibling section.
+fn proxy_guide() -> String {
+    let para = |topic: &str| {
+        format!(
+            "The {topic} setting is read when the client starts. It applies to every request the \
+             client makes afterwards, and a value given on the command line wins over the one in \
+             the file. Leave it unset to connect directly. Administrators usually keep it in the \
+             shared configuration so that every machine behaves alike, and users override it \
+             only while they travel.\n\n"
+        )
+    };
+    format!(
+        "# Network\n\nHow the client reaches the network.\n\n## Configure a proxy\n\n{}{}\
+         ```sh\nclient config set proxy http://proxy.example:3128\n```\n\n{}\
+         ## Timeouts\n\nRequests give up after thirty seconds of silence from the far end.\n",
+        para("proxy"),
+        para("no-proxy exception list (zebrafish quokka)"),
+        para("proxy authentication")
+    )
+}
+
+/// A paragraph two pages share, the second copy edited by a word and
+/// followed by a footer: near copies.
+const SHARED: &str = "Release tokens are scoped to one package and expire after thirty days. \
+    Create one from the account page, give it the publish permission only, and store it in the \
+    continuous integration secrets rather than in the repository. Rotate it when a maintainer \
+    leaves the project, and revoke any token that was printed to a build log by mistake, since \
+    logs are kept for months and readable by every collaborator of the project.";
+
+/// Whole sections where the budget allows (the best chunk where it does
+/// not), and near copies of a passage given once, with real chunking and
+/// the real model and store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn passages_are_whole_sections_and_near_copies_are_given_once() {
+    let dir = tempfile::tempdir().expect("dir");
+    let engine = common::engine(dir.path()).await;
+    let edited = SHARED.replace("thirty days", "thirty-one days");
+    let uploads = vec![
+        common::upload("network.md", proxy_guide()),
+        common::upload("tokens.md", format!("# Tokens\n\n{SHARED}\n")),
+        common::upload(
+            "print/tokens.md",
+            format!("# Tokens\n\n{edited}\n\nPrinted from the documentation site.\n"),
+        ),
+    ];
+    common::ingest(&engine, "cli", "1.0", uploads).await;
+    let base = common::serve_engine(engine, &common::router_config(dir.path(), 1 << 20)).await;
+    let base = base.as_str();
+    let search = |query: &str, max: usize| {
+        let body = json!({"query": query, "library": "cli", "max_tokens": max});
+        async move {
+            let (status, answer) = post_json(base, "/api/search", body).await;
+            assert_eq!(status, StatusCode::OK, "{answer}");
+            answer
+        }
+    };
+
+    let query = "zebrafish quokka exception list for the proxy";
+    let roomy = search(query, 2_000).await;
+    let context = roomy["context"].as_str().expect("context");
+    let first = &roomy["results"][0];
+    assert_eq!(first["file_path"], "network.md", "{roomy}");
+    // The whole section: its heading, all three paragraphs and the code,
+    // and nothing of the next section.
+    for part in [
+        "## Configure a proxy",
+        "The proxy setting is read",
+        "zebrafish quokka",
+        "client config set proxy",
+        "The proxy authentication setting",
+    ] {
+        assert!(context.contains(part), "{part}: {context}");
+    }
+    assert!(!context.contains("thirty seconds of silence"), "{context}");
+    assert_eq!(roomy["budget"]["sections"][0], 0, "{roomy}");
+    assert!(tiktoken(context) <= 2_000);
+
+    // Too small for the section: its best chunk.
+    let tight = search(query, 150).await;
+    let context = tight["context"].as_str().expect("context");
+    assert!(context.contains("zebrafish quokka"), "{tight}");
+    assert!(
+        !context.contains("The proxy authentication setting"),
+        "{tight}"
+    );
+    let sections = tight["budget"]["sections"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(!sections.contains(&json!(0)), "{tight}");
+    assert!(tiktoken(context) <= 150);
+
+    // The shared paragraph: once, the other page named beside it.
+    let tokens = search("how long do release tokens last before they expire", 2_000).await;
+    let paths: Vec<&str> = tokens["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|h| h["file_path"].as_str())
+        .collect();
+    let copies = paths.iter().filter(|p| p.ends_with("tokens.md")).count();
+    assert_eq!(copies, 1, "{tokens}");
+    let context = tokens["context"].as_str().expect("context");
+    assert_eq!(
+        context.matches("Rotate it when a maintainer").count(),
+        1,
+        "{context}"
+    );
+    assert!(context.contains("Also in: cli 1.0 · "), "{context}");
+    let repeats = tokens["budget"]["repeats"].as_array().expect("repeats");
+    assert_eq!(repeats.len(), 1, "{tokens}");
+}

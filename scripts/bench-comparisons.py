@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Comparison questions ("X vs Y", "should I use X or Y for …"): how well
+search ranks the pages that answer them, on the hand-judged set
+eval/comparisons (84 questions over the six eval corpora, graded
+relevance 2/1; git-docs and npm-docs tune, the other four are held out).
+
+The store is made as scripts/bench-budget.py makes it (eval_store: one
+library per set, version 1, ingested fresh unless --reuse-store). Each
+question is searched over REST filtered to its set's library (hybrid,
+k=10, defaults) and scored as `docshelf eval` scores: the results'
+file_path list, duplicates dropped; nDCG@5 and nDCG@10 with gain 2^rel - 1;
+Recall@10 (share of the judged pages in the first 10); "both" the share of
+questions whose every judged page is in the first 5.
+
+With --env NAME=VALUE (repeatable) a second server is started on the same
+store with that environment and scored beside the first, in the same run.
+
+Usage:
+  scripts/bench-comparisons.py [--bin PATH] [--model-dir DIR] [--sets a,b,..]
+                               [--work DIR] [--reuse-store] [--env NAME=VALUE]
+Standard library only.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import docshelf_proc  # noqa: E402
+from eval_store import (HELD_OUT, add_arguments, build_store, is_judged, post,  # noqa: E402
+                        read_graded, set_dir)
+
+COMPARISONS = os.path.join(REPO, "eval", "comparisons")
+
+
+def relevance(path, judged):
+    return max((rel for file, rel in judged.items() if is_judged(path, {file})), default=0)
+
+
+def ndcg(paths, judged, k):
+    def gain(rel):
+        return 2 ** rel - 1
+    dcg = sum(gain(relevance(p, judged)) / math.log2(i + 2) for i, p in enumerate(paths[:k]))
+    ideal = sorted(judged.values(), reverse=True)[:k]
+    idcg = sum(gain(r) / math.log2(i + 2) for i, r in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def score(base, name, questions):
+    rows = []
+    for qid, text, judged in questions:
+        body, _ = post(base + "/api/search", {"query": text, "library": name, "k": 10})
+        paths = []
+        for r in json.loads(body)["results"]:
+            if r["file_path"] not in paths:
+                paths.append(r["file_path"])
+        found = [f for f in judged if any(is_judged(p, {f}) for p in paths[:10])]
+        top5 = [f for f in judged if any(is_judged(p, {f}) for p in paths[:5])]
+        rows.append({"id": qid, "ndcg5": ndcg(paths, judged, 5), "ndcg10": ndcg(paths, judged, 10),
+                     "recall10": len(found) / len(judged), "both5": len(top5) == len(judged),
+                     "paths": paths[:5]})
+    return rows
+
+
+def mean(xs):
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_arguments(p)
+    p.add_argument("--env", action="append", default=[], help="NAME=VALUE for a second server")
+    p.add_argument("--per-query", action="store_true", help="print each question's top 5")
+    args = p.parse_args()
+    names = [s for s in args.sets.split(",") if s]
+    dirs = {n: set_dir(n, args) for n in names}
+    binary, model, _, store, _ = build_store(args, names, dirs, "bench-comparisons-")
+
+    runs = [("as built", {})]
+    if args.env:
+        runs.append((" ".join(args.env), dict(e.split("=", 1) for e in args.env)))
+    results = {}
+    for label, env in runs:
+        saved = dict(os.environ)
+        os.environ.update(env)
+        try:
+            server, base = docshelf_proc.start(binary, store, model)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        try:
+            docshelf_proc.wait_in_memory(base)
+            results[label] = {n: score(base, n, read_graded(os.path.join(COMPARISONS, n))) for n in names}
+        finally:
+            docshelf_proc.stop(server)
+
+    for metric, title in (("ndcg5", "nDCG@5"), ("ndcg10", "nDCG@10"), ("recall10", "Recall@10"),
+                          ("both5", "every judged page in the first 5")):
+        print(f"\n| {title} | " + " | ".join(n + ("*" if n in HELD_OUT else "") for n in names)
+              + " | tuning | held-out |")
+        print("| --- |" + " ---: |" * (len(names) + 2))
+        for label, _ in runs:
+            per = results[label]
+            cells = [f"{mean([r[metric] for r in per[n]]):.3f}" for n in names]
+            tune = [r[metric] for n in names if n not in HELD_OUT for r in per[n]]
+            held = [r[metric] for n in names if n in HELD_OUT for r in per[n]]
+            print(f"| {label} | " + " | ".join(cells) + f" | {mean(tune):.3f} | {mean(held):.3f} |")
+    if args.per_query:
+        for label, _ in runs:
+            print(f"\n### {label}")
+            for n in names:
+                for r in results[label][n]:
+                    print(f"- {n} {r['id']} nDCG@5 {r['ndcg5']:.2f}: {', '.join(r['paths'])}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+//! The whole section a hit sits in: its heading and everything under it,
+//! subsections included, up to the next heading of its level or above.
+//!
+//! Why: a chunk is cut at a size, not where the author's thought ends; an
+//! agent given the best chunk of "Configure a proxy" may get the first
+//! half of the steps. Where the budget allows, it gets the section whole.
+//!
+//! A section is found in the document as its chunks reassemble it, by the
+//! hit's heading path (where its chunk starts). Chunks are cut at a size,
+//! so a chunk may start before its section's heading (its overlap) or run
+//! on into the next section: the passage is the section and the chunk
+//! together, so nothing the ranking matched is lost. The chunker never
+//! splits a code block, and sections end at headings, so code comes whole.
+
+use std::collections::HashMap;
+use std::ops::RangeInclusive;
+
+use index_core::document::reassemble;
+use index_core::search::SearchHit;
+use ingest_core::sections;
+
+use crate::store::{Store, StoreError, StoredChunk};
+
+/// How far a hit's section reaches beyond its chunk.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Section {
+    /// Not known: the document or the section was not found.
+    #[default]
+    Unknown,
+    /// The chunk holds its whole section.
+    Chunk,
+    /// The section spans these chunks of the document; its text, from its
+    /// heading on, overlaps removed.
+    Chunks {
+        range: RangeInclusive<u32>,
+        text: String,
+    },
+}
+
+impl Section {
+    /// The chunks it covers, given the hit's own chunk.
+    pub fn covers(&self, chunk_index: u32) -> RangeInclusive<u32> {
+        match self {
+            Self::Unknown | Self::Chunk => chunk_index..=chunk_index,
+            Self::Chunks { range, .. } => range.clone(),
+        }
+    }
+}
+
+/// Per hit, in order, the section its chunk sits in: one read of the store
+/// for every document the hits come from.
+pub async fn read(store: &Store, hits: &[SearchHit]) -> Result<Vec<Section>, StoreError> {
+    let mut documents: Vec<(&str, &str, &str)> = hits.iter().map(document_of).collect();
+    documents.sort_unstable();
+    documents.dedup();
+    let chunks = store.documents_chunks(&documents).await?;
+    let mut by_document: HashMap<(&str, &str, &str), Vec<&StoredChunk>> = HashMap::new();
+    for chunk in &chunks {
+        by_document
+            .entry((&chunk.library, &chunk.version, &chunk.file_path))
+            .or_default()
+            .push(chunk);
+    }
+    for chunks in by_document.values_mut() {
+        chunks.sort_unstable_by_key(|c| c.chunk_index);
+    }
+    Ok(hits
+        .iter()
+        .map(|hit| {
+            by_document
+                .get(&document_of(hit))
+                .map_or(Section::Unknown, |chunks| {
+                    around(chunks, hit.chunk_index, &hit.heading_path)
+                })
+        })
+        .collect())
+}
+
+fn document_of(hit: &SearchHit) -> (&str, &str, &str) {
+    (&hit.library, &hit.version, &hit.file_path)
+}
+
+/// The section around chunk `at` of a document's chunks (sorted by index)
+/// named `heading_path`, joined with the chunk's own text.
+fn around(chunks: &[&StoredChunk], at: u32, heading_path: &str) -> Section {
+    let document = reassemble(chunks.iter().map(|c| c.piece()).collect());
+    let Some(span) = document.spans.iter().find(|s| s.chunk_index == at) else {
+        return Section::Unknown;
+    };
+    let Some(section) = sections::all(&document.text)
+        .into_iter()
+        .find(|s| s.heading_path == heading_path && s.start < span.end && span.start < s.end)
+    else {
+        return Section::Unknown;
+    };
+    let (start, end) = (section.start.min(span.start), section.end.max(span.end));
+    if (start, end) == (span.start, span.end) {
+        return Section::Chunk;
+    }
+    let covered = document
+        .spans
+        .iter()
+        .filter(|s| s.start < end && start < s.end)
+        .map(|s| s.chunk_index);
+    let (first, last) = (covered.clone().min(), covered.max());
+    Section::Chunks {
+        range: first.unwrap_or(at)..=last.unwrap_or(at),
+        text: document.text[start..end].to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(index: u32, heading_path: &str, start: u32, text: &str) -> StoredChunk {
+        StoredChunk {
+            chunk_id: format!("c{index}"),
+            library: "lib".into(),
+            version: "1".into(),
+            file_path: "guide.md".into(),
+            title: None,
+            chunk_index: index,
+            doc_chunks: 6,
+            heading_path: heading_path.into(),
+            context: String::new(),
+            page: None,
+            span_start: start,
+            span_end: start + text.len() as u32,
+            text: text.into(),
+            created_at_micros: 0,
+        }
+    }
+
+    /// A document's chunks as the chunker cuts them.
+    fn chunked(text: &str, target: usize) -> Vec<StoredChunk> {
+        let config = ingest_core::chunk::ChunkConfig {
+            target,
+            overlap: 20,
+            hard_max: 1_000,
+        };
+        ingest_core::chunk::chunk_text(text, &config)
+            .into_iter()
+            .map(|c| {
+                chunk(
+                    c.index as u32,
+                    &c.heading_path_display(),
+                    c.start as u32,
+                    &c.text,
+                )
+            })
+            .collect()
+    }
+
+    const GUIDE: &str = "# Guide\n\nIntro words here.\n\n## Install\n\nStep one of several. Then step two follows it.\n\n```sh\nmake install\n```\n\nStep three ends it.\n\n### Linux\n\nUse apt on Debian.\n\n## Use\n\nCall it when ready.\n";
+
+    #[test]
+    fn a_passage_is_the_whole_section_its_chunk_starts_in() {
+        let chunks = chunked(GUIDE, 60);
+        let chunks: Vec<&StoredChunk> = chunks.iter().collect();
+        let (at, path) = chunks
+            .iter()
+            .find(|c| c.text.contains("make install"))
+            .map(|c| (c.chunk_index, c.heading_path.clone()))
+            .expect("the code block's chunk");
+        assert_eq!(path, "Guide > Install");
+        let section = around(&chunks, at, &path);
+        let Section::Chunks { text, range } = &section else {
+            panic!("the section is several chunks: {section:?}");
+        };
+        assert!(text.starts_with("## Install"), "{text}");
+        assert!(text.contains("Use apt on Debian."), "{text}");
+        assert!(!text.contains("Call it when ready."), "{text}");
+        assert!(range.contains(&at) && range.start() < range.end());
+    }
+
+    #[test]
+    fn a_chunk_that_holds_its_section_stays_a_chunk() {
+        let chunks = chunked(GUIDE, 700);
+        let chunks: Vec<&StoredChunk> = chunks.iter().collect();
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(around(&chunks, 0, "Guide"), Section::Chunk);
+        assert_eq!(around(&chunks, 0, "Elsewhere"), Section::Unknown);
+        assert_eq!(around(&chunks, 7, "Guide"), Section::Unknown);
+    }
+}
