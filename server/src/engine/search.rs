@@ -152,7 +152,7 @@ impl Engine {
             None => (outcome.hits, None, None),
             Some(max) => {
                 let count = tokens::counter().map_err(|e| EngineError::NoModel(e.to_owned()))?;
-                let sections = budget::sections::read(&self.store, &outcome.hits).await?;
+                let sections = budget::sections::read(&self.store, &outcome.hits, max).await?;
                 let hits = outcome.hits.into_iter().zip(sections).collect();
                 let filled = budget::fill(hits, max, tokens::TOKENIZER, count);
                 (filled.results, Some(filled.context), Some(filled.budget))

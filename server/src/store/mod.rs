@@ -71,6 +71,7 @@ use tokio::sync::RwLock;
 pub use catalog::Target;
 pub use failure::StorageFailure;
 pub use location::local_dir;
+pub use read::DocumentRange;
 pub use remote::S3Config;
 pub use retrieve::Retrieved;
 pub use schema::{ChunkRow, DocumentChunks, StoredChunk};

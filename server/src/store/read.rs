@@ -8,6 +8,15 @@ use lancedb::Table;
 
 use super::{filter, schema, string_column, Store, StoreError, StoredChunk};
 
+/// A document and a range of its chunks, to read.
+#[derive(Debug, Clone)]
+pub struct DocumentRange<'a> {
+    pub library: &'a str,
+    pub version: &'a str,
+    pub file_path: &'a str,
+    pub chunks: std::ops::RangeInclusive<u32>,
+}
+
 impl Store {
     /// The chunks of one document, in order.
     pub async fn document(
@@ -24,20 +33,29 @@ impl Store {
         .await
     }
 
-    /// The chunks of several documents (library, version, path) in one
-    /// query, in no particular order: what a budgeted answer reads its
-    /// passages' whole sections from.
+    /// Chunks of several documents, each within its range of chunk
+    /// indexes, in no particular order: what a budgeted answer reads its
+    /// passages' whole sections from. From the in-memory copy while it is
+    /// current, else in one query.
     pub async fn documents_chunks(
         &self,
-        documents: &[(&str, &str, &str)],
+        documents: &[DocumentRange<'_>],
     ) -> Result<Vec<StoredChunk>, StoreError> {
         if documents.is_empty() {
             return Ok(Vec::new());
         }
+        if let Some(copy) = self.resident.current(&self.chunks).await? {
+            return Ok(copy.documents_chunks(documents));
+        }
         let filter = documents
             .iter()
-            .map(|(library, version, path)| {
-                format!("({})", filter::document(library, version, path))
+            .map(|d| {
+                format!(
+                    "({} AND chunk_index >= {} AND chunk_index <= {})",
+                    filter::document(d.library, d.version, d.file_path),
+                    d.chunks.start(),
+                    d.chunks.end()
+                )
             })
             .collect::<Vec<_>>()
             .join(" OR ");

@@ -386,6 +386,11 @@ impl ChunkColumns {
         self.path.value(row)
     }
 
+    /// Row `row`'s place in its document.
+    pub fn chunk_index(&self, row: usize) -> u32 {
+        self.index.value(row)
+    }
+
     /// Row `row`'s context ("" in a v1 table, which has none).
     pub fn context(&self, row: usize) -> &str {
         self.context.as_ref().map_or("", |c| c.value(row))

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use docshelf_server::store::filter::Scope;
-use docshelf_server::store::{ChunkRow, DocumentChunks, Retrieved, Store, Target};
+use docshelf_server::store::{ChunkRow, DocumentChunks, DocumentRange, Retrieved, Store, Target};
 use ingest_core::chunk::Chunk;
 
 use crate::common;
@@ -323,6 +323,38 @@ async fn answers_from_memory_are_the_disk_s_answers() {
     assert!(hits
         .iter()
         .all(|h| h.chunk.library == "alpha" && h.chunk.file_path.starts_with("api/")));
+
+    // The chunks a budget reads sections from: the same from memory as
+    // from disk, each document within its range.
+    let wanted = [
+        DocumentRange {
+            library: "alpha",
+            version: "1",
+            file_path: "guide/page-2.md",
+            chunks: 3..=7,
+        },
+        DocumentRange {
+            library: "beta",
+            version: "1",
+            file_path: "api/page-1.md",
+            chunks: 0..=100,
+        },
+        DocumentRange {
+            library: "beta",
+            version: "2",
+            file_path: "api/page-1.md",
+            chunks: 0..=100,
+        },
+    ];
+    let sorted = |mut chunks: Vec<docshelf_server::store::StoredChunk>| {
+        chunks.sort_by(|a, b| a.chunk_id.cmp(&b.chunk_id));
+        chunks.into_iter().map(|c| c.chunk_id).collect::<Vec<_>>()
+    };
+    let memory = sorted(store.documents_chunks(&wanted).await.expect("memory"));
+    let on_disk = sorted(disk.documents_chunks(&wanted).await.expect("disk"));
+    assert_eq!(memory.len(), 5 + 12, "{memory:?}");
+    assert_eq!(memory, on_disk);
+    assert!(memory.contains(&"alpha-2-3".to_owned()) && !memory.contains(&"alpha-2-8".to_owned()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

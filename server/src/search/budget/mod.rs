@@ -50,6 +50,11 @@ pub fn passage(hit: &SearchHit, text: &str, copies: &Copies) -> String {
     )
 }
 
+/// A section longer than this many bytes per token it may take is taken
+/// not to fit, uncounted. o200k_base averages about 4 bytes a token on
+/// English prose and fewer on code, so a section this long would not fit.
+const MOST_BYTES_PER_TOKEN: usize = 10;
+
 /// The hit's own text: the expanded text when the search merged
 /// neighbours in, else its chunk.
 pub fn chunk_text(hit: &SearchHit) -> &str {
@@ -100,12 +105,17 @@ pub fn fill(
         }
         // The whole section, when it takes at most half of what is left:
         // the passages after it keep room (measured: see the module docs).
+        // One far longer in bytes is not counted (a long page's one
+        // section would cost more to count than the search).
+        let allowed = (max_tokens - used) / 2;
         let whole = match &section {
-            Section::Chunks { text, .. } => Some(passage(&hit, text, &copies)),
+            Section::Chunks { text, .. } if text.len() <= allowed * MOST_BYTES_PER_TOKEN => {
+                Some(passage(&hit, text, &copies))
+            }
             _ => None,
         }
         .map(|text| (count(&text), text))
-        .filter(|(tokens, _)| *tokens <= (max_tokens - used) / 2);
+        .filter(|(tokens, _)| *tokens <= allowed);
         let (tokens, text, whole) = match whole {
             Some((tokens, text)) => (tokens, text, true),
             None => {

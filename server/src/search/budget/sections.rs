@@ -19,7 +19,7 @@ use index_core::document::reassemble;
 use index_core::search::SearchHit;
 use ingest_core::sections;
 
-use crate::store::{Store, StoreError, StoredChunk};
+use crate::store::{DocumentRange, Store, StoreError, StoredChunk};
 
 /// How far a hit's section reaches beyond its chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -47,12 +47,37 @@ impl Section {
     }
 }
 
-/// Per hit, in order, the section its chunk sits in: one read of the store
-/// for every document the hits come from.
-pub async fn read(store: &Store, hits: &[SearchHit]) -> Result<Vec<Section>, StoreError> {
-    let mut documents: Vec<(&str, &str, &str)> = hits.iter().map(document_of).collect();
-    documents.sort_unstable();
-    documents.dedup();
+/// Per hit, in order, the section its chunk sits in, where that could fit
+/// in `max_tokens`: one read of the store for every document the hits come
+/// from, of the chunks around the hits ([`window`]).
+pub async fn read(
+    store: &Store,
+    hits: &[SearchHit],
+    max_tokens: usize,
+) -> Result<Vec<Section>, StoreError> {
+    let reach = window(max_tokens);
+    let mut ranges: HashMap<(&str, &str, &str), (u32, u32)> = HashMap::new();
+    for hit in hits {
+        let (from, to) = (
+            hit.chunk_index.saturating_sub(reach),
+            hit.chunk_index.saturating_add(reach),
+        );
+        ranges
+            .entry(document_of(hit))
+            .and_modify(|(lo, hi)| (*lo, *hi) = ((*lo).min(from), (*hi).max(to)))
+            .or_insert((from, to));
+    }
+    let documents: Vec<DocumentRange<'_>> = ranges
+        .iter()
+        .map(
+            |(&(library, version, file_path), &(from, to))| DocumentRange {
+                library,
+                version,
+                file_path,
+                chunks: from..=to,
+            },
+        )
+        .collect();
     let chunks = store.documents_chunks(&documents).await?;
     let mut by_document: HashMap<(&str, &str, &str), Vec<&StoredChunk>> = HashMap::new();
     for chunk in &chunks {
@@ -76,6 +101,18 @@ pub async fn read(store: &Store, hits: &[SearchHit]) -> Result<Vec<Section>, Sto
         .collect())
 }
 
+/// Chunks read on each side of a hit: a section that may be given takes at
+/// most half the budget, and a chunk (cut at 700 bytes unless it ends its
+/// document) holds well over [`FEWEST_TOKENS_PER_CHUNK`] tokens, so such a
+/// section lies within this many chunks of its hit. One that reaches past
+/// the chunks read is not taken for whole ([`around`]).
+pub fn window(max_tokens: usize) -> u32 {
+    u32::try_from(max_tokens / 2 / FEWEST_TOKENS_PER_CHUNK + 1).unwrap_or(u32::MAX)
+}
+
+/// See [`window`].
+const FEWEST_TOKENS_PER_CHUNK: usize = 50;
+
 fn document_of(hit: &SearchHit) -> (&str, &str, &str) {
     (&hit.library, &hit.version, &hit.file_path)
 }
@@ -94,6 +131,13 @@ fn around(chunks: &[&StoredChunk], at: u32, heading_path: &str) -> Section {
         return Section::Unknown;
     };
     let (start, end) = (section.start.min(span.start), section.end.max(span.end));
+    // A section that reaches an edge of the chunks read may go on past it.
+    let (first, last) = (chunks[0], chunks[chunks.len() - 1]);
+    let cut_before = start == 0 && first.chunk_index > 0;
+    let cut_after = end == document.text.len() && last.chunk_index + 1 < last.doc_chunks;
+    if cut_before || cut_after {
+        return Section::Unknown;
+    }
     if (start, end) == (span.start, span.end) {
         return Section::Chunk;
     }
@@ -139,15 +183,19 @@ mod tests {
             overlap: 20,
             hard_max: 1_000,
         };
-        ingest_core::chunk::chunk_text(text, &config)
+        let chunks = ingest_core::chunk::chunk_text(text, &config);
+        let count = chunks.len() as u32;
+        chunks
             .into_iter()
             .map(|c| {
-                chunk(
+                let mut stored = chunk(
                     c.index as u32,
                     &c.heading_path_display(),
                     c.start as u32,
                     &c.text,
-                )
+                );
+                stored.doc_chunks = count;
+                stored
             })
             .collect()
     }
@@ -172,6 +220,28 @@ mod tests {
         assert!(text.contains("Use apt on Debian."), "{text}");
         assert!(!text.contains("Call it when ready."), "{text}");
         assert!(range.contains(&at) && range.start() < range.end());
+
+        // Read from the code block's chunk on, the section's start is not
+        // among the chunks: it may not be given for whole.
+        let from_here: Vec<&StoredChunk> = chunks
+            .iter()
+            .copied()
+            .filter(|c| c.chunk_index >= at)
+            .collect();
+        assert!(from_here[0].chunk_index > 0 && !from_here[0].text.contains("## Install"));
+        assert_eq!(around(&from_here, at, &path), Section::Unknown);
+        // Nor when the chunks read stop inside it.
+        let to_here: Vec<&StoredChunk> = chunks
+            .iter()
+            .copied()
+            .filter(|c| c.chunk_index <= at)
+            .collect();
+        if !to_here
+            .last()
+            .is_some_and(|c| c.text.contains("Use apt on Debian."))
+        {
+            assert_eq!(around(&to_here, at, &path), Section::Unknown);
+        }
     }
 
     #[test]
