@@ -124,9 +124,19 @@ fn around(chunks: &[&StoredChunk], at: u32, heading_path: &str) -> Section {
     let Some(span) = document.spans.iter().find(|s| s.chunk_index == at) else {
         return Section::Unknown;
     };
-    let Some(section) = sections::all(&document.text)
+    // Headings above the chunks read are not among them, so a section's
+    // path as read here is the end of its whole path.
+    let named: Vec<sections::Section> = sections::all(&document.text)
         .into_iter()
-        .find(|s| s.heading_path == heading_path && s.start < span.end && span.start < s.end)
+        .filter(|s| path_ends_with(heading_path, &s.heading_path))
+        .filter(|s| s.start < span.end && span.start < s.end)
+        .collect();
+    let holding_start = named
+        .iter()
+        .position(|s| s.start <= span.start && span.start < s.end);
+    let Some(section) = holding_start
+        .or((!named.is_empty()).then_some(0))
+        .map(|i| &named[i])
     else {
         return Section::Unknown;
     };
@@ -151,6 +161,17 @@ fn around(chunks: &[&StoredChunk], at: u32, heading_path: &str) -> Section {
         range: first.unwrap_or(at)..=last.unwrap_or(at),
         text: document.text[start..end].to_owned(),
     }
+}
+
+/// Whether the heading path `full` ends with the path `tail`, part by part
+/// (`Guide > Install` ends with `Install`, not with `stall`); the empty path
+/// (text before the first heading) only with itself.
+fn path_ends_with(full: &str, tail: &str) -> bool {
+    full == tail
+        || (!tail.is_empty()
+            && full
+                .strip_suffix(tail)
+                .is_some_and(|head| head.ends_with(" > ")))
 }
 
 #[cfg(test)]
@@ -200,7 +221,7 @@ mod tests {
             .collect()
     }
 
-    const GUIDE: &str = "# Guide\n\nIntro words here.\n\n## Install\n\nStep one of several. Then step two follows it.\n\n```sh\nmake install\n```\n\nStep three ends it.\n\n### Linux\n\nUse apt on Debian.\n\n## Use\n\nCall it when ready.\n";
+    const GUIDE: &str = "# Guide\n\nIntro words here. A second sentence about the guide.\n\nA third one, to fill a chunk.\n\n## Install\n\nStep one of several. Then step two follows it.\n\n```sh\nmake install\n```\n\nStep three ends it.\n\n### Linux\n\nUse apt on Debian.\n\n## Use\n\nCall it when ready.\n";
 
     #[test]
     fn a_passage_is_the_whole_section_its_chunk_starts_in() {
@@ -230,6 +251,21 @@ mod tests {
             .collect();
         assert!(from_here[0].chunk_index > 0 && !from_here[0].text.contains("## Install"));
         assert_eq!(around(&from_here, at, &path), Section::Unknown);
+        // Read from a chunk after the guide's heading on, its path is found
+        // by its end ("Install" for "Guide > Install").
+        let install_on: Vec<&StoredChunk> = chunks
+            .iter()
+            .copied()
+            .skip_while(|c| !c.text.contains("## Install"))
+            .collect();
+        assert!(install_on[0].chunk_index > 0 && !install_on[0].text.contains("# Guide\n"));
+        assert!(matches!(
+            around(&install_on, at, &path),
+            Section::Chunks { .. }
+        ));
+        assert!(path_ends_with("Guide > Install", "Install"));
+        assert!(!path_ends_with("Guide > Install", "stall"));
+        assert!(!path_ends_with("Guide", ""));
         // Nor when the chunks read stop inside it.
         let to_here: Vec<&StoredChunk> = chunks
             .iter()
