@@ -246,9 +246,11 @@ pub struct SearchParams {
     /// true); false returns the first stage's order.
     pub rerank: Option<bool>,
     /// Size the answer by tokens, not by `k`: its results become passages
-    /// in compact Markdown (heading path, source, text), given best first
-    /// while they fit this many tokens of OpenAI's o200k_base (50 to
-    /// 100,000), the same text from two versions, paths or libraries once.
+    /// in compact Markdown (heading path, source, text: the whole section
+    /// where that takes at most half the budget left, else the best chunk),
+    /// given best first while they fit this many tokens of OpenAI's
+    /// o200k_base (50 to 100,000), the same or nearly the same text from
+    /// two versions, paths or libraries once.
     /// The answer's `context` holds them and `budget` says how it was
     /// filled; its results say where each passage is from, without their
     /// text again. `k` is then how many results are ranked to fill it from

@@ -114,7 +114,8 @@ impl DocshelfMcp {
         page: its best matching passage with library, version, file path, heading path and \
         chunk index, and the page's other matching sections (use get_document with these to \
         read the whole file). With max_tokens, the answer is sized to that many tokens \
-        (o200k_base): compact Markdown passages, best first, the same text given once. \
+        (o200k_base): compact Markdown passages, best first, each the whole section where \
+        that fits, the same text given once. \
         The library named \
         in one search stays in effect for later searches in this session; when no library \
         is given and the best hits come from several libraries, the answer names them and \

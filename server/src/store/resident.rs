@@ -35,8 +35,10 @@
 //! table of more than the configured rows (`--resident-chunks`) is not
 //! copied and is searched on disk only.
 
+mod documents;
+
 use std::collections::HashMap;
-use std::ops::{Range, RangeInclusive};
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -49,7 +51,6 @@ use lancedb::Table;
 
 use super::filter::Scope;
 use super::keywords::{self, Analyzer};
-use super::read::DocumentRange;
 use super::schema::{self, ChunkColumns, StoredChunk};
 use super::{Retrieved, StoreError};
 use crate::embed::DIM;
@@ -112,35 +113,6 @@ impl Copy {
         self.in_scope(scope, |ranges, keep| {
             self.keywords.search(&tokens, ranges, keep, limit)
         })
-    }
-
-    /// The chunks of `documents`, each within its range of chunk indexes,
-    /// in no particular order: one pass over the rows of their libraries'
-    /// versions, where the store would take a query.
-    pub fn documents_chunks(&self, documents: &[DocumentRange<'_>]) -> Vec<StoredChunk> {
-        let mut found = Vec::new();
-        for (library, version, rows) in &self.groups {
-            let wanted: HashMap<&str, &RangeInclusive<u32>> = documents
-                .iter()
-                .filter(|d| d.library == library && d.version == version)
-                .map(|d| (d.file_path, &d.chunks))
-                .collect();
-            if wanted.is_empty() {
-                continue;
-            }
-            for row in rows.clone() {
-                let (batch, at) = self.rows[row];
-                let (columns, at) = (&self.batches[batch as usize], at as usize);
-                let index = columns.chunk_index(at);
-                if wanted
-                    .get(columns.file_path(at))
-                    .is_some_and(|chunks| chunks.contains(&index))
-                {
-                    found.push(columns.chunk(at));
-                }
-            }
-        }
-        found
     }
 
     /// How many rows `scope`'s libraries and versions hold (before any file
