@@ -11,6 +11,7 @@ use index_core::search::{Mode, Search, SearchParams, SearchResponse};
 use super::scope::{self, SearchScope};
 use super::{Engine, EngineError};
 use crate::search::{self, budget, tokens, OnStage, RunError};
+use crate::store::StoreError;
 
 /// Searches running at once, at most. Past it a search is refused at once
 /// (503 with `Retry-After`) rather than queued: 200 concurrent searches
@@ -154,7 +155,14 @@ impl Engine {
                 let count = tokens::counter().map_err(|e| EngineError::NoModel(e.to_owned()))?;
                 let sections = budget::sections::read(&self.store, &outcome.hits, max).await?;
                 let hits = outcome.hits.into_iter().zip(sections).collect();
-                let filled = budget::fill(hits, max, tokens::TOKENIZER, count);
+                // Counting a large budget's sections holds a CPU for a while
+                // (a fifth of a second at 100,000 tokens): off the workers
+                // that serve other requests.
+                let filled = tokio::task::spawn_blocking(move || {
+                    budget::fill(hits, max, tokens::TOKENIZER, count)
+                })
+                .await
+                .map_err(|e| StoreError::TaskStopped(format!("filling a token budget: {e}")))?;
                 (filled.results, Some(filled.context), Some(filled.budget))
             }
         };
