@@ -12,12 +12,9 @@ file_path list, duplicates dropped; nDCG@5 and nDCG@10 with gain 2^rel - 1;
 Recall@10 (share of the judged pages in the first 10); "both" the share of
 questions whose every judged page is in the first 5.
 
-With --env NAME=VALUE (repeatable) a second server is started on the same
-store with that environment and scored beside the first, in the same run.
-
 Usage:
   scripts/bench-comparisons.py [--bin PATH] [--model-dir DIR] [--sets a,b,..]
-                               [--work DIR] [--reuse-store] [--env NAME=VALUE]
+                               [--work DIR] [--reuse-store] [--per-query]
 Standard library only.
 """
 import argparse
@@ -72,48 +69,33 @@ def mean(xs):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_arguments(p)
-    p.add_argument("--env", action="append", default=[], help="NAME=VALUE for a second server")
     p.add_argument("--per-query", action="store_true", help="print each question's top 5")
     args = p.parse_args()
     names = [s for s in args.sets.split(",") if s]
     dirs = {n: set_dir(n, args) for n in names}
     binary, model, _, store, _ = build_store(args, names, dirs, "bench-comparisons-")
 
-    runs = [("as built", {})]
-    if args.env:
-        runs.append((" ".join(args.env), dict(e.split("=", 1) for e in args.env)))
-    results = {}
-    for label, env in runs:
-        saved = dict(os.environ)
-        os.environ.update(env)
-        try:
-            server, base = docshelf_proc.start(binary, store, model)
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
-        try:
-            docshelf_proc.wait_in_memory(base)
-            results[label] = {n: score(base, n, read_graded(os.path.join(COMPARISONS, n))) for n in names}
-        finally:
-            docshelf_proc.stop(server)
+    server, base = docshelf_proc.start(binary, store, model)
+    try:
+        docshelf_proc.wait_in_memory(base)
+        per = {n: score(base, n, read_graded(os.path.join(COMPARISONS, n))) for n in names}
+    finally:
+        docshelf_proc.stop(server)
 
     for metric, title in (("ndcg5", "nDCG@5"), ("ndcg10", "nDCG@10"), ("recall10", "Recall@10"),
                           ("both5", "every judged page in the first 5")):
         print(f"\n| {title} | " + " | ".join(n + ("*" if n in HELD_OUT else "") for n in names)
               + " | tuning | held-out |")
         print("| --- |" + " ---: |" * (len(names) + 2))
-        for label, _ in runs:
-            per = results[label]
-            cells = [f"{mean([r[metric] for r in per[n]]):.3f}" for n in names]
-            tune = [r[metric] for n in names if n not in HELD_OUT for r in per[n]]
-            held = [r[metric] for n in names if n in HELD_OUT for r in per[n]]
-            print(f"| {label} | " + " | ".join(cells) + f" | {mean(tune):.3f} | {mean(held):.3f} |")
+        cells = [f"{mean([r[metric] for r in per[n]]):.3f}" for n in names]
+        tune = [r[metric] for n in names if n not in HELD_OUT for r in per[n]]
+        held = [r[metric] for n in names if n in HELD_OUT for r in per[n]]
+        split = [f"{mean(xs):.3f}" if xs else "–" for xs in (tune, held)]
+        print("| docshelf | " + " | ".join(cells + split) + " |")
     if args.per_query:
-        for label, _ in runs:
-            print(f"\n### {label}")
-            for n in names:
-                for r in results[label][n]:
-                    print(f"- {n} {r['id']} nDCG@5 {r['ndcg5']:.2f}: {', '.join(r['paths'])}")
+        for n in names:
+            for r in per[n]:
+                print(f"- {n} {r['id']} nDCG@5 {r['ndcg5']:.2f}: {', '.join(r['paths'])}")
 
 
 if __name__ == "__main__":

@@ -385,8 +385,7 @@ impl SearchParams {
             Some(_) => return Err(SearchError::BudgetOutOfRange),
         };
         let k = match self.k {
-            None if max_tokens.is_some() => max_tokens.map_or(DEFAULT_K, budget_pool),
-            None => DEFAULT_K,
+            None => max_tokens.map_or(DEFAULT_K, budget_pool),
             Some(k) if (1..=MAX_K as i64).contains(&k) => k as usize,
             Some(_) => return Err(SearchError::KOutOfRange),
         };

@@ -23,7 +23,7 @@ use std::rc::Rc;
 
 use markup5ever_rcdom::{Node, NodeData};
 
-use super::{rustdoc, text::decode, ExtractError, Extracted};
+use super::{dom, rustdoc, text::decode, ExtractError, Extracted};
 
 /// Elements below this depth of the parsed page are read as plain text.
 pub const MAX_DEPTH: usize = 200;
@@ -503,24 +503,12 @@ fn prune_chrome(top: &Rc<Node>, survey: &Survey, in_container: bool) {
 /// Replaces each link to a place on this page among `node`'s children by
 /// what it holds, so a heading reads "Rules", not "[Rules](#rules)".
 fn unwrap_self_links(node: &Node) {
-    let self_link = |n: &Rc<Node>| {
+    dom::unwrap_children(node, |n| {
         with_element(n, |tag, attrs| {
             tag == "a" && attr(attrs, "href").is_some_and(|h| h.trim().starts_with('#'))
         })
         .unwrap_or(false)
-    };
-    let mut children = node.children.borrow_mut();
-    if !children.iter().any(self_link) {
-        return;
-    }
-    for child in std::mem::take(&mut *children) {
-        if self_link(&child) {
-            // Taken, not cloned: rcdom empties a dropped node's subtree.
-            children.append(&mut child.children.borrow_mut());
-        } else {
-            children.push(child);
-        }
-    }
+    });
 }
 
 /// Tags kept whatever their class or id says: the content's own structure.

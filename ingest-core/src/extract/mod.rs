@@ -9,6 +9,7 @@
 mod archive;
 mod asciidoc;
 mod docx;
+mod dom;
 mod hocr;
 mod html;
 pub mod links;

@@ -21,6 +21,8 @@ use std::rc::Rc;
 
 use markup5ever_rcdom::{Node, NodeData};
 
+use super::dom;
+
 /// The ids of the sections rustdoc writes on every type's page.
 const BOILERPLATE_IDS: [&str; 4] = [
     "synthetic-implementations",
@@ -109,16 +111,7 @@ fn tag(node: &Node) -> Option<String> {
 
 /// Replaces each link among `node`'s children by the link's own content.
 fn unwrap_links(node: &Node) {
-    let children: Vec<Rc<Node>> = node.children.borrow().clone();
-    let mut plain = Vec::with_capacity(children.len());
-    for child in children {
-        if tag(&child).as_deref() == Some("a") {
-            plain.extend(child.children.borrow().iter().cloned());
-            continue;
-        }
-        plain.push(child);
-    }
-    *node.children.borrow_mut() = plain;
+    dom::unwrap_children(node, |child| tag(child).as_deref() == Some("a"));
 }
 
 /// Drops the `title` of `node`, when it is a link: rustdoc titles every
@@ -189,6 +182,7 @@ mod tests {
 <h2 id="implementations">Implementations</h2>
 <section id="method.new" class="method"><a class="src rightside" href="../src/itoa/lib.rs.html#89">Source</a><h4 class="code-header">pub fn new() -&gt; Buffer</h4></section>
 <div class="docblock"><p>This is a cheap operation.</p></div>
+<section id="method.slot" class="method"><h4 class="code-header">pub fn slot(&amp;self) -&gt; <a class="struct" href="struct.Slot.html"><span>Slot</span></a></h4></section>
 <section id="method.clone_from"><span class="rightside"><span class="since">1.0.0</span> · <a class="src" href="x">Source</a></span><h4>fn clone_from(&amp;mut self)</h4></section>
 <section id="method.is"><h4 class="code-header">pub fn <a href="#method.is" class="fn">is</a>&lt;E&gt;(&amp;self) -&gt; <a class="primitive" href="https://doc.rust-lang.org/core/primitive.bool.html" title="primitive bool">bool</a><div class="where">where
     E: <a class="trait" href="x" title="trait Display">Display</a>,</div></h4></section>
@@ -218,6 +212,8 @@ mod tests {
             "Struct Buffer",
             "cheap operation",
             "pub fn new()",
+            // A link in a signature is unwrapped with what it holds.
+            "pub fn slot(&self) -> Slot",
             r"fn clone\_from",
         ] {
             assert!(text.contains(kept), "{kept} is lost: {text}");

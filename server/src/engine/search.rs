@@ -153,12 +153,14 @@ impl Engine {
             None => (outcome.hits, None, None),
             Some(max) => {
                 let count = tokens::counter().map_err(|e| EngineError::NoModel(e.to_owned()))?;
-                let sections = budget::sections::read(&self.store, &outcome.hits, max).await?;
-                let hits = outcome.hits.into_iter().zip(sections).collect();
-                // Counting a large budget's sections holds a CPU for a while
-                // (a fifth of a second at 100,000 tokens): off the workers
-                // that serve other requests.
+                let chunks = budget::sections::read(&self.store, &outcome.hits, max).await?;
+                let hits = outcome.hits;
+                // Finding a large budget's sections and counting them holds
+                // a CPU for a while (docs/benchmarks.md, "Whole sections in
+                // budgeted answers"): off the workers that serve requests.
                 let filled = tokio::task::spawn_blocking(move || {
+                    let sections = budget::sections::of(&hits, &chunks);
+                    let hits = hits.into_iter().zip(sections).collect();
                     budget::fill(hits, max, tokens::TOKENIZER, count)
                 })
                 .await

@@ -148,8 +148,10 @@ impl SiteCredential {
     /// agree: `user:password` as Basic credentials, a bare token as a
     /// bearer token (`Authorization: Bearer …`). A header is taken as
     /// written only when it names one a site signs in with: `Cookie: …`,
-    /// `Authorization: …`, or an `X-…` header (`X-Api-Key: …`). The error
-    /// names the reference, never the secret.
+    /// `Authorization: …`, or an `X-…` header written with a space after
+    /// its colon (`X-Api-Key: …`), since Git's own `x-access-token:TOKEN`
+    /// is a user and password. The error names the reference, never the
+    /// secret.
     pub fn new(
         site: &url::Url,
         secret: &Secret,
@@ -158,7 +160,10 @@ impl SiteCredential {
         let raw = secret.expose();
         let header = raw.split_once(':').and_then(|(name, value)| {
             let name = name.trim().to_ascii_lowercase();
-            let signs_in = name == "cookie" || name == "authorization" || name.starts_with("x-");
+            let spelled_as_header = value.starts_with(' ');
+            let signs_in = name == "cookie"
+                || name == "authorization"
+                || (name.starts_with("x-") && spelled_as_header);
             let value = value.trim();
             let name = http::HeaderName::from_bytes(name.as_bytes()).ok()?;
             (signs_in && !value.is_empty()).then(|| (name, value.to_owned()))
@@ -268,6 +273,16 @@ mod tests {
             (name.as_str(), value.to_str().unwrap()),
             ("authorization", "Basic cmVhZGVyOnBhNTU=")
         );
+        // Git's token form is a user and password, not an X- header.
+        let git =
+            SiteCredential::new(&site, &Secret("x-access-token:t0k".into()), &reference).unwrap();
+        let (name, value) = git.header_for(&same).unwrap();
+        assert_eq!(
+            (name.as_str(), value.to_str().unwrap()),
+            ("authorization", "Basic eC1hY2Nlc3MtdG9rZW46dDBr")
+        );
+        let key = SiteCredential::new(&site, &Secret("X-Api-Key: k3y".into()), &reference).unwrap();
+        assert_eq!(key.header_for(&same).unwrap().0.as_str(), "x-api-key");
         let bad = SiteCredential::new(&site, &Secret("X-Key: a\u{7f}b".into()), &reference);
         assert!(bad.unwrap_err().to_string().contains("env:T"));
     }

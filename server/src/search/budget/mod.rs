@@ -4,13 +4,11 @@
 //!
 //! A passage is the hit's whole section ([`sections`]) where that takes at
 //! most half of the budget still left, else its best chunk. Why half:
-//! measured on the six eval sets (docs/benchmarks.md, "Whole sections in
-//! budgeted answers"), giving every section that fits cost pages (the
-//! judged page in a 1k answer 0.894 against 0.942 for chunks alone), and
-//! growing chunks into sections with what is left gave almost none
-//! (budgets are filled to the end); at most half of what is left gave
-//! the judged page's whole section in 53% of 1k answers (18% with chunks
-//! alone) for 0.934.
+//! giving every section that fits cost pages, and growing chunks into
+//! sections with what is left gave almost no sections, since budgets are
+//! filled to the end; half keeps room for the pages after it (measured on
+//! the six eval sets: docs/benchmarks.md, "Whole sections in budgeted
+//! answers").
 //!
 //! No text twice ([`repeats`]): a passage met again, word for word or
 //! nearly (two versions, two paths, two libraries), is given once and the

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::ops::RangeInclusive;
 
-use index_core::document::reassemble;
+use index_core::document::{reassemble, Reassembled};
 use index_core::search::SearchHit;
 use ingest_core::sections;
 
@@ -47,14 +47,14 @@ impl Section {
     }
 }
 
-/// Per hit, in order, the section its chunk sits in, where that could fit
-/// in `max_tokens`: one read of the store for every document the hits come
-/// from, of the chunks around the hits ([`window`]).
+/// The chunks around the hits ([`window`]) that their sections are found
+/// in ([`of`]): one read of the store for every document the hits come
+/// from.
 pub async fn read(
     store: &Store,
     hits: &[SearchHit],
     max_tokens: usize,
-) -> Result<Vec<Section>, StoreError> {
+) -> Result<Vec<StoredChunk>, StoreError> {
     let reach = window(max_tokens);
     let mut ranges: HashMap<(&str, &str, &str), (u32, u32)> = HashMap::new();
     for hit in hits {
@@ -78,27 +78,55 @@ pub async fn read(
             },
         )
         .collect();
-    let chunks = store.documents_chunks(&documents).await?;
+    store.documents_chunks(&documents).await
+}
+
+/// Per hit, in order, the section its chunk sits in, from the chunks
+/// [`read`] gave: each document reassembled and its sections found once,
+/// however many hits it holds. CPU work: the caller runs it off the async
+/// workers, with the fill.
+pub fn of(hits: &[SearchHit], chunks: &[StoredChunk]) -> Vec<Section> {
     let mut by_document: HashMap<(&str, &str, &str), Vec<&StoredChunk>> = HashMap::new();
-    for chunk in &chunks {
+    for chunk in chunks {
         by_document
             .entry((&chunk.library, &chunk.version, &chunk.file_path))
             .or_default()
             .push(chunk);
     }
-    for chunks in by_document.values_mut() {
-        chunks.sort_unstable_by_key(|c| c.chunk_index);
-    }
-    Ok(hits
-        .iter()
+    let windows: HashMap<(&str, &str, &str), Window<'_>> = by_document
+        .into_iter()
+        .map(|(key, chunks)| (key, Window::of(chunks)))
+        .collect();
+    hits.iter()
         .map(|hit| {
-            by_document
+            windows
                 .get(&document_of(hit))
-                .map_or(Section::Unknown, |chunks| {
-                    around(chunks, hit.chunk_index, &hit.heading_path)
+                .map_or(Section::Unknown, |window| {
+                    around(window, hit.chunk_index, &hit.heading_path)
                 })
         })
-        .collect())
+        .collect()
+}
+
+/// The chunks read of one document, in order, reassembled, and the
+/// sections of that text.
+struct Window<'a> {
+    chunks: Vec<&'a StoredChunk>,
+    document: Reassembled,
+    sections: Vec<sections::Section>,
+}
+
+impl<'a> Window<'a> {
+    fn of(mut chunks: Vec<&'a StoredChunk>) -> Self {
+        chunks.sort_unstable_by_key(|c| c.chunk_index);
+        let document = reassemble(chunks.iter().map(|c| c.piece()).collect());
+        let sections = sections::all(&document.text);
+        Self {
+            chunks,
+            document,
+            sections,
+        }
+    }
 }
 
 /// Chunks read on each side of a hit: a section that may be given takes at
@@ -117,17 +145,18 @@ fn document_of(hit: &SearchHit) -> (&str, &str, &str) {
     (&hit.library, &hit.version, &hit.file_path)
 }
 
-/// The section around chunk `at` of a document's chunks (sorted by index)
-/// named `heading_path`, joined with the chunk's own text.
-fn around(chunks: &[&StoredChunk], at: u32, heading_path: &str) -> Section {
-    let document = reassemble(chunks.iter().map(|c| c.piece()).collect());
+/// The section around chunk `at` of a document's chunks read, named
+/// `heading_path`, joined with the chunk's own text.
+fn around(window: &Window<'_>, at: u32, heading_path: &str) -> Section {
+    let (chunks, document) = (&window.chunks, &window.document);
     let Some(span) = document.spans.iter().find(|s| s.chunk_index == at) else {
         return Section::Unknown;
     };
     // Headings above the chunks read are not among them, so a section's
     // path as read here is the end of its whole path.
-    let named: Vec<sections::Section> = sections::all(&document.text)
-        .into_iter()
+    let named: Vec<&sections::Section> = window
+        .sections
+        .iter()
         .filter(|s| path_ends_with(heading_path, &s.heading_path))
         .filter(|s| s.start < span.end && span.start < s.end)
         .collect();
@@ -136,7 +165,7 @@ fn around(chunks: &[&StoredChunk], at: u32, heading_path: &str) -> Section {
         .position(|s| s.start <= span.start && span.start < s.end);
     let Some(section) = holding_start
         .or((!named.is_empty()).then_some(0))
-        .map(|i| &named[i])
+        .map(|i| named[i])
     else {
         return Section::Unknown;
     };
@@ -177,6 +206,10 @@ fn path_ends_with(full: &str, tail: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn around_in(chunks: &[&StoredChunk], at: u32, heading_path: &str) -> Section {
+        around(&Window::of(chunks.to_vec()), at, heading_path)
+    }
 
     fn chunk(index: u32, heading_path: &str, start: u32, text: &str) -> StoredChunk {
         StoredChunk {
@@ -233,7 +266,7 @@ mod tests {
             .map(|c| (c.chunk_index, c.heading_path.clone()))
             .expect("the code block's chunk");
         assert_eq!(path, "Guide > Install");
-        let section = around(&chunks, at, &path);
+        let section = around_in(&chunks, at, &path);
         let Section::Chunks { text, range } = &section else {
             panic!("the section is several chunks: {section:?}");
         };
@@ -250,7 +283,7 @@ mod tests {
             .filter(|c| c.chunk_index >= at)
             .collect();
         assert!(from_here[0].chunk_index > 0 && !from_here[0].text.contains("## Install"));
-        assert_eq!(around(&from_here, at, &path), Section::Unknown);
+        assert_eq!(around_in(&from_here, at, &path), Section::Unknown);
         // Read from a chunk after the guide's heading on, its path is found
         // by its end ("Install" for "Guide > Install").
         let install_on: Vec<&StoredChunk> = chunks
@@ -260,7 +293,7 @@ mod tests {
             .collect();
         assert!(install_on[0].chunk_index > 0 && !install_on[0].text.contains("# Guide\n"));
         assert!(matches!(
-            around(&install_on, at, &path),
+            around_in(&install_on, at, &path),
             Section::Chunks { .. }
         ));
         assert!(path_ends_with("Guide > Install", "Install"));
@@ -276,7 +309,7 @@ mod tests {
             .last()
             .is_some_and(|c| c.text.contains("Use apt on Debian."))
         {
-            assert_eq!(around(&to_here, at, &path), Section::Unknown);
+            assert_eq!(around_in(&to_here, at, &path), Section::Unknown);
         }
     }
 
@@ -285,8 +318,8 @@ mod tests {
         let chunks = chunked(GUIDE, 700);
         let chunks: Vec<&StoredChunk> = chunks.iter().collect();
         assert_eq!(chunks.len(), 1);
-        assert_eq!(around(&chunks, 0, "Guide"), Section::Chunk);
-        assert_eq!(around(&chunks, 0, "Elsewhere"), Section::Unknown);
-        assert_eq!(around(&chunks, 7, "Guide"), Section::Unknown);
+        assert_eq!(around_in(&chunks, 0, "Guide"), Section::Chunk);
+        assert_eq!(around_in(&chunks, 0, "Elsewhere"), Section::Unknown);
+        assert_eq!(around_in(&chunks, 7, "Guide"), Section::Unknown);
     }
 }
