@@ -179,6 +179,17 @@ test('a Git repository is added with its release tags tracked as versions', asyn
   const done = form.getByText(/^Done: /);
   await done.waitFor({ timeout: 180_000 });
 
+  // The form follows the first release's job; the other release's ends on
+  // its own. Wait for the server to say both are refreshed (an observable
+  // state, not a clock), then read the page afresh.
+  for (;;) {
+    const { sources: all } = await (await fetch(`${server.url}/api/sources`)).json();
+    const garden = all.filter((s) => s.library === 'garden');
+    if (garden.length === 2 && garden.every((s) => s.last_refresh && !s.running_job)) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  await gotoHydrated(page, `${server.url}/upload`);
+
   // Both releases are listed as sources, each in the version its tag names.
   const sources = page.getByRole('region', { name: 'Sources' });
   for (const version of ['v1.1.0', 'v1.0.0']) {
