@@ -19,7 +19,7 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm dev run test test-rust test-wasm-core test-e2e test-fuzz bench-access bench-budget bench-intents bench-comparisons bench-near-duplicates bench-embed bench-kernels bench-ingest bench-ocr bench-search bench-vector bench-load bench-hostile bench-reuse bench-crawl bench-crawl-vs-git bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
+.PHONY: help setup build build-server build-wasm dev run test test-rust test-wasm-core test-e2e test-fuzz bench-access bench-budget bench-intents bench-comparisons bench-concepts bench-near-duplicates bench-embed bench-kernels bench-ingest bench-ocr bench-search bench-vector bench-load bench-hostile bench-reuse bench-crawl bench-crawl-vs-git bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
@@ -34,7 +34,7 @@ help:
 	@echo "make bench-crawl   the crawler on MkDocs sites and the git manual on loopback: boilerplate, search, throughput, refresh"
 	@echo "make bench-crawl-vs-git  Starlette's docs crawled and fetched from Git, side by side: time, pages, quality"
 	@echo "make bench-budget  tokens an agent receives and hits, k=5/k=10 against max_tokens 1k-8k, REST and MCP, every eval set"
-	@echo "make bench-intents | bench-comparisons   quality by query intent; the hand-judged comparison questions"
+	@echo "make bench-intents | bench-comparisons | bench-concepts   quality by query intent; the hand-judged comparison and concept questions"
 	@echo "make bench-near-duplicates   how alike one answer's passages are, on the eval sets and older releases"
 	@echo "make bench-replicas   two servers on one store, local and S3: time until one sees the other's upload, warm search latency"
 	@echo "make llm-server  a local model for Ask on http://127.0.0.1:8081 (then DOCSHELF_LLM_URL=http://127.0.0.1:8081 make run)"
@@ -201,7 +201,10 @@ bench-intents: setup build-server
 	python3 scripts/bench-intents.py $(ARGS)
 
 bench-comparisons: setup build-server
-	python3 scripts/bench-comparisons.py $(ARGS)
+	python3 scripts/bench-questions.py comparisons $(ARGS)
+
+bench-concepts: setup build-server
+	python3 scripts/bench-questions.py concepts $(ARGS)
 
 bench-near-duplicates: setup build-server
 	python3 scripts/bench-near-duplicates.py $(ARGS)

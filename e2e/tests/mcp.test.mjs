@@ -228,6 +228,19 @@ for (const [name, makeTransport] of Object.entries(transports)) {
       assert.ok(rest.text.startsWith(cut) && cut.length < rest.text.length, cut);
       assert.ok(cut.includes('Turn the heap') && !cut.includes('Spread finished compost'), cut);
       await assert.rejects(client.readResource({ uri: 'docshelf://gardening/1.0/nothing.md' }), /no document/);
+      // An address is checked as get_document's arguments are, before any lookup.
+      await assert.rejects(
+        client.readResource({ uri: `docshelf://${'g'.repeat(500)}/1.0/compost.md` }),
+        /library is 500 bytes long/,
+      );
+      await assert.rejects(
+        client.readResource({ uri: 'docshelf://gardening/1.0/compost.md?section=Turning%01' }),
+        /section cannot contain control/,
+      );
+      await assert.rejects(
+        client.readResource({ uri: 'docshelf://gardening/1.0/compost.md?max_tokens=10' }),
+        /max_tokens must be 50\.\.100000/,
+      );
     });
 
     test('add_docs takes the REST request and refuses the server\'s own network', async () => {

@@ -26,6 +26,15 @@ use serde::{Deserialize, Serialize};
 /// The smallest and largest budgets a search takes.
 pub const MIN_TOKENS: usize = 50;
 pub const MAX_TOKENS: usize = 100_000;
+/// `max_tokens` as a client sent it, if it is a budget docshelf takes
+/// ([`MIN_TOKENS`]..=[`MAX_TOKENS`]): one check for every request that
+/// takes a budget.
+pub fn within_range(max_tokens: i64) -> Option<usize> {
+    usize::try_from(max_tokens)
+        .ok()
+        .filter(|n| (MIN_TOKENS..=MAX_TOKENS).contains(n))
+}
+
 /// Budget tokens per result ranked: a budgeted search without `k` ranks
 /// one result per this many tokens (`k`'s default to its most), about what a passage
 /// takes, so a small budget is filled from the ranking a small `k` gives
@@ -67,34 +76,12 @@ pub struct Repeat {
     pub same_as: usize,
 }
 
-/// A document, or one of its sections, read within a budget: what MCP's
-/// `get_document` and document resources give an agent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct DocumentPart {
-    pub library: String,
-    pub version: String,
-    pub file_path: String,
-    pub title: Option<String>,
-    /// The section read (its whole heading path), when one was asked for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub section: Option<String>,
-    /// The text: the whole document or the section, cut at the last
-    /// block (paragraph, code block, heading) that fits the budget.
-    pub text: String,
-    /// With a budget: the tokens of `text` and the budget, and whether the
-    /// text was cut to fit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tokens: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_tokens: Option<usize>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub cut: bool,
-}
-
-/// The longest prefix of `text` that ends where a block starts (one of
-/// `cuts`, ascending) and fits `max_tokens`, by `count`; `text` itself when
-/// it fits. Found by halving, so a long document costs a few counts.
+/// The longest prefix of `text` that fits `max_tokens`, by `count`: `text`
+/// itself when it fits, else cut where a block starts (one of `cuts`,
+/// ascending). When not even the first block fits, that block is cut at
+/// its last line that fits, else its last word: an agent reading a
+/// document within a budget gets its opening rather than nothing. Found by
+/// halving, so a long document costs a few counts.
 pub fn fit<'a>(
     text: &'a str,
     cuts: &[usize],
@@ -105,14 +92,46 @@ pub fn fit<'a>(
     if whole <= max_tokens {
         return (text, whole);
     }
-    let (mut lo, mut hi) = (0, cuts.partition_point(|&c| c < text.len()));
-    let mut best = ("", 0);
+    let inside = |&at: &usize| at > 0 && at < text.len();
+    let blocks: Vec<usize> = cuts.iter().copied().filter(inside).collect();
+    if let Some(found) = longest(text, &blocks, max_tokens, &count) {
+        return found;
+    }
+    let first = blocks.first().copied().unwrap_or(text.len());
+    let head = &text[..first];
+    let lines: Vec<usize> = head
+        .match_indices('\n')
+        .map(|(at, _)| at + 1)
+        .filter(|at| *at < first)
+        .collect();
+    if let Some(found) = longest(text, &lines, max_tokens, &count) {
+        return found;
+    }
+    let words: Vec<usize> = head
+        .char_indices()
+        .filter(|(_, c)| c.is_whitespace())
+        .map(|(at, _)| at)
+        .filter(inside)
+        .collect();
+    longest(text, &words, max_tokens, &count).unwrap_or(("", 0))
+}
+
+/// The longest prefix of `text` ending at one of `cuts` (ascending) that
+/// fits `max_tokens`, by halving.
+fn longest<'a>(
+    text: &'a str,
+    cuts: &[usize],
+    max_tokens: usize,
+    count: &impl Fn(&str) -> usize,
+) -> Option<(&'a str, usize)> {
+    let (mut lo, mut hi) = (0, cuts.len());
+    let mut best = None;
     while lo < hi {
         let mid = (lo + hi) / 2;
         let prefix = &text[..cuts[mid]];
         let tokens = count(prefix);
         if tokens <= max_tokens {
-            best = (prefix, tokens);
+            best = Some((prefix, tokens));
             lo = mid + 1;
         } else {
             hi = mid;
@@ -140,6 +159,30 @@ mod tests {
             ("one two\n\nthree four five\n\n", 5)
         );
         assert_eq!(fit(text, &cuts, 3, words), ("one two\n\n", 2));
-        assert_eq!(fit(text, &cuts, 1, words), ("", 0));
+    }
+
+    #[test]
+    fn a_first_block_over_the_budget_is_cut_at_a_line_else_a_word() {
+        let text = "one two\nthree four five\n\nsix\n";
+        let cuts = [0, 25];
+        assert_eq!(fit(text, &cuts, 3, words), ("one two\n", 2));
+        assert_eq!(fit(text, &cuts, 1, words), ("one", 1));
+        assert_eq!(fit("", &[0], 1, words), ("", 0));
+        assert_eq!(fit("several words", &[0], 0, words), ("", 0));
+    }
+
+    #[test]
+    fn budgets_outside_the_range_are_refused() {
+        assert_eq!(within_range(MIN_TOKENS as i64), Some(MIN_TOKENS));
+        assert_eq!(within_range(MAX_TOKENS as i64), Some(MAX_TOKENS));
+        for bad in [
+            -1,
+            0,
+            MIN_TOKENS as i64 - 1,
+            MAX_TOKENS as i64 + 1,
+            i64::MIN,
+        ] {
+            assert_eq!(within_range(bad), None, "{bad}");
+        }
     }
 }

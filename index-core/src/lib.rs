@@ -21,6 +21,8 @@
 //! - [`fusion`]: merging dense and keyword rankings (RRF, DBSF).
 //! - [`scoring`]: relevance blended with recency and feedback.
 //! - [`search`]: search requests, checked the same way for every face.
+//! - [`budget`]: token budgets, and a text cut to one.
+//! - [`reading`]: stored documents read by agents, whole or by section.
 //! - [`ask`]: questions answered from the documents, their sources and citations.
 //! - [`stream`]: the names of the events the search and Ask streams send.
 //! - [`job`]: upload jobs and per-file progress.
@@ -45,6 +47,7 @@ pub mod job;
 pub mod library;
 pub mod markdown;
 pub mod phrase;
+pub mod reading;
 pub mod scoring;
 pub mod search;
 pub mod source;

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::budget::{Budget, MAX_TOKENS, MIN_TOKENS, TOKENS_PER_RESULT};
+use crate::budget::{Budget, TOKENS_PER_RESULT};
 use crate::fusion::DEFAULT_RRF_K;
 use crate::scoring::{WeightError, Weights};
 
@@ -379,11 +379,10 @@ impl SearchParams {
             return Err(SearchError::QueryTooLong(chars));
         }
         let query = query.to_owned();
-        let max_tokens = match self.max_tokens {
-            None => None,
-            Some(n) if (MIN_TOKENS as i64..=MAX_TOKENS as i64).contains(&n) => Some(n as usize),
-            Some(_) => return Err(SearchError::BudgetOutOfRange),
-        };
+        let max_tokens = self
+            .max_tokens
+            .map(|n| crate::budget::within_range(n).ok_or(SearchError::BudgetOutOfRange))
+            .transpose()?;
         let k = match self.k {
             None => max_tokens.map_or(DEFAULT_K, budget_pool),
             Some(k) if (1..=MAX_K as i64).contains(&k) => k as usize,

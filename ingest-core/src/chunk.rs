@@ -75,8 +75,22 @@ pub struct Chunk {
 impl Chunk {
     /// The heading path as people read it: `Routing > Dynamic routes`.
     pub fn heading_path_display(&self) -> String {
-        self.heading_path.join(" > ")
+        heading_path(self.heading_path.iter().map(String::as_str))
     }
+}
+
+/// What separates the headings of a heading path, as people read it and
+/// as it is stored.
+pub const HEADING_SEPARATOR: &str = " > ";
+
+/// Headings, outermost first, as one heading path (`Routing > Dynamic
+/// routes`): how chunks, sections and contexts name where text sits, so a
+/// path one gives finds what another named.
+pub fn heading_path<'a>(headings: impl IntoIterator<Item = &'a str>) -> String {
+    headings
+        .into_iter()
+        .collect::<Vec<_>>()
+        .join(HEADING_SEPARATOR)
 }
 
 /// Chunks an extracted document, with pages for PDFs.

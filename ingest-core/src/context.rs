@@ -38,7 +38,7 @@ pub fn chunk_context(
             parts.push(h);
         }
     }
-    let mut context = parts.join(" > ");
+    let mut context = crate::chunk::heading_path(parts);
     if let Some(d) = description.map(str::trim).filter(|d| !d.is_empty()) {
         if !context.is_empty() {
             context.push('\n');

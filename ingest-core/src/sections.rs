@@ -2,7 +2,7 @@
 //! path (`Guide > Install`, the chunker's [`crate::chunk::Chunk::heading_path`]),
 //! so an agent that found a passage can read the whole section it sits in.
 
-use crate::chunk::headings;
+use crate::chunk::{heading_path, headings};
 
 /// A section found in a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub fn all(text: &str) -> Vec<Section> {
             .find(|(_, l, _)| l <= level)
             .map_or(text.len(), |(s, _, _)| *s);
         sections.push(Section {
-            heading_path: path.iter().map(|(_, t)| *t).collect::<Vec<_>>().join(" > "),
+            heading_path: heading_path(path.iter().map(|(_, t)| *t)),
             start: *start,
             end,
         });

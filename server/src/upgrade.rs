@@ -132,7 +132,7 @@ async fn reembed(old: &[StoredChunk], embedder: &EmbedQueue) -> anyhow::Result<V
 
 /// A stored heading path (`A > B`) back into its headings.
 fn split_heading_path(path: &str) -> Vec<String> {
-    path.split(" > ")
+    path.split(ingest_core::chunk::HEADING_SEPARATOR)
         .map(str::trim)
         .filter(|h| !h.is_empty())
         .map(str::to_owned)

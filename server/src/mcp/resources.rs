@@ -6,7 +6,7 @@
 //! percent-encoded.
 
 use index_core::access::Caller;
-use index_core::budget::DocumentPart;
+use index_core::reading::{DocumentPart, DocumentRead};
 use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
@@ -30,71 +30,68 @@ const PART: &AsciiSet = &NON_ALPHANUMERIC
 /// A path also keeps its separators.
 const PATH: &AsciiSet = &PART.remove(b'/');
 
-/// A document resource's address, with what to read of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DocumentUri {
-    pub library: String,
-    pub version: String,
-    pub file_path: String,
-    pub section: Option<String>,
-    pub max_tokens: Option<i64>,
+/// The resource of a whole document.
+pub fn uri_of(library: &str, version: &str, file_path: &str) -> String {
+    format!(
+        "{SCHEME}{}/{}/{}",
+        utf8_percent_encode(library, PART),
+        utf8_percent_encode(version, PART),
+        utf8_percent_encode(file_path, PATH)
+    )
 }
 
-impl DocumentUri {
-    /// The resource of a whole document.
-    pub fn of(library: &str, version: &str, file_path: &str) -> String {
-        format!(
-            "{SCHEME}{}/{}/{}",
-            utf8_percent_encode(library, PART),
-            utf8_percent_encode(version, PART),
-            utf8_percent_encode(file_path, PATH)
-        )
+/// What a resource address asks to read: its shape parsed here, its parts
+/// checked as `get_document`'s arguments are ([`DocumentRead::new`]).
+pub fn parse(uri: &str) -> Result<DocumentRead, ErrorData> {
+    let bad = |message: String| ErrorData::invalid_params(message, None);
+    let shape =
+        || format!("{uri:?} is not docshelf://LIBRARY/VERSION/PATH[?section=…&max_tokens=…]");
+    let rest = uri.strip_prefix(SCHEME).ok_or_else(|| bad(shape()))?;
+    let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let mut parts = location.splitn(3, '/');
+    let (Some(library), Some(version), Some(path)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(bad(shape()));
+    };
+    let decode = |s: &str| {
+        percent_decode_str(s)
+            .decode_utf8()
+            .map(|d| d.into_owned())
+            .map_err(|_| {
+                bad(format!(
+                    "{uri:?} holds an encoded byte sequence that is not UTF-8"
+                ))
+            })
+    };
+    let (library, version, file_path) = (decode(library)?, decode(version)?, decode(path)?);
+    if library.is_empty() || version.is_empty() || file_path.is_empty() {
+        return Err(bad(shape()));
     }
-
-    pub fn parse(uri: &str) -> Result<Self, String> {
-        let shape =
-            || format!("{uri:?} is not docshelf://LIBRARY/VERSION/PATH[?section=…&max_tokens=…]");
-        let rest = uri.strip_prefix(SCHEME).ok_or_else(shape)?;
-        let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let mut parts = location.splitn(3, '/');
-        let (Some(library), Some(version), Some(path)) = (parts.next(), parts.next(), parts.next())
-        else {
-            return Err(shape());
-        };
-        let decode = |s: &str| {
-            percent_decode_str(s)
-                .decode_utf8()
-                .map(|d| d.into_owned())
-                .map_err(|_| format!("{uri:?} holds an encoded byte sequence that is not UTF-8"))
-        };
-        let mut read = Self {
-            library: decode(library)?,
-            version: decode(version)?,
-            file_path: decode(path)?,
-            section: None,
-            max_tokens: None,
-        };
-        if read.library.is_empty() || read.version.is_empty() || read.file_path.is_empty() {
-            return Err(shape());
-        }
-        for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
-            match key.as_ref() {
-                "section" => read.section = Some(value.into_owned()),
-                "max_tokens" => {
-                    let n = value
-                        .parse()
-                        .map_err(|_| format!("max_tokens {value:?} is not a number"))?;
-                    read.max_tokens = Some(n);
-                }
-                other => {
-                    return Err(format!(
-                        "{uri:?}: unknown parameter {other:?} (section, max_tokens)"
-                    ))
-                }
+    let (mut section, mut max_tokens) = (None, None);
+    for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
+        match key.as_ref() {
+            "section" => section = Some(value.into_owned()),
+            "max_tokens" => {
+                let n = value
+                    .parse()
+                    .map_err(|_| bad(format!("max_tokens {value:?} is not a number")))?;
+                max_tokens = Some(n);
+            }
+            other => {
+                return Err(bad(format!(
+                    "{uri:?}: unknown parameter {other:?} (section, max_tokens)"
+                )))
             }
         }
-        Ok(read)
     }
+    DocumentRead::new(
+        &library,
+        &version,
+        &file_path,
+        section.as_deref(),
+        max_tokens,
+    )
+    .map_err(|e| to_error(e.into()))
 }
 
 /// The template agents fill in to read a document or a section.
@@ -135,7 +132,7 @@ pub async fn list(
         .skip(from)
         .take(PAGE)
         .map(|doc| {
-            let uri = DocumentUri::of(&doc.library, &doc.version, &doc.file_path);
+            let uri = uri_of(&doc.library, &doc.version, &doc.file_path);
             let name = format!("{} {} {}", doc.library, doc.version, doc.file_path);
             let resource = Resource::new(uri, name).with_mime_type("text/markdown");
             match doc.title {
@@ -158,16 +155,9 @@ pub async fn read(
     caller: &Caller,
     uri: &str,
 ) -> Result<ReadResourceResult, ErrorData> {
-    let asked = DocumentUri::parse(uri).map_err(|e| ErrorData::invalid_params(e, None))?;
+    let read = parse(uri)?;
     let part: DocumentPart = engine
-        .read_document(
-            caller,
-            &asked.library,
-            &asked.version,
-            &asked.file_path,
-            asked.section.as_deref(),
-            asked.max_tokens,
-        )
+        .read_document(caller, &read)
         .await
         .map_err(to_error)?;
     let contents = ResourceContents::text(part.text, uri).with_mime_type("text/markdown");
@@ -193,12 +183,12 @@ mod tests {
 
     #[test]
     fn document_uris_round_trip_with_their_query() {
-        let uri = DocumentUri::of("git", "2.40", "https://x.dev/a b/git-add.html");
+        let uri = uri_of("git", "2.40", "https://x.dev/a b/git-add.html");
         assert_eq!(
             uri,
             "docshelf://git/2.40/https%3A//x.dev/a%20b/git-add.html"
         );
-        let read = DocumentUri::parse(&format!(
+        let read = parse(&format!(
             "{uri}?section=Guide%20%3E%20Install&max_tokens=300"
         ))
         .expect("parses");
@@ -210,8 +200,10 @@ mod tests {
             "docshelf://git/2.40",
             "docshelf://git/2.40/x?page=2",
             "docshelf://g/v/%FF",
+            "docshelf://g/v/x?max_tokens=10",
+            "docshelf://g/v/x?section=a%01b",
         ] {
-            assert!(DocumentUri::parse(bad).is_err(), "{bad}");
+            assert!(parse(bad).is_err(), "{bad}");
         }
     }
 }

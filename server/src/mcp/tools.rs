@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use index_core::access::Caller;
 use index_core::library::Resolution;
-use index_core::search::{SearchParams, SearchResponse};
-use index_core::validate::{self, NameError};
+use index_core::reading::{DocumentPart, DocumentRead};
+use index_core::search::{SearchError, SearchParams, SearchResponse};
+use index_core::validate;
 use index_core::ErrorBody;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -47,15 +48,15 @@ pub struct GetDocument {
 }
 
 impl GetDocument {
-    /// Every part within its limits ([`validate`]), before any lookup.
-    fn check(&self) -> Result<(), NameError> {
-        validate::lookup("library", &self.library)?;
-        validate::lookup("version", &self.version)?;
-        validate::path_lookup("file_path", &self.file_path)?;
-        if let Some(section) = &self.section {
-            validate::lookup("section", section)?;
-        }
-        Ok(())
+    /// The read asked for, every part checked before any lookup.
+    fn read(&self) -> Result<DocumentRead, SearchError> {
+        DocumentRead::new(
+            &self.library,
+            &self.version,
+            &self.file_path,
+            self.section.as_deref(),
+            self.max_tokens,
+        )
     }
 }
 
@@ -149,31 +150,21 @@ impl DocshelfMcp {
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let caller = self.caller(&context);
-        if let Err(err) = args.check() {
-            return tool_error(&err.into());
-        }
-        if args.section.is_none() && args.max_tokens.is_none() {
+        let read = match args.read() {
+            Ok(read) => read,
+            Err(err) => return tool_error(&err.into()),
+        };
+        if read.is_whole() {
             return match self
                 .engine
-                .document(&caller, &args.library, &args.version, &args.file_path)
+                .document(&caller, &read.library, &read.version, &read.file_path)
                 .await
             {
                 Ok(doc) => structured(&doc),
                 Err(err) => tool_error(&err),
             };
         }
-        match self
-            .engine
-            .read_document(
-                &caller,
-                &args.library,
-                &args.version,
-                &args.file_path,
-                args.section.as_deref(),
-                args.max_tokens,
-            )
-            .await
-        {
+        match self.engine.read_document(&caller, &read).await {
             Ok(part) => document_part(part),
             Err(err) => tool_error(&err),
         }
@@ -394,7 +385,7 @@ fn search_result(response: &SearchResponse) -> CallToolResult {
 
 /// A section or a budgeted document: its text for the model, and as
 /// structured content what it is, without the text again.
-fn document_part(part: index_core::budget::DocumentPart) -> CallToolResult {
+fn document_part(part: DocumentPart) -> CallToolResult {
     let mut about = serde_json::to_value(&part).unwrap_or_default();
     if let Some(fields) = about.as_object_mut() {
         fields.remove("text");

@@ -13,7 +13,9 @@
 //!    the result is blended with recency and feedback when asked.
 //! 4. Candidates become pages ([`pages`]): one result per document, its best
 //!    chunk leading and its other strong chunks as sections (unless
-//!    `duplicates` asks for raw chunks). Interleaving libraries works on pages.
+//!    `duplicates` asks for raw chunks). Text a library version repeats on
+//!    several pages counts once, for the page that ranks it best
+//!    ([`copies`]). Interleaving libraries works on pages.
 //! 5. With `expand`, the hit's neighbours are merged in, overlaps removed.
 //!
 //! The caller sees each stage as it completes ([`Stage`]), which is what the
@@ -21,10 +23,12 @@
 //!
 //! - [`rerank`]: the second-stage scorer.
 //! - [`pages`]: candidates grouped into one result per page.
+//! - [`copies`]: the same passage in several places.
 //! - [`tokens`]: what a token budget counts with.
 //! - [`budget`]: an answer filled to a token budget.
 
 pub mod budget;
+pub mod copies;
 pub mod pages;
 pub mod rerank;
 pub mod tokens;
@@ -178,6 +182,7 @@ pub async fn run(
     let mut results: Vec<Page> = if search.duplicates {
         pool.into_iter().map(Page::single).collect()
     } else {
+        copies::demote_repeated(&mut pool);
         pages::group(pool)
     };
     let libraries_found = if group_libraries {

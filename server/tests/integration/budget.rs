@@ -63,6 +63,9 @@ async fn answers_fit_their_token_budget_as_tiktoken_counts_it() {
     for version in ["2.39", "2.40"] {
         common::ingest(&engine, "git", version, uploads()).await;
     }
+    // As `docshelf serve` does before it listens: the model and the
+    // tokenizer's vocabulary are loaded before the first budgeted search.
+    engine.warm().await;
     let base = common::serve_engine(engine, &common::router_config(dir.path(), 1 << 20)).await;
     let base = base.as_str();
     let search = |body: Value| async move {
@@ -251,6 +254,9 @@ async fn passages_are_whole_sections_and_near_copies_are_given_once() {
         ),
     ];
     common::ingest(&engine, "cli", "1.0", uploads).await;
+    // As `docshelf serve` does before it listens: the model and the
+    // tokenizer's vocabulary are loaded before the first budgeted search.
+    engine.warm().await;
     let base = common::serve_engine(engine, &common::router_config(dir.path(), 1 << 20)).await;
     let base = base.as_str();
     let search = |query: &str, max: usize| {

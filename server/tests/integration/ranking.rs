@@ -218,6 +218,75 @@ async fn ten_results_are_ten_pages_unless_duplicates_is_set() {
     assert!(chunks.results.iter().all(|h| h.sections.is_empty()));
 }
 
+/// An option's text that three command pages print word for word.
+const INSTALL_STRATEGY: &str = "The install strategy option sets how packages are placed in \
+    the dependency folder. hoisted, the default, installs packages without duplicates at the top \
+    level of the folder, and duplicates only where versions conflict. nested installs every \
+    dependency inside the folder of the package that needs it. shallow installs only the direct \
+    dependencies at the top level.";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_repeated_on_several_pages_counts_once_for_the_best_ranked() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Each page says what it does, then prints the option: its chunk is
+    // the same text on every page (the same closing sentence before it
+    // comes along as overlap).
+    let command = |name: &str, what: &str| {
+        upload(
+            &format!("commands/{name}.md"),
+            format!(
+                "# {name}\n\n{}\n\nThe options below apply to this command.\n\n\
+                 ## Configuration\n\n{INSTALL_STRATEGY}\n",
+                what.repeat(6)
+            ),
+        )
+    };
+    let uploads = vec![
+        command(
+            "install",
+            "Installs a package and everything it depends on. ",
+        ),
+        command(
+            "ci",
+            "Installs a project from its lockfile in automated environments. ",
+        ),
+        command(
+            "update",
+            "Updates the packages of a project to their newest allowed versions. ",
+        ),
+        upload(
+            "folders.md",
+            "# Folders\n\n## How dependencies are laid out\n\nWhen two packages depend on the \
+             same package at compatible versions, the installer keeps a single copy at the top \
+             level of the dependency folder, so the tree stays flat. A package that needs another \
+             version gets its own copy nested below it.\n",
+        ),
+    ];
+    let engine = site(dir.path(), uploads).await;
+    // Words of the option's own text: each copy outranks the explaining
+    // page on its own, as a copy.
+    let r = search(
+        &engine,
+        query("packages without duplicates at the top level"),
+    )
+    .await;
+    let order = paths(&r);
+    let at = |path: &str| order.iter().position(|p| *p == path);
+    let copies: Vec<usize> = [
+        "commands/install.md",
+        "commands/ci.md",
+        "commands/update.md",
+    ]
+    .iter()
+    .map(|p| at(p).expect("every copy is still listed"))
+    .collect();
+    let explained = at("folders.md").expect("the explaining page is found");
+    // One copy may lead; the others rank by what else they say, after the
+    // page that explains the question.
+    let later_copies = copies.iter().filter(|&&c| c > explained).count();
+    assert!(later_copies >= 2, "{order:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_second_stage_is_deterministic_and_reported() {
     let dir = tempfile::tempdir().expect("temp dir");

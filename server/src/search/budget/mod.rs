@@ -97,17 +97,25 @@ pub fn fill(
     let mut repeats = Vec::new();
     let (mut used, mut left_out) = (0usize, 0);
     for ((hit, section), copies) in unique.into_iter().zip(repeats_of) {
-        if let Some(at) = kept.iter().position(|k| holds(k, &hit)) {
+        if let Some(at) = kept
+            .iter()
+            .position(|k| holds(k, &hit, &(hit.chunk_index..=hit.chunk_index)))
+        {
             repeats.push(repeat_of(&hit, at));
             continue;
         }
         // The whole section, when it takes at most half of what is left:
         // the passages after it keep room (measured: see the module docs).
         // One far longer in bytes is not counted (a long page's one
-        // section would cost more to count than the search).
+        // section would cost more to count than the search), nor one
+        // holding a passage already given (two chunks of a page, with
+        // `duplicates`): its text would come twice.
         let allowed = (max_tokens - used) / 2;
+        let given = |range: &RangeInclusive<u32>| kept.iter().any(|k| holds(k, &hit, range));
         let whole = match &section {
-            Section::Chunks { text, .. } if text.len() <= allowed * MOST_BYTES_PER_TOKEN => {
+            Section::Chunks { text, range }
+                if text.len() <= allowed * MOST_BYTES_PER_TOKEN && !given(range) =>
+            {
                 Some(passage(&hit, text, &copies))
             }
             _ => None,
@@ -186,12 +194,13 @@ pub fn fill(
     }
 }
 
-/// Whether a passage taken already holds `hit`'s chunk (the same page).
-fn holds(kept: &Kept, hit: &SearchHit) -> bool {
+/// Whether a passage taken already holds any of `chunks` of `hit`'s page.
+fn holds(kept: &Kept, hit: &SearchHit, chunks: &RangeInclusive<u32>) -> bool {
     kept.hit.library == hit.library
         && kept.hit.version == hit.version
         && kept.hit.file_path == hit.file_path
-        && kept.holds.contains(&hit.chunk_index)
+        && kept.holds.start() <= chunks.end()
+        && chunks.start() <= kept.holds.end()
 }
 
 fn repeat_of(hit: &SearchHit, same_as: usize) -> Repeat {
@@ -342,5 +351,29 @@ mod tests {
         );
         assert_eq!(filled.budget.repeats.len(), 1);
         assert_eq!(filled.budget.repeats[0].same_as, 0);
+    }
+
+    #[test]
+    fn a_section_holding_a_passage_already_given_is_not_given_whole() {
+        // With `duplicates`, a page's chunk 2 comes first as a chunk; then
+        // its chunk 1, whose section spans chunks 0..=2.
+        let mut first = hit("a", "1", "one.md", "the third chunk");
+        first.chunk_index = 2;
+        let mut second = hit("a", "1", "one.md", "the second chunk");
+        second.chunk_index = 1;
+        let section = Section::Chunks {
+            range: 0..=2,
+            text: "## Install the first chunk the second chunk the third chunk".into(),
+        };
+        let filled = fill(
+            vec![(first, Section::Chunk), (second, section)],
+            1_000,
+            "words",
+            words,
+        );
+        assert_eq!(filled.context.matches("the third chunk").count(), 1);
+        assert!(filled.context.contains("the second chunk"));
+        assert_eq!(filled.budget.passages, 2);
+        assert_eq!(filled.budget.sections, [0]);
     }
 }

@@ -17,6 +17,7 @@ use std::ops::RangeInclusive;
 
 use index_core::document::{reassemble, Reassembled};
 use index_core::search::SearchHit;
+use ingest_core::chunk::HEADING_SEPARATOR;
 use ingest_core::sections;
 
 use crate::store::{DocumentRange, Store, StoreError, StoredChunk};
@@ -200,7 +201,7 @@ fn path_ends_with(full: &str, tail: &str) -> bool {
         || (!tail.is_empty()
             && full
                 .strip_suffix(tail)
-                .is_some_and(|head| head.ends_with(" > ")))
+                .is_some_and(|head| head.ends_with(HEADING_SEPARATOR)))
 }
 
 #[cfg(test)]

@@ -1,20 +1,28 @@
 #!/usr/bin/env python3
-"""Comparison questions ("X vs Y", "should I use X or Y for …"): how well
-search ranks the pages that answer them, on the hand-judged set
-eval/comparisons (84 questions over the six eval corpora, graded
-relevance 2/1; git-docs and npm-docs tune, the other four are held out).
+"""Hand-judged question sets of one kind, over the six eval corpora: how
+well search ranks the pages that answer them.
+
+  comparisons  eval/comparisons: "X vs Y", "should I use X or Y for …"
+               (84 questions, 14 per corpus)
+  concepts     eval/concepts: what something is, why, how it works
+               (84 questions, 14 per corpus)
+
+Each set is graded (relevance 2/1) and was judged before any system output
+was seen; git-docs and npm-docs tune, the other four are held out (each
+set's README).
 
 The store is made as scripts/bench-budget.py makes it (eval_store: one
 library per set, version 1, ingested fresh unless --reuse-store). Each
 question is searched over REST filtered to its set's library (hybrid,
 k=10, defaults) and scored as `docshelf eval` scores: the results'
 file_path list, duplicates dropped; nDCG@5 and nDCG@10 with gain 2^rel - 1;
-Recall@10 (share of the judged pages in the first 10); "both" the share of
-questions whose every judged page is in the first 5.
+Recall@10 (share of the judged pages in the first 10); "every judged page
+in the first 5"; "a 2 first": the first result is a relevance-2 page.
 
 Usage:
-  scripts/bench-comparisons.py [--bin PATH] [--model-dir DIR] [--sets a,b,..]
-                               [--work DIR] [--reuse-store] [--per-query]
+  scripts/bench-questions.py comparisons|concepts [--bin PATH] [--model-dir DIR]
+                             [--sets a,b,..] [--work DIR] [--reuse-store]
+                             [--per-query] [--results OUT]
 Standard library only.
 """
 import argparse
@@ -30,7 +38,7 @@ import docshelf_proc  # noqa: E402
 from eval_store import (HELD_OUT, add_arguments, build_store, is_judged, post,  # noqa: E402
                         read_graded, set_dir)
 
-COMPARISONS = os.path.join(REPO, "eval", "comparisons")
+KINDS = ("comparisons", "concepts")
 
 
 def relevance(path, judged):
@@ -58,6 +66,7 @@ def score(base, name, questions):
         top5 = [f for f in judged if any(is_judged(p, {f}) for p in paths[:5])]
         rows.append({"id": qid, "ndcg5": ndcg(paths, judged, 5), "ndcg10": ndcg(paths, judged, 10),
                      "recall10": len(found) / len(judged), "both5": len(top5) == len(judged),
+                     "first2": bool(paths) and relevance(paths[0], judged) == 2,
                      "paths": paths[:5]})
     return rows
 
@@ -68,22 +77,25 @@ def mean(xs):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("kind", choices=KINDS, help="which question set (a folder of eval/)")
     add_arguments(p)
     p.add_argument("--per-query", action="store_true", help="print each question's top 5")
+    p.add_argument("--results", help="per-question scores and first 5 paths, JSON lines")
     args = p.parse_args()
     names = [s for s in args.sets.split(",") if s]
     dirs = {n: set_dir(n, args) for n in names}
-    binary, model, _, store, _ = build_store(args, names, dirs, "bench-comparisons-")
+    binary, model, _, store, _ = build_store(args, names, dirs, f"bench-{args.kind}-")
+    questions = os.path.join(REPO, "eval", args.kind)
 
     server, base = docshelf_proc.start(binary, store, model)
     try:
         docshelf_proc.wait_in_memory(base)
-        per = {n: score(base, n, read_graded(os.path.join(COMPARISONS, n))) for n in names}
+        per = {n: score(base, n, read_graded(os.path.join(questions, n))) for n in names}
     finally:
         docshelf_proc.stop(server)
 
     for metric, title in (("ndcg5", "nDCG@5"), ("ndcg10", "nDCG@10"), ("recall10", "Recall@10"),
-                          ("both5", "every judged page in the first 5")):
+                          ("both5", "every judged page in the first 5"), ("first2", "a 2 first")):
         print(f"\n| {title} | " + " | ".join(n + ("*" if n in HELD_OUT else "") for n in names)
               + " | tuning | held-out |")
         print("| --- |" + " ---: |" * (len(names) + 2))
@@ -92,6 +104,11 @@ def main():
         held = [r[metric] for n in names if n in HELD_OUT for r in per[n]]
         split = [f"{mean(xs):.3f}" if xs else "–" for xs in (tune, held)]
         print("| docshelf | " + " | ".join(cells + split) + " |")
+    if args.results:
+        with open(args.results, "w") as f:
+            for n in names:
+                for r in per[n]:
+                    f.write(json.dumps({"set": n, **r}) + "\n")
     if args.per_query:
         for n in names:
             for r in per[n]:
