@@ -285,6 +285,20 @@ for (const [name, makeTransport] of Object.entries(transports)) {
       });
       assert.equal(missing.structuredContent.code, 'unknown_version');
       assert.equal(missing.structuredContent.kind, 'not_found');
+      // A name over its limit is a bad name, as on every face; a budget out
+      // of range is a bad parameter.
+      const longName = await client.callTool({
+        name: 'get_document',
+        arguments: { library: 'g'.repeat(500), version: '1.0', file_path: 'roses.md' },
+      });
+      assert.equal(longName.structuredContent.code, 'invalid_name');
+      assert.equal(longName.structuredContent.kind, 'bad_input');
+      const tinyBudget = await client.callTool({
+        name: 'get_document',
+        arguments: { library: 'gardening', version: '1.0', file_path: 'roses.md', max_tokens: 10 },
+      });
+      assert.equal(tinyBudget.structuredContent.code, 'invalid_search');
+      assert.equal(errorText(tinyBudget), 'max_tokens must be 50..100000');
       assert.match(
         errorText(await client.callTool({ name: 'search_docs', arguments: { query: 'x', library: 'kubernetes' } })),
         /no library matches "kubernetes"; stored libraries: .*gardening/,

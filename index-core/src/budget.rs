@@ -1,6 +1,6 @@
 //! Token budgets: an answer sized by what an agent can spend, not by `k`;
-//! the contract (what an answer says of its budget, a document part) and
-//! the cut of a text to a budget. Filling a search answer is the server's
+//! the contract (what an answer says of its budget) and the cut of a text
+//! to a budget. Filling a search answer is the server's
 //! (`search::budget`).
 //!
 //! A search with `max_tokens` turns its hits into *passages* in compact
@@ -23,9 +23,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The smallest and largest budgets a search takes.
+/// The smallest and largest budgets a search or a document read takes.
 pub const MIN_TOKENS: usize = 50;
 pub const MAX_TOKENS: usize = 100_000;
+
 /// `max_tokens` as a client sent it, if it is a budget docshelf takes
 /// ([`MIN_TOKENS`]..=[`MAX_TOKENS`]): one check for every request that
 /// takes a budget.
@@ -78,10 +79,11 @@ pub struct Repeat {
 
 /// The longest prefix of `text` that fits `max_tokens`, by `count`: `text`
 /// itself when it fits, else cut where a block starts (one of `cuts`,
-/// ascending). When not even the first block fits, that block is cut at
-/// its last line that fits, else its last word: an agent reading a
-/// document within a budget gets its opening rather than nothing. Found by
-/// halving, so a long document costs a few counts.
+/// ascending). When nothing but headings fits that way, the next block is
+/// cut at its last line that fits, else its last word: an agent reading a
+/// document within a budget gets the start of its text, not a title alone
+/// (a code block so cut leaves its fence open). Found by halving, so a long
+/// document costs a few counts.
 pub fn fit<'a>(
     text: &'a str,
     cuts: &[usize],
@@ -92,28 +94,42 @@ pub fn fit<'a>(
     if whole <= max_tokens {
         return (text, whole);
     }
-    let inside = |&at: &usize| at > 0 && at < text.len();
+    let inside = |at: &usize| *at > 0 && *at < text.len();
     let blocks: Vec<usize> = cuts.iter().copied().filter(inside).collect();
-    if let Some(found) = longest(text, &blocks, max_tokens, &count) {
-        return found;
+    let kept = longest(text, &blocks, max_tokens, &count).unwrap_or(("", 0));
+    if has_text(kept.0) {
+        return kept;
     }
-    let first = blocks.first().copied().unwrap_or(text.len());
-    let head = &text[..first];
-    let lines: Vec<usize> = head
+    let from = kept.0.len();
+    let to = blocks
+        .iter()
+        .copied()
+        .find(|&at| at > from)
+        .unwrap_or(text.len());
+    let block = &text[from..to];
+    let further = |found: Option<(&'a str, usize)>| found.filter(|(t, _)| t.len() > from);
+    let lines: Vec<usize> = block
         .match_indices('\n')
-        .map(|(at, _)| at + 1)
-        .filter(|at| *at < first)
+        .map(|(at, _)| from + at + 1)
+        .filter(|&at| at < to)
         .collect();
-    if let Some(found) = longest(text, &lines, max_tokens, &count) {
+    if let Some(found) = further(longest(text, &lines, max_tokens, &count)) {
         return found;
     }
-    let words: Vec<usize> = head
+    let words: Vec<usize> = block
         .char_indices()
         .filter(|(_, c)| c.is_whitespace())
-        .map(|(at, _)| at)
-        .filter(inside)
+        .map(|(at, _)| from + at)
+        .filter(|&at| at > from)
         .collect();
-    longest(text, &words, max_tokens, &count).unwrap_or(("", 0))
+    further(longest(text, &words, max_tokens, &count)).unwrap_or(kept)
+}
+
+/// Whether `text` holds more than headings and blank lines.
+fn has_text(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .any(|line| !line.is_empty() && !line.starts_with('#'))
 }
 
 /// The longest prefix of `text` ending at one of `cuts` (ascending) that
@@ -169,6 +185,19 @@ mod tests {
         assert_eq!(fit(text, &cuts, 1, words), ("one", 1));
         assert_eq!(fit("", &[0], 1, words), ("", 0));
         assert_eq!(fit("several words", &[0], 0, words), ("", 0));
+    }
+
+    #[test]
+    fn a_heading_alone_is_not_all_a_budget_gives() {
+        let text = "# Title\n\nalpha beta gamma delta\nepsilon zeta\n\n## Next\n\nomega\n";
+        let cuts = [0, 9, 46, 55];
+        assert_eq!(
+            fit(text, &cuts, 7, words),
+            ("# Title\n\nalpha beta gamma delta\n", 6)
+        );
+        assert_eq!(fit(text, &cuts, 3, words), ("# Title\n\nalpha", 3));
+        // Too small for a word of the text: the heading, as before.
+        assert_eq!(fit(text, &cuts, 2, words), ("# Title\n\n", 2));
     }
 
     #[test]

@@ -6,8 +6,18 @@
 use serde::{Deserialize, Serialize};
 
 use crate::budget;
-use crate::search::SearchError;
-use crate::validate;
+use crate::validate::{self, NameError};
+
+/// Why a read was refused before any lookup.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    /// A library, version, path or section over its limit, or with
+    /// control characters.
+    #[error(transparent)]
+    Name(#[from] NameError),
+    #[error("max_tokens must be {}..{}", budget::MIN_TOKENS, budget::MAX_TOKENS)]
+    BudgetOutOfRange,
+}
 
 /// What to read of a stored document, checked ([`DocumentRead::new`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,8 +33,9 @@ pub struct DocumentRead {
 }
 
 impl DocumentRead {
-    /// Checks every part before any lookup: names and path within their
-    /// limits ([`validate`]), the budget within [`budget::MIN_TOKENS`]..=
+    /// Checks every part before any lookup: names within their limits
+    /// ([`validate`]; the path and the section, a heading path, within a
+    /// path's), the budget within [`budget::MIN_TOKENS`]..=
     /// [`budget::MAX_TOKENS`]. A blank section means the whole document.
     pub fn new(
         library: &str,
@@ -32,16 +43,16 @@ impl DocumentRead {
         file_path: &str,
         section: Option<&str>,
         max_tokens: Option<i64>,
-    ) -> Result<Self, SearchError> {
+    ) -> Result<Self, ReadError> {
         validate::lookup("library", library)?;
         validate::lookup("version", version)?;
         validate::path_lookup("file_path", file_path)?;
         let section = match section.map(str::trim).filter(|s| !s.is_empty()) {
-            Some(section) => Some(validate::lookup("section", section)?.to_owned()),
+            Some(section) => Some(validate::path_lookup("section", section)?.to_owned()),
             None => None,
         };
         let max_tokens = max_tokens
-            .map(|n| budget::within_range(n).ok_or(SearchError::BudgetOutOfRange))
+            .map(|n| budget::within_range(n).ok_or(ReadError::BudgetOutOfRange))
             .transpose()?;
         Ok(Self {
             library: library.to_owned(),
@@ -70,8 +81,9 @@ pub struct DocumentPart {
     /// The section read (its whole heading path), when one was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub section: Option<String>,
-    /// The text: the whole document or the section, cut at the last
-    /// block (paragraph, code block, heading) that fits the budget.
+    /// The text: the whole document or the section, within the budget
+    /// ([`budget::fit`]: cut where a block starts, or inside the first
+    /// block with text when not even that fits).
     pub text: String,
     /// With a budget: the tokens of `text` and the budget, and whether the
     /// text was cut to fit.
@@ -98,7 +110,7 @@ mod tests {
             .is_whole());
         assert!(matches!(
             DocumentRead::new("git", "1", "a.md", None, Some(10)),
-            Err(SearchError::BudgetOutOfRange)
+            Err(ReadError::BudgetOutOfRange)
         ));
         let long = "x".repeat(10_000);
         for (library, path, section) in [
@@ -109,7 +121,7 @@ mod tests {
             assert!(
                 matches!(
                     DocumentRead::new(library, "1", path, section, None),
-                    Err(SearchError::Identifier(_))
+                    Err(ReadError::Name(_))
                 ),
                 "{path:?}"
             );

@@ -499,6 +499,11 @@ pub struct ScoreParts {
     pub signal: Option<f32>,
     /// What the second stage added to the relevance, when it ran.
     pub rerank: Option<f32>,
+    /// When the chunk's text is the same passage as a better-ranked
+    /// chunk's on another page of its library version: the share of its
+    /// score it kept (text repeated on several pages counts once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeated: Option<f32>,
 }
 
 /// Neighbouring chunks merged into a hit (`expand`).

@@ -8,6 +8,7 @@
 //! does not compile, so no face can fall out of step.
 
 use index_core::ask::AskError;
+use index_core::reading::ReadError;
 use index_core::search::SearchError;
 use index_core::validate::NameError;
 use index_core::{ErrorBody, ErrorCode, ErrorKind};
@@ -96,6 +97,17 @@ pub enum EngineError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Search(#[from] RunError),
+}
+
+/// A document read refused before any lookup: a name as every other bad
+/// name, a budget as a search's.
+impl From<ReadError> for EngineError {
+    fn from(err: ReadError) -> Self {
+        match err {
+            ReadError::Name(name) => Self::InvalidName(name),
+            ReadError::BudgetOutOfRange => Self::BadSearch(SearchError::BudgetOutOfRange),
+        }
+    }
 }
 
 /// Whether a store error is the object store not answering (see

@@ -334,6 +334,9 @@ fn Hit(hit: SearchHit) -> impl IntoView {
     if let Some(r) = hit.parts.rerank {
         parts.push(format!("rerank +{r:.3}"));
     }
+    if let Some(share) = hit.parts.repeated {
+        parts.push(format!("repeated ×{share:.1}"));
+    }
     let voted: RwSignal<Option<Result<String, String>>> = RwSignal::new(None);
     let vote = move |v: Vote, chunk_id: String| {
         leptos::task::spawn_local(async move {

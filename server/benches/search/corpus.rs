@@ -29,7 +29,7 @@ use docshelf_server::config::{EngineConfig, ModelConfig};
 use docshelf_server::embed::DeviceChoice;
 use docshelf_server::engine::Engine;
 use docshelf_server::store::{ChunkRow, DocumentChunks, Store, StoredChunk};
-use ingest_core::chunk::Chunk;
+use ingest_core::chunk::{Chunk, HEADING_SEPARATOR};
 
 /// Bump when the corpus a row count gives changes: cached ones (and the
 /// seeds) are rebuilt. v2: the seeds are cut by the 700-byte chunker.
@@ -196,7 +196,7 @@ impl<'a> Grower<'a> {
                     text,
                     heading_path: seed
                         .heading_path
-                        .split(" > ")
+                        .split(HEADING_SEPARATOR)
                         .filter(|h| !h.is_empty())
                         .map(str::to_owned)
                         .collect(),

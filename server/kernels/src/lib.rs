@@ -24,6 +24,9 @@
 //!   vectors in memory (the dense search leg).
 //! - [`Bm25Index`]: BM25 over postings held in memory (the keyword search
 //!   leg), built from tokens by [`Bm25Builder`].
+//! - [`Shingles`]: a text's 5-word shingles, and [`first_copies`]: which
+//!   texts of many repeat an earlier one (the same passage in several
+//!   places, on every search).
 //! - `split`: a scan of many rows divided across the cores.
 //! - `simd`: runs those loops compiled for AVX2 and FMA where the CPU has
 //!   them.
@@ -40,6 +43,7 @@ mod matmul;
 mod packed;
 mod reduced;
 mod scan;
+mod shingles;
 mod simd;
 mod split;
 
@@ -49,6 +53,7 @@ pub use bm25::{Analyze, Bm25Builder, Bm25Index};
 pub use packed::PackedWeights;
 pub use reduced::{Bf16Weights, Int8Weights, ReducedProduct};
 pub use scan::QuantizedRows;
+pub use shingles::{first_copies, Shingles, SHINGLE_WORDS};
 pub use split::SPLIT_ROWS;
 
 /// A test a search applies to each row in its ranges (a file prefix, say):

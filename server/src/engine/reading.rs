@@ -1,5 +1,6 @@
 //! Documents read by agents: whole or one section (by the heading path a
-//! search result gives), within a token budget, cut where a block starts.
+//! search result gives), within a token budget ([`budget::fit`]: cut where
+//! a block starts).
 
 use index_core::access::Caller;
 use index_core::budget;

@@ -103,7 +103,8 @@ pub fn templates() -> ListResourceTemplatesResult {
     .with_description(
         "A stored document (version may be \"latest\"), whole or one section by the heading \
          path a search result gives (\"Guide > Install\", or its last part), within max_tokens \
-         (o200k_base) when given: the text is cut where a block starts.",
+         (o200k_base) when given: the text is cut where a block starts (inside the first block \
+         of text when only headings would fit).",
     )
     .with_mime_type("text/markdown");
     ListResourceTemplatesResult::with_all_items(vec![template])

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use index_core::access::Caller;
 use index_core::library::Resolution;
-use index_core::reading::{DocumentPart, DocumentRead};
-use index_core::search::{SearchError, SearchParams, SearchResponse};
+use index_core::reading::{DocumentPart, DocumentRead, ReadError};
+use index_core::search::{SearchParams, SearchResponse};
 use index_core::validate;
 use index_core::ErrorBody;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -42,14 +42,15 @@ pub struct GetDocument {
     #[serde(default)]
     pub section: Option<String>,
     /// At most this many tokens (o200k_base, 50..100000): the text is cut
-    /// where a paragraph, code block or heading starts.
+    /// where a paragraph, code block or heading starts (inside the first
+    /// block of text when only headings would fit).
     #[serde(default)]
     pub max_tokens: Option<i64>,
 }
 
 impl GetDocument {
     /// The read asked for, every part checked before any lookup.
-    fn read(&self) -> Result<DocumentRead, SearchError> {
+    fn read(&self) -> Result<DocumentRead, ReadError> {
         DocumentRead::new(
             &self.library,
             &self.version,

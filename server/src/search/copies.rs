@@ -20,107 +20,53 @@
 //! and a ranking counts the text a library version repeats on several of
 //! its pages once ([`demote_repeated`]).
 
-use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
+pub use docshelf_kernels::Shingles;
 
 use super::Candidate;
 
 /// The share of the shorter text's shingles the other must hold.
 pub const SAME_PASSAGE: f64 = 0.9;
 
-/// Words per shingle.
-const SHINGLE: usize = 5;
-
-/// A text's 5-word shingles (words lower-cased, split on whitespace), as
-/// hashes; a text of fewer words is one shingle.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shingles(HashSet<u64>);
-
-impl Shingles {
-    pub fn of(text: &str) -> Self {
-        let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
-        let hash = |window: &[String]| {
-            let mut hasher = DefaultHasher::new();
-            window.hash(&mut hasher);
-            hasher.finish()
-        };
-        if words.len() < SHINGLE {
-            return Self(HashSet::from([hash(&words)]));
-        }
-        Self(words.windows(SHINGLE).map(hash).collect())
-    }
-
-    /// The share of the smaller set found in the larger.
-    pub fn containment(&self, other: &Self) -> f64 {
-        let (small, large) = match self.0.len() <= other.0.len() {
-            true => (&self.0, &other.0),
-            false => (&other.0, &self.0),
-        };
-        if small.is_empty() {
-            return 0.0;
-        }
-        small.iter().filter(|s| large.contains(s)).count() as f64 / small.len() as f64
-    }
-
-    pub fn same_passage(&self, other: &Self) -> bool {
-        self.containment(other) >= SAME_PASSAGE
-    }
-
-    fn len(&self) -> usize {
-        self.0.len()
-    }
+/// Whether two texts are the same passage (see the module docs).
+pub fn same_passage(a: &Shingles, b: &Shingles) -> bool {
+    a.containment(b) >= SAME_PASSAGE
 }
 
 /// What a candidate whose text a better-ranked page of its library version
-/// already gives keeps of its relevance.
+/// already gives keeps of its score (relevance blended with recency and
+/// feedback).
 ///
 /// Why: a page's place in a ranking should come from what it says itself.
 /// Text a documentation set repeats on many pages (npm's config options on
 /// every command page) otherwise ranks every copy alike, and the copies
 /// fill the first places ahead of the one page that explains the question:
 /// the concept questions of eval/concepts lost most there. The copy is
-/// lowered, not dropped, so it is still listed (and a budgeted answer still
-/// names it beside the passage it gives). Chosen on the tuning sets, where
+/// lowered, not dropped: while it stays among the results it is still
+/// listed, and a budgeted answer names it beside the passage it gives. Chosen on the tuning sets, where
 /// shares from 0.5 to 0.8 ranked alike (docs/benchmarks.md, "Concept
 /// questions").
 pub const REPEAT_SHARE: f32 = 0.7;
 
 /// Lowers each candidate of `pool` (sorted best first) whose text is the
 /// same passage as a better-ranked candidate's from another page of the
-/// same library and version, to [`REPEAT_SHARE`] of its relevance, and
-/// sorts the pool again. Copies across versions or libraries are left to
-/// the filters and to the budget, which keeps the version asked for.
+/// same library and version, to [`REPEAT_SHARE`] of its score (noted in
+/// its `parts.repeated`), and sorts the pool again. Copies across versions
+/// or libraries are left to the filters, and to the budget, which keeps
+/// the latest version's.
 ///
 /// Each text is compared only with the candidates it shares a shingle
-/// with (an index from shingle to candidate), so a pool of hundreds costs
-/// what reading its words costs.
+/// with ([`docshelf_kernels::first_copies`]), so a pool of hundreds costs
+/// about what reading its words costs.
 pub fn demote_repeated(pool: &mut [Candidate]) {
     let shingles: Vec<Shingles> = pool.iter().map(|c| Shingles::of(&c.chunk.text)).collect();
-    let mut holders: HashMap<u64, Vec<usize>> = HashMap::new();
-    for (at, own) in shingles.iter().enumerate() {
-        let mut shared: HashMap<usize, usize> = HashMap::new();
-        for s in &own.0 {
-            for &earlier in holders.get(s).into_iter().flatten() {
-                *shared.entry(earlier).or_default() += 1;
-            }
-        }
-        let repeated = shared.into_iter().any(|(earlier, n)| {
-            let (a, b) = (&pool[earlier].chunk, &pool[at].chunk);
-            let smaller = own.len().min(shingles[earlier].len()).max(1);
-            a.library == b.library
-                && a.version == b.version
-                && a.file_path != b.file_path
-                && n as f64 / smaller as f64 >= SAME_PASSAGE
-        });
-        if repeated {
-            pool[at].score *= REPEAT_SHARE;
-            continue;
-        }
-        // Only texts kept at full worth are compared with later ones: a
-        // copy's copy is the first text's copy too.
-        for s in &own.0 {
-            holders.entry(*s).or_default().push(at);
+    let copies = docshelf_kernels::first_copies(&shingles, SAME_PASSAGE, &|earlier, this| {
+        let (a, b) = (&pool[earlier].chunk, &pool[this].chunk);
+        a.library == b.library && a.version == b.version && a.file_path != b.file_path
+    });
+    for (c, copy) in pool.iter_mut().zip(copies) {
+        if copy.is_some() {
+            c.score *= REPEAT_SHARE;
+            c.parts.repeated = Some(REPEAT_SHARE);
         }
     }
     pool.sort_by(|a, b| {
@@ -137,26 +83,6 @@ mod tests {
     const TEXT: &str = "Scoped packages are not public by default. You will need to specify \
                         the access flag with the initial publish command. This will publish the \
                         package and set access to public as if you had run the access command.";
-
-    #[test]
-    fn the_same_text_cut_or_edited_a_little_is_the_same_passage() {
-        let spaced = TEXT.replace(' ', "\n ");
-        assert!(Shingles::of(TEXT).same_passage(&Shingles::of(&spaced)));
-        // A word changed in a long text, or the text inside a longer one.
-        let edited = TEXT.replace("initial", "first");
-        assert!(Shingles::of(TEXT).containment(&Shingles::of(&edited)) < 1.0);
-        let longer = format!("{TEXT} Another sentence follows it here.");
-        assert!(Shingles::of(TEXT).same_passage(&Shingles::of(&longer)));
-        // Half of it, beside other words, is not.
-        let half: String = TEXT
-            .split_whitespace()
-            .take(18)
-            .collect::<Vec<_>>()
-            .join(" ");
-        let other = format!("{half} and then something else entirely, about other things");
-        assert!(!Shingles::of(TEXT).same_passage(&Shingles::of(&other)));
-        assert!(Shingles::of("Run it.").same_passage(&Shingles::of("run  IT.")));
-    }
 
     fn candidate(path: &str, version: &str, text: &str, score: f32) -> Candidate {
         let mut c = Candidate::for_test(path, 0, score);
@@ -194,5 +120,7 @@ mod tests {
             ]
         );
         assert!((pool[3].score - 0.89 * REPEAT_SHARE).abs() < 1e-6);
+        assert_eq!(pool[3].parts.repeated, Some(REPEAT_SHARE));
+        assert_eq!(pool[0].parts.repeated, None);
     }
 }

@@ -329,6 +329,7 @@ fn fuse(search: &Search, dense: Vec<Retrieved>, keyword: Vec<Retrieved>) -> Vec<
                     recency: None,
                     signal: None,
                     rerank: None,
+                    repeated: None,
                 },
                 score: relevance,
             })

@@ -1,11 +1,11 @@
 //! No text twice in one budgeted answer: hits whose texts are the same
-//! passage, word for word or nearly ([`Shingles::same_passage`], the rule
+//! passage, word for word or nearly ([`same_passage`], the rule
 //! and how it was measured: [`crate::search::copies`]), are given once.
 
 use index_core::search::SearchHit;
 
 use super::sections::Section;
-use crate::search::copies::Shingles;
+use crate::search::copies::{same_passage, Shingles};
 
 /// The copies of a passage left out: library, version and path of each.
 pub type Copies = Vec<(String, String, String)>;
@@ -23,7 +23,7 @@ pub fn without_repeats(
     let mut copies: Vec<Copies> = Vec::new();
     for (hit, section) in hits {
         let own = Shingles::of(text(&hit));
-        let Some(at) = shingles.iter().position(|s| s.same_passage(&own)) else {
+        let Some(at) = shingles.iter().position(|s| same_passage(s, &own)) else {
             unique.push((hit, section));
             shingles.push(own);
             copies.push(Vec::new());
