@@ -38,7 +38,7 @@
    scored as `docshelf eval` scores it: the results' file_path list,
    duplicates dropped, first 10; nDCG@10 with gain 1 for the one judged
    page, Recall@10 (found in the first 10 or not). A result's file_path
-   matches a judged file when equal or ending in "/" + file (as
+   matches a judged file when equal (eval_store.is_judged, as
    scripts/bench-budget.py matches).
 
 3. Markdown tables: nDCG@10 and Recall@10, intent (rows) x set (columns,
