@@ -73,15 +73,6 @@ async fn post(
         .expect("upload answered")
 }
 
-/// Follows job `id` to its end; its status.
-async fn finished(client: &reqwest::Client, base: &str, id: &str) -> Value {
-    let events = common::job_events(client, base, id).await;
-    assert!(events.contains("event: done"), "{events}");
-    let (status, job) = common::get_json(base, &format!("/api/jobs/{id}")).await;
-    assert_eq!(status, StatusCode::OK, "{job}");
-    job
-}
-
 fn file<'a>(job: &'a Value, path: &str) -> &'a Value {
     job["files"]
         .as_array()
@@ -137,7 +128,7 @@ async fn concurrent_hostile_archives_stay_within_the_shared_budget() {
             StatusCode::ACCEPTED => {
                 accepted += 1;
                 let id = body["job_id"].as_str().expect("job id");
-                let job = finished(&client, &base, id).await;
+                let job = common::finished_job_id(&base, id).await;
                 let archive = file(&job, "volumes.zip");
                 assert_eq!(archive["state"], "failed", "{job}");
                 let reason = archive["reason"].as_str().expect("reason");
@@ -177,7 +168,7 @@ async fn concurrent_hostile_archives_stay_within_the_shared_budget() {
         .as_str()
         .expect("job id")
         .to_owned();
-    let job = finished(&client, &base, &id).await;
+    let job = common::finished_job_id(&base, &id).await;
     assert_eq!(file(&job, "guide.md")["state"], "stored", "{job}");
 }
 

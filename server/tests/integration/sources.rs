@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode as AxumStatus};
 use axum::response::{IntoResponse, Response};
-use reqwest::{Client, StatusCode};
+use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use docshelf_server::config::{EngineConfig, SourceConfig};
@@ -20,7 +20,7 @@ use docshelf_server::http::serve::HEADER_TIMEOUT;
 use index_core::job::{FileState, JobState};
 use index_core::source::SourceRequest;
 
-use crate::common::{self, get_json, job_events, post_json, serve_app};
+use crate::common::{self, get_json, post_json, serve_app};
 use docshelf_server::access::local;
 
 /// The Git manual pages the site serves (besides its index).
@@ -272,16 +272,6 @@ async fn docshelf(dir: &std::path::Path) -> (Arc<Engine>, String) {
     common::serve_with_sources(dir, sources).await
 }
 
-/// Follows a job to its end and returns its status.
-async fn finished(client: &Client, base: &str, accepted: &Value) -> Value {
-    let id = accepted["job_id"].as_str().expect("job id");
-    let events = job_events(client, base, id).await;
-    assert!(events.contains("event: done"), "{events}");
-    let (status, job) = get_json(base, &format!("/api/jobs/{id}")).await;
-    assert_eq!(status, StatusCode::OK, "{job}");
-    job
-}
-
 /// The state of each file of a job, by path.
 fn files(job: &Value) -> BTreeMap<String, Value> {
     job["files"]
@@ -303,7 +293,6 @@ async fn a_site_is_crawled_politely_and_refreshed_by_what_changed() {
     let site = Site::new();
     let site_base = start_site(site.clone()).await;
     let (engine, base) = docshelf(dir.path()).await;
-    let client = Client::new();
 
     let (status, accepted) = post_json(
         &base,
@@ -312,7 +301,7 @@ async fn a_site_is_crawled_politely_and_refreshed_by_what_changed() {
     )
     .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
-    let job = finished(&client, &base, &accepted).await;
+    let job = common::finished_job(&base, &accepted).await;
     assert_eq!(job["state"], "done", "{job:#}");
     let by_path = files(&job);
     let page = |p: &str| format!("{site_base}/docs/{p}");
@@ -400,7 +389,7 @@ async fn a_site_is_crawled_politely_and_refreshed_by_what_changed() {
     let (status, accepted) =
         post_json(&base, &format!("/api/sources/{id}/refresh"), json!({})).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
-    let job = finished(&client, &base, &accepted).await;
+    let job = common::finished_job(&base, &accepted).await;
     assert_eq!(job["state"], "done", "{job:#}");
     let by_path = files(&job);
     assert_eq!(by_path[&page("git-add.html")]["state"], "stored");
@@ -448,7 +437,7 @@ async fn a_site_is_crawled_politely_and_refreshed_by_what_changed() {
         .insert("/docs/git-bisect.html".into(), bisect);
     let (embedded_before, _) = engine.metrics().vectors();
     let (_, accepted) = post_json(&base, &format!("/api/sources/{id}/refresh"), json!({})).await;
-    let job = finished(&client, &base, &accepted).await;
+    let job = common::finished_job(&base, &accepted).await;
     assert_eq!(job["state"], "done", "{job:#}");
     assert_eq!(engine.metrics().vectors().0, embedded_before, "{job:#}");
     let (_, sources) = get_json(&base, "/api/sources").await;
@@ -477,7 +466,7 @@ async fn a_crawl_that_mostly_fails_ends_failed_and_publishes_nothing() {
     )
     .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
-    let job = finished(&Client::new(), &base, &accepted).await;
+    let job = common::finished_job(&base, &accepted).await;
     assert_eq!(job["state"], "failed", "{job:#}");
     assert!(
         job["error"]
@@ -731,7 +720,7 @@ async fn fetched_with_llms_txt(dir: &std::path::Path, site: Arc<Site>) -> (Strin
     )
     .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
-    let job = finished(&Client::new(), &base, &accepted).await;
+    let job = common::finished_job(&base, &accepted).await;
     (site_base, base, job)
 }
 

@@ -143,10 +143,14 @@ pub async fn job_events(client: &Client, base: &str, id: &str) -> String {
     res.text().await.expect("stream")
 }
 
-/// Follows the job a `202` answer names to its end (its events to
-/// `done`) and returns the job's status.
+/// Follows the job a `202` answer names to its end ([`finished_job_id`]).
 pub async fn finished_job(base: &str, accepted: &Value) -> Value {
-    let id = accepted["job_id"].as_str().expect("job id");
+    finished_job_id(base, accepted["job_id"].as_str().expect("job id")).await
+}
+
+/// Follows job `id` to its end (its events to `done`) and returns the
+/// job's status.
+pub async fn finished_job_id(base: &str, id: &str) -> Value {
     let events = job_events(&Client::new(), base, id).await;
     assert!(events.contains("event: done"), "{events}");
     let (status, job) = get_json(base, &format!("/api/jobs/{id}")).await;
