@@ -181,11 +181,14 @@ test('a Git repository is added with its release tags tracked as versions', asyn
 
   // The form follows the first release's job; the other release's ends on
   // its own. Wait for the server to say both are refreshed (an observable
-  // state, not a clock), then read the page afresh.
+  // state), then read the page afresh. The deadline only turns a hang into
+  // a failure that shows what the server last said, like the waits above.
+  const deadline = Date.now() + 180_000;
   for (;;) {
     const { sources: all } = await (await fetch(`${server.url}/api/sources`)).json();
     const garden = all.filter((s) => s.library === 'garden');
     if (garden.length === 2 && garden.every((s) => s.last_refresh && !s.running_job)) break;
+    assert.ok(Date.now() < deadline, `the garden sources never both refreshed: ${JSON.stringify(garden)}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   await gotoHydrated(page, `${server.url}/upload`);

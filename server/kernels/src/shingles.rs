@@ -4,8 +4,9 @@
 //! their words rather than pair by pair.
 //!
 //! Here, not in the server, because it runs on every search: the dev build
-//! that tests and `make run` use optimises this crate only, and hashing
-//! every word of a pool unoptimised cost several times the search itself.
+//! that tests and `make run` use optimises this crate only, and hashing a
+//! pool's words unoptimised cost more than the rest of the search
+//! (docs/benchmarks.md, "Concept questions").
 
 use foldhash::HashMap;
 

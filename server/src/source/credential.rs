@@ -259,30 +259,33 @@ mod tests {
             let url = url::Url::parse(elsewhere).unwrap();
             assert!(bearer.header_for(&url).is_none(), "{elsewhere}");
         }
+        let header = |secret: &str| {
+            let credential =
+                SiteCredential::new(&site, &Secret(secret.into()), &reference).unwrap();
+            let (name, value) = credential.header_for(&same).expect("same origin");
+            (name.to_string(), value.to_str().unwrap().to_owned())
+        };
+        let written = [
+            ("Cookie: session=abc", "cookie", "session=abc"),
+            ("reader:pa55", "authorization", "Basic cmVhZGVyOnBhNTU="),
+            // Git's token form is a user and password, not an X- header.
+            (
+                "x-access-token:t0k",
+                "authorization",
+                "Basic eC1hY2Nlc3MtdG9rZW46dDBr",
+            ),
+            ("X-Api-Key: k3y", "x-api-key", "k3y"),
+        ];
+        for (secret, name, value) in written {
+            assert_eq!(
+                header(secret),
+                (name.to_owned(), value.to_owned()),
+                "{secret}"
+            );
+        }
         let cookie =
             SiteCredential::new(&site, &Secret("Cookie: session=abc".into()), &reference).unwrap();
-        let (name, value) = cookie.header_for(&same).unwrap();
-        assert_eq!(
-            (name.as_str(), value.to_str().unwrap()),
-            ("cookie", "session=abc")
-        );
         assert!(!format!("{cookie:?}").contains("abc"));
-        let basic = SiteCredential::new(&site, &Secret("reader:pa55".into()), &reference).unwrap();
-        let (name, value) = basic.header_for(&same).unwrap();
-        assert_eq!(
-            (name.as_str(), value.to_str().unwrap()),
-            ("authorization", "Basic cmVhZGVyOnBhNTU=")
-        );
-        // Git's token form is a user and password, not an X- header.
-        let git =
-            SiteCredential::new(&site, &Secret("x-access-token:t0k".into()), &reference).unwrap();
-        let (name, value) = git.header_for(&same).unwrap();
-        assert_eq!(
-            (name.as_str(), value.to_str().unwrap()),
-            ("authorization", "Basic eC1hY2Nlc3MtdG9rZW46dDBr")
-        );
-        let key = SiteCredential::new(&site, &Secret("X-Api-Key: k3y".into()), &reference).unwrap();
-        assert_eq!(key.header_for(&same).unwrap().0.as_str(), "x-api-key");
         let bad = SiteCredential::new(&site, &Secret("X-Key: a\u{7f}b".into()), &reference);
         assert!(bad.unwrap_err().to_string().contains("env:T"));
     }
