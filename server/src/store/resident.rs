@@ -36,8 +36,8 @@
 //! copied and is searched on disk only.
 
 mod documents;
+mod order;
 
-use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -69,8 +69,9 @@ pub struct Copy {
     /// keep the text in a few large buffers rather than a string per field
     /// per chunk.
     batches: Vec<ChunkColumns>,
-    /// The copy's rows, sorted by library and version so that a scope is a
-    /// few row ranges: (batch, row within it).
+    /// The copy's rows, sorted by library, version, path and chunk index,
+    /// so that a scope is a few row ranges and a document's chunks a run
+    /// within one: (batch, row within it).
     rows: Vec<(u32, u32)>,
     /// The rows' vectors, in the same order.
     vectors: QuantizedRows,
@@ -78,8 +79,8 @@ pub struct Copy {
     keywords: Bm25Index,
     /// What reads a query into the tokens `keywords` holds.
     analyzer: Analyzer,
-    /// Each (library, version) and its rows.
-    groups: Vec<(String, String, Range<usize>)>,
+    /// Each (library, version) and its rows, in name order.
+    groups: Vec<order::Group>,
 }
 
 impl Copy {
@@ -202,30 +203,7 @@ impl Copy {
         if table.version().await? != version {
             return Ok(None);
         }
-        // Each row's (library, version), numbered in name order; then the
-        // rows sorted by that number (a stable sort on integers: cheap even
-        // unoptimised, at a million rows).
-        let key = |&(batch, row): &(u32, u32)| {
-            let c: &ChunkColumns = &batches[batch as usize];
-            (c.library(row as usize), c.version(row as usize))
-        };
-        let mut names: Vec<(&str, &str)> = read_order.iter().map(key).collect();
-        names.sort_unstable();
-        names.dedup();
-        let number: HashMap<(&str, &str), usize> =
-            names.iter().enumerate().map(|(i, k)| (*k, i)).collect();
-        let group_of: Vec<usize> = read_order.iter().map(|r| number[&key(r)]).collect();
-        let mut order: Vec<usize> = (0..read_order.len()).collect();
-        order.sort_by_key(|&i| group_of[i]);
-
-        let mut groups: Vec<(String, String, Range<usize>)> = Vec::new();
-        for (row, &read) in order.iter().enumerate() {
-            let (library, version) = names[group_of[read]];
-            match groups.last_mut() {
-                Some((l, v, rows)) if l == library && v == version => rows.end = row + 1,
-                _ => groups.push((library.to_owned(), version.to_owned(), row..row + 1)),
-            }
-        }
+        let (order, groups) = order::by_document(&batches, &read_order);
         let rows: Vec<(u32, u32)> = order.iter().map(|&read| read_order[read]).collect();
         let vectors = vectors.reordered(&order);
         // Reading every chunk's text into postings takes seconds at a

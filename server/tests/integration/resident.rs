@@ -325,13 +325,26 @@ async fn answers_from_memory_are_the_disk_s_answers() {
         .all(|h| h.chunk.library == "alpha" && h.chunk.file_path.starts_with("api/")));
 
     // The chunks a budget reads sections from: the same from memory as
-    // from disk, each document within its range.
+    // from disk, each document within its range, a chunk that two ranges
+    // hold once, and nothing for a library the store lacks.
     let wanted = [
         DocumentRange {
             library: "alpha",
             version: "1",
             file_path: "guide/page-2.md",
             chunks: 3..=7,
+        },
+        DocumentRange {
+            library: "alpha",
+            version: "1",
+            file_path: "guide/page-2.md",
+            chunks: 5..=9,
+        },
+        DocumentRange {
+            library: "gamma",
+            version: "1",
+            file_path: "guide/page-2.md",
+            chunks: 0..=100,
         },
         DocumentRange {
             library: "beta",
@@ -352,9 +365,12 @@ async fn answers_from_memory_are_the_disk_s_answers() {
     };
     let memory = sorted(store.documents_chunks(&wanted).await.expect("memory"));
     let on_disk = sorted(disk.documents_chunks(&wanted).await.expect("disk"));
-    assert_eq!(memory.len(), 5 + 12, "{memory:?}");
+    assert_eq!(memory.len(), 7 + 12, "{memory:?}");
     assert_eq!(memory, on_disk);
-    assert!(memory.contains(&"alpha-2-3".to_owned()) && !memory.contains(&"alpha-2-8".to_owned()));
+    assert!(memory.contains(&"alpha-2-3".to_owned()) && memory.contains(&"alpha-2-9".to_owned()));
+    assert!(
+        !memory.contains(&"alpha-2-2".to_owned()) && !memory.contains(&"alpha-2-10".to_owned())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
