@@ -106,6 +106,16 @@ impl Engine {
                 // A mirror given with --rewrite-url is crawled instead; the
                 // pages keep the source's addresses.
                 let alias = settings.rewrites.alias(url.as_str());
+                // The scope and patterns are the source's; the crawl
+                // judges the mirror's addresses by them.
+                let scope = Scope::new(
+                    &url,
+                    request.scope.unwrap_or_default(),
+                    &request.include,
+                    &request.exclude,
+                )
+                .map_err(SourceError::from)?
+                .through(alias.clone());
                 let url = match &alias {
                     Some(alias) => Url::parse(&alias.fetched(url.as_str()))
                         .map(scope::normalized)
@@ -116,21 +126,14 @@ impl Engine {
                 let credential = match request.credential.as_deref() {
                     None => None,
                     Some(raw) => {
-                        let reference = CredentialRef::parse(raw).map_err(SourceError::from)?;
-                        let secret = reference.resolve().map_err(SourceError::from)?;
+                        let (reference, secret) =
+                            CredentialRef::read(raw).map_err(SourceError::from)?;
                         Some(
                             SiteCredential::new(&url, &secret, &reference)
                                 .map_err(SourceError::from)?,
                         )
                     }
                 };
-                let scope = Scope::new(
-                    &url,
-                    request.scope.unwrap_or_default(),
-                    &request.include,
-                    &request.exclude,
-                )
-                .map_err(SourceError::from)?;
                 let plan = Plan {
                     start: url,
                     scope,
@@ -209,9 +212,10 @@ impl Engine {
         let secret = request
             .credential
             .as_deref()
-            .map(|raw| CredentialRef::parse(raw).and_then(|r| r.resolve()))
+            .map(CredentialRef::read)
             .transpose()
-            .map_err(|e| SourceError::Git(e.into()))?;
+            .map_err(|e| SourceError::Git(e.into()))?
+            .map(|(_, secret)| secret);
         // A mirror given with --rewrite-url is fetched instead; the
         // address rules hold for it.
         let fetched = self.source_settings.rewrites.apply(url.as_str());

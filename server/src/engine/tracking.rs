@@ -167,6 +167,7 @@ impl Engine {
         library: &str,
         request: &SourceRequest,
     ) -> Result<Vec<Source>, EngineError> {
+        let url = tracking_url(&request.url);
         Ok(self
             .store
             .sources()
@@ -175,8 +176,8 @@ impl Engine {
             .filter_map(Source::from_stored)
             .filter(|s| {
                 s.library == library
-                    && tracking_url(&s.request.url) == tracking_url(&request.url)
                     && s.request.track == request.track
+                    && tracking_url(&s.request.url) == url
             })
             .collect())
     }

@@ -42,9 +42,9 @@ pub fn same_passage(a: &Shingles, b: &Shingles) -> bool {
 /// fill the first places ahead of the one page that explains the question:
 /// the concept questions of eval/concepts lost most there. The copy is
 /// lowered, not dropped: while it stays among the results it is still
-/// listed, and a budgeted answer names it beside the passage it gives. Chosen on the tuning sets, where
-/// shares from 0.5 to 0.8 ranked alike (docs/benchmarks.md, "Concept
-/// questions").
+/// listed, and a budgeted answer names it beside the passage it gives.
+/// Chosen on the tuning sets, where shares from 0.5 to 0.8 ranked alike
+/// (docs/benchmarks.md, "Concept questions").
 pub const REPEAT_SHARE: f32 = 0.7;
 
 /// Lowers each candidate of `pool` (sorted best first) whose text is the

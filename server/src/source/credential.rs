@@ -62,6 +62,14 @@ impl CredentialRef {
         Err(refused())
     }
 
+    /// The reference `raw` names and the secret it holds now: what a
+    /// source's `credential` gives, for a site and a repository alike.
+    pub fn read(raw: &str) -> Result<(Self, Secret), CredentialError> {
+        let reference = Self::parse(raw)?;
+        let secret = reference.resolve()?;
+        Ok((reference, secret))
+    }
+
     /// Reads the secret now.
     pub fn resolve(&self) -> Result<Secret, CredentialError> {
         let value = match self {

@@ -80,7 +80,7 @@ pub enum FetchError {
     NoHost,
     #[error(transparent)]
     Refused(#[from] super::address::Refused),
-    #[error("the server answered {0}{hint}", hint = status_hint(*.0))]
+    #[error("the server answered {0}")]
     Status(u16),
     #[error("more than {0} redirects")]
     TooManyRedirects(usize),
@@ -98,20 +98,15 @@ pub enum FetchError {
     Network(String),
 }
 
-/// What a status says to do, where it says something.
-fn status_hint(status: u16) -> &'static str {
-    match status {
-        401 | 403 => {
-            " (a private site: give its credential by reference, credential env:NAME or file:/path)"
-        }
-        _ => "",
-    }
-}
-
 impl FetchError {
     /// The page is gone for good (404, 410): a refresh removes it.
     pub fn is_gone(&self) -> bool {
         matches!(self, Self::Status(404 | 410))
+    }
+
+    /// The server asks to sign in (401, 403).
+    pub fn is_unauthorized(&self) -> bool {
+        matches!(self, Self::Status(401 | 403))
     }
 }
 

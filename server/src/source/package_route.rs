@@ -151,8 +151,10 @@ impl PackageRoute {
             .get(&start, None)
             .await
             .map_err(|e| format!("{site} (named by {field}) cannot be fetched: {e}"))?;
-        let scope =
-            Scope::new(&start, CrawlScope::Prefix, &[], &[]).map_err(|e| format!("{site}: {e}"))?;
+        let named = Url::parse(site).map_err(|e| format!("{site}: {e}"))?;
+        let scope = Scope::new(&named, CrawlScope::Prefix, &[], &[])
+            .map_err(|e| format!("{site}: {e}"))?
+            .through(alias.clone());
         let shown = if fetched == site {
             site.to_owned()
         } else {

@@ -1,9 +1,17 @@
 //! Which URLs a crawl takes: its scope around the start URL, and the
 //! include and exclude patterns a source carries.
+//!
+//! Through a `--rewrite-url` mirror the crawl fetches the mirror's
+//! addresses, but a user wrote the scope and patterns for the source's
+//! site: each address is judged as the source names it, and links to the
+//! source's own addresses (a mirror that copies pages keeps their absolute
+//! links) are followed through the mirror.
 
 use glob::{MatchOptions, Pattern};
 use index_core::source::{CrawlScope, MAX_PATTERNS};
 use url::Url;
+
+use super::Alias;
 
 /// Why a source's URL rules cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -22,11 +30,17 @@ pub enum ScopeError {
 #[derive(Debug, Clone)]
 pub struct Scope {
     kind: CrawlScope,
+    /// The start URL as its source names it.
     start: Url,
     /// For [`CrawlScope::Prefix`]: the start URL's folder, `/docs/v2/`.
     prefix: String,
     include: Vec<Pattern>,
     exclude: Vec<Pattern>,
+    /// The mirror the crawl fetches through, if any ([`Scope::through`]).
+    alias: Option<Alias>,
+    /// The start URL's folder as fetched: where its `llms.txt` and
+    /// sitemap are looked for.
+    fetched_prefix: String,
 }
 
 /// `*` stays within one path segment, `**` crosses them: `/docs/*`
@@ -44,33 +58,74 @@ impl Scope {
         include: &[String],
         exclude: &[String],
     ) -> Result<Self, ScopeError> {
-        let path = start.path();
-        let prefix = match path.rfind('/') {
-            Some(i) => path[..=i].to_owned(),
-            None => "/".to_owned(),
-        };
+        let prefix = folder(start);
         Ok(Self {
             kind,
             start: start.clone(),
+            fetched_prefix: prefix.clone(),
             prefix,
             include: patterns("include", include)?,
             exclude: patterns("exclude", exclude)?,
+            alias: None,
         })
     }
 
-    /// The folder a prefix-scoped crawl stays in (`/docs/v2/`).
-    pub fn prefix(&self) -> &str {
-        &self.prefix
+    /// The scope of a crawl that fetches through `alias` (a
+    /// `--rewrite-url` mirror), the start URL and patterns given to
+    /// [`Scope::new`] being the source's own.
+    pub fn through(mut self, alias: Option<Alias>) -> Self {
+        if let Some(alias) = &alias {
+            if let Ok(start) = Url::parse(&alias.fetched(self.start.as_str())) {
+                self.fetched_prefix = folder(&start);
+            }
+        }
+        self.alias = alias;
+        self
     }
 
-    /// Whether `url` is within the crawl's scope and patterns.
+    /// The start URL's folder as fetched (`/docs/v2/`): where a
+    /// prefix-scoped crawl stays, and its `llms.txt` and sitemap are
+    /// looked for.
+    pub fn start_folder(&self) -> &str {
+        &self.fetched_prefix
+    }
+
+    /// `url`, found on a page or in a list, as the crawl fetches it: an
+    /// address of the source's own goes through the mirror.
+    pub fn fetched(&self, url: Url) -> Url {
+        let Some(alias) = &self.alias else {
+            return url;
+        };
+        match alias.fetched(url.as_str()) {
+            same if same == url.as_str() => url,
+            other => Url::parse(&other).map(normalized).unwrap_or(url),
+        }
+    }
+
+    /// `url`, as fetched, as its source names it.
+    fn shown(&self, url: &Url) -> Option<Url> {
+        let alias = self.alias.as_ref()?;
+        match alias.shown(url.as_str()) {
+            same if same == url.as_str() => None,
+            other => Url::parse(&other).ok(),
+        }
+    }
+
+    /// Whether `url` (as fetched) is within the crawl's scope and patterns.
     pub fn admits(&self, url: &Url) -> bool {
-        self.within(url) && self.wanted(url)
+        let shown = self.shown(url);
+        let url = shown.as_ref().unwrap_or(url);
+        self.within_shown(url) && self.wanted(url)
     }
 
-    /// Whether `url` is within the scope, patterns aside: what a page's
-    /// canonical address must be to be used.
+    /// Whether `url` (as fetched) is within the scope, patterns aside: what
+    /// a page's canonical address must be to be used.
     pub fn within(&self, url: &Url) -> bool {
+        let shown = self.shown(url);
+        self.within_shown(shown.as_ref().unwrap_or(url))
+    }
+
+    fn within_shown(&self, url: &Url) -> bool {
         let same_origin = url.origin() == self.start.origin();
         match self.kind {
             CrawlScope::Origin => same_origin,
@@ -90,6 +145,15 @@ impl Scope {
         let path = url.path();
         (self.include.is_empty() || self.include.iter().any(|p| p.matches_with(path, MATCH)))
             && !self.exclude.iter().any(|p| p.matches_with(path, MATCH))
+    }
+}
+
+/// The folder of `url`'s path: `/docs/v2/` for `/docs/v2/intro.html`.
+fn folder(url: &Url) -> String {
+    let path = url.path();
+    match path.rfind('/') {
+        Some(i) => path[..=i].to_owned(),
+        None => "/".to_owned(),
     }
 }
 
@@ -137,7 +201,7 @@ mod tests {
             &[],
         )
         .unwrap();
-        assert_eq!(scope.prefix(), "/docs/v2/");
+        assert_eq!(scope.start_folder(), "/docs/v2/");
         assert!(scope.admits(&url("https://x.io/docs/v2/api/a.html")));
         assert!(!scope.admits(&url("https://x.io/docs/v1/a.html")));
         assert!(!scope.admits(&url("https://x.io/blog/")));
@@ -167,6 +231,41 @@ mod tests {
         assert!(!scope.admits(&url("https://x.io/docs/changelog.html")));
         assert!(!scope.admits(&url("https://x.io/docs/old/a.html")));
         assert!(scope.admits(&url("https://x.io/docs/old/deeper/a.html")));
+    }
+
+    #[test]
+    fn through_a_mirror_addresses_are_judged_as_their_source_names_them() {
+        let alias = Alias {
+            shown: "https://docs.x.io/".into(),
+            fetched: "http://mirror.lan/x/".into(),
+        };
+        let scope = Scope::new(
+            &url("https://docs.x.io/guide/intro.html"),
+            CrawlScope::Prefix,
+            &[],
+            &["**/old/*".into()],
+        )
+        .unwrap()
+        .through(Some(alias));
+        // The patterns and the folder are the source's.
+        assert!(scope.admits(&url("http://mirror.lan/x/guide/setup.html")));
+        assert!(!scope.admits(&url("http://mirror.lan/x/guide/old/a.html")));
+        assert!(!scope.admits(&url("http://mirror.lan/x/blog/a.html")));
+        // The mirror's other content is not the source's site.
+        assert!(!scope.admits(&url("http://mirror.lan/y/guide/a.html")));
+        // Files next to the start page are looked for on the mirror.
+        assert_eq!(scope.start_folder(), "/x/guide/");
+        // A link to the source's own address goes through the mirror.
+        assert_eq!(
+            scope
+                .fetched(url("https://docs.x.io/guide/a.html#top"))
+                .as_str(),
+            "http://mirror.lan/x/guide/a.html"
+        );
+        assert_eq!(
+            scope.fetched(url("https://elsewhere.io/a")).as_str(),
+            "https://elsewhere.io/a"
+        );
     }
 
     #[test]

@@ -26,8 +26,9 @@ const RELEASE: &str = "1.0.11";
 
 /// A docs.rs mirror holding `CRATE` at `RELEASE`: the crate's published
 /// source from crates.io, documented by rustdoc into
-/// `/{CRATE}/{RELEASE}/`, as docs.rs lays a release out. Returns the
-/// mirror's base URL.
+/// `/docs.rs/{CRATE}/{RELEASE}/`, as docs.rs lays a release out below a
+/// folder of the mirror's (so that its addresses are not docs.rs's).
+/// Returns the mirror's base URL, that folder included.
 async fn docs_rs_mirror(dir: &Path) -> String {
     let archive = reqwest::get(format!(
         "https://static.crates.io/crates/{CRATE}/{CRATE}-{RELEASE}.crate"
@@ -58,8 +59,9 @@ async fn docs_rs_mirror(dir: &Path) -> String {
         .expect("rustdoc");
     assert!(documented.success());
     assert!(release.join(CRATE).join("struct.Buffer.html").is_file());
-    let app = axum::Router::new().fallback_service(ServeDir::new(site));
-    serve_app(app, docshelf_server::http::serve::HEADER_TIMEOUT).await
+    let app = axum::Router::new().nest_service("/docs.rs", ServeDir::new(site));
+    let base = serve_app(app, docshelf_server::http::serve::HEADER_TIMEOUT).await;
+    format!("{base}/docs.rs")
 }
 
 /// Every Git host and site sent to a loopback port nothing listens on,
@@ -157,11 +159,15 @@ async fn a_crate_is_followed_to_its_release_on_docs_rs() {
     }
 
     // The same pages as a site source of their own, through the same
-    // rewrite: stored under docs.rs's addresses; fetched again, unchanged.
+    // rewrite: stored under docs.rs's addresses, its exclude pattern
+    // written for them and not for the mirror's; fetched again, unchanged.
+    let trait_page = format!("{folder}trait.Integer.html");
+    assert!(pages.contains(&trait_page.as_str()), "{pages:#?}");
     let site = SourceRequest {
         url: format!("{folder}index.html"),
         library: "itoa-site".into(),
         version: Some(RELEASE.into()),
+        exclude: vec![format!("/{CRATE}/*/{CRATE}/trait.*")],
         ..SourceRequest::default()
     };
     for round in ["first", "again"] {
@@ -172,6 +178,7 @@ async fn a_crate_is_followed_to_its_release_on_docs_rs() {
         assert_eq!(status.state, JobState::Done, "{round}: {status:#?}");
         let paths: Vec<&str> = status.files.iter().map(|f| f.file_path.as_str()).collect();
         assert!(paths.contains(&buffer.as_str()), "{round}: {paths:#?}");
+        assert!(!paths.contains(&trait_page.as_str()), "{round}: {paths:#?}");
         if round == "again" {
             assert!(
                 status.files.iter().all(|f| f.state == FileState::Unchanged),

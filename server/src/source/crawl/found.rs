@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use index_core::format::Format;
 
-use crate::source::fetch::Validators;
+use crate::source::fetch::{FetchError, Validators};
 
 /// What a crawl keeps of each page it stored, to ask "changed since?"
 /// next time and to follow the page's links when it has not changed.
@@ -50,8 +50,33 @@ pub enum Found {
 }
 
 impl Found {
-    /// The same finding, its address renamed by `rename`.
+    /// `address` could not be fetched, for `err`, said in words a user can
+    /// act on: a site that asks to sign in is named as a private one (a
+    /// registry or a Git server says so in its own words).
+    pub fn failed(address: String, err: &FetchError, with_credential: bool) -> Self {
+        let reason = match (err.is_unauthorized(), with_credential) {
+            (true, false) => format!(
+                "{err} (a private site: give its credential by reference, credential env:NAME or file:/path)"
+            ),
+            (true, true) => format!("{err} (it refused the credential given)"),
+            (false, _) => err.to_string(),
+        };
+        Self::Failed {
+            address,
+            reason,
+            gone: err.is_gone(),
+        }
+    }
+
+    /// The same finding, its address and the links it records renamed by
+    /// `rename` (a mirror's addresses as their source names them: a
+    /// refresh follows the stored links through whichever mirror it then
+    /// goes through).
     pub fn renamed(self, rename: impl Fn(&str) -> String) -> Self {
+        let relinked = |mut record: PageRecord| {
+            record.links = record.links.iter().map(|l| rename(l)).collect();
+            record
+        };
         match self {
             Self::Page {
                 address,
@@ -62,11 +87,11 @@ impl Found {
                 address: rename(&address),
                 format,
                 bytes,
-                record,
+                record: relinked(record),
             },
             Self::Unchanged { address, record } => Self::Unchanged {
                 address: rename(&address),
-                record,
+                record: relinked(record),
             },
             Self::Failed {
                 address,
@@ -95,4 +120,34 @@ pub struct Outcome {
     pub complete: bool,
     /// What a user should know about the crawl as a whole.
     pub notes: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(err: FetchError, with_credential: bool) -> String {
+        match Found::failed("https://x.io/a".into(), &err, with_credential) {
+            Found::Failed { reason, .. } => reason,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_site_that_asks_to_sign_in_is_named_private() {
+        let asked = reason(FetchError::Status(401), false);
+        assert!(
+            asked.contains("401 (a private site: give its credential by reference"),
+            "{asked}"
+        );
+        let refused = reason(FetchError::Status(403), true);
+        assert!(
+            refused.ends_with("(it refused the credential given)"),
+            "{refused}"
+        );
+        assert_eq!(
+            reason(FetchError::Status(500), false),
+            "the server answered 500"
+        );
+    }
 }

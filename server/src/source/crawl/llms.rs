@@ -17,7 +17,7 @@ impl Crawl<'_> {
     /// crawl's scope) is listed in the job with its reason, so a crawl
     /// that ends with nothing says why.
     pub(super) async fn llms_txt(&mut self, start: &Url) -> Option<Llms> {
-        let prefix = self.plan.scope.prefix().to_owned();
+        let prefix = self.plan.scope.start_folder().to_owned();
         let places = |name: &str| -> Vec<Url> {
             let mut urls: Vec<Url> = [prefix.as_str(), "/"]
                 .iter()
@@ -78,7 +78,7 @@ impl Crawl<'_> {
             let (mut queued, mut refused) = (0, 0);
             for link in markdown_links(&text) {
                 let Ok(page) = url.join(link) else { continue };
-                let page = normalized(page);
+                let page = self.plan.scope.fetched(normalized(page));
                 if matches!(page.scheme(), "http" | "https") && self.plan.scope.admits(&page) {
                     self.enqueue(page, depth);
                     queued += 1;
@@ -87,7 +87,7 @@ impl Crawl<'_> {
                     let reason = format!(
                         "listed by {url}, but outside the crawl's scope ({}{})",
                         start.origin().ascii_serialization(),
-                        self.plan.scope.prefix()
+                        self.plan.scope.start_folder()
                     );
                     self.send(Found::Skipped {
                         address: page.to_string(),

@@ -132,7 +132,7 @@ impl Crawl<'_> {
     /// Queues `url` at `depth` unless it was seen, is out of scope or
     /// deeper than the crawl goes.
     fn enqueue(&mut self, url: Url, depth: usize) {
-        let url = normalized(url);
+        let url = self.plan.scope.fetched(normalized(url));
         if depth > self.plan.limits.max_depth
             || !matches!(url.scheme(), "http" | "https")
             || !self.plan.scope.admits(&url)
@@ -264,13 +264,8 @@ impl Crawl<'_> {
         let address = url.as_str().to_owned();
         match fetched {
             Err(err) => {
-                let gone = err.is_gone();
-                self.send(Found::Failed {
-                    address,
-                    reason: err.to_string(),
-                    gone,
-                })
-                .await
+                let found = Found::failed(address, &err, self.plan.credential.is_some());
+                self.send(found).await
             }
             Ok(Fetched::NotModified { .. }) => {
                 let record = self.previous.get(&address).cloned().unwrap_or_default();
@@ -320,7 +315,7 @@ impl Crawl<'_> {
                 .and_then(|b| fetched_at.join(b).ok())
                 .unwrap_or_else(|| fetched_at.clone());
             if let Some(canonical) = found.canonical.as_deref().and_then(|c| base.join(c).ok()) {
-                let canonical = normalized(canonical);
+                let canonical = self.plan.scope.fetched(normalized(canonical));
                 // A canonical address elsewhere is not trusted: a page
                 // cannot claim to be another site's.
                 if self.plan.scope.within(&canonical) {
@@ -333,7 +328,7 @@ impl Crawl<'_> {
                     .hrefs
                     .iter()
                     .filter_map(|h| base.join(h).ok())
-                    .map(normalized)
+                    .map(|u| self.plan.scope.fetched(normalized(u)))
                     .filter(|u| self.plan.scope.admits(u))
                     .map(String::from)
                     .collect();

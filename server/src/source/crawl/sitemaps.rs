@@ -26,8 +26,11 @@ impl Crawl<'_> {
             .into();
         if todo.is_empty() {
             todo.push_back(format!("{origin}/sitemap.xml"));
-            if self.plan.scope.prefix() != "/" {
-                todo.push_back(format!("{origin}{}sitemap.xml", self.plan.scope.prefix()));
+            if self.plan.scope.start_folder() != "/" {
+                todo.push_back(format!(
+                    "{origin}{}sitemap.xml",
+                    self.plan.scope.start_folder()
+                ));
             }
         }
         let mut read = 0;
@@ -36,7 +39,9 @@ impl Crawl<'_> {
             if read == MAX_SITEMAPS || Instant::now() >= self.plan.deadline {
                 break;
             }
-            let Ok(url) = Url::parse(&next) else { continue };
+            let Ok(url) = Url::parse(&next).map(|u| self.plan.scope.fetched(u)) else {
+                continue;
+            };
             // Sitemaps elsewhere are not read: a crawl stays on its site.
             if url.origin() != start.origin() {
                 continue;
