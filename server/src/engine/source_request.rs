@@ -145,6 +145,7 @@ impl Engine {
                     deadline: tokio::time::Instant::now() + settings.max_time,
                     alias,
                     credential,
+                    start_page: None,
                 };
                 (version, Work::Site(plan))
             }

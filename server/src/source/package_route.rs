@@ -22,7 +22,7 @@ use ingest_core::package_meta::{https_repository, package_links, PackageLinks};
 use url::Url;
 
 use super::crawl::Plan;
-use super::fetch::Fetcher;
+use super::fetch::{Fetched, Fetcher};
 use super::git::{self, GitPlan, Remote};
 use super::registry::Release;
 use super::scope::Scope;
@@ -147,10 +147,12 @@ impl PackageRoute {
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https"))
             .ok_or_else(|| format!("{site} (named by {field}) is not an http(s) URL"))?;
-        fetcher
-            .get(&start, None)
-            .await
-            .map_err(|e| format!("{site} (named by {field}) cannot be fetched: {e}"))?;
+        let start_page = match fetcher.get(&start, None).await {
+            Ok(Fetched::Body(body)) => Some(Box::new(body)),
+            // Not asked conditionally, so never "not modified".
+            Ok(Fetched::NotModified { .. }) => None,
+            Err(e) => return Err(format!("{site} (named by {field}) cannot be fetched: {e}")),
+        };
         let named = Url::parse(site).map_err(|e| format!("{site}: {e}"))?;
         let scope = Scope::new(&named, CrawlScope::Prefix, &[], &[])
             .map_err(|e| format!("{site}: {e}"))?
@@ -180,6 +182,7 @@ impl PackageRoute {
             deadline: self.deadline,
             alias,
             credential: None,
+            start_page,
         };
         Ok((plan, origin))
     }

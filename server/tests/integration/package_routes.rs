@@ -7,6 +7,7 @@
 use std::net::IpAddr;
 use std::path::Path;
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 use reqwest::StatusCode;
 use serde_json::json;
@@ -28,8 +29,9 @@ const RELEASE: &str = "1.0.11";
 /// source from crates.io, documented by rustdoc into
 /// `/docs.rs/{CRATE}/{RELEASE}/`, as docs.rs lays a release out below a
 /// folder of the mirror's (so that its addresses are not docs.rs's).
-/// Returns the mirror's base URL, that folder included.
-async fn docs_rs_mirror(dir: &Path) -> String {
+/// Returns the mirror's base URL, that folder included, and the paths it
+/// was asked for, in order.
+async fn docs_rs_mirror(dir: &Path) -> (String, Arc<Mutex<Vec<String>>>) {
     let archive = reqwest::get(format!(
         "https://static.crates.io/crates/{CRATE}/{CRATE}-{RELEASE}.crate"
     ))
@@ -59,9 +61,23 @@ async fn docs_rs_mirror(dir: &Path) -> String {
         .expect("rustdoc");
     assert!(documented.success());
     assert!(release.join(CRATE).join("struct.Buffer.html").is_file());
-    let app = axum::Router::new().nest_service("/docs.rs", ServeDir::new(site));
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let log = asked.clone();
+    let app = axum::Router::new()
+        .nest_service("/docs.rs", ServeDir::new(site))
+        .layer(axum::middleware::map_request(
+            move |request: axum::extract::Request| {
+                let log = log.clone();
+                async move {
+                    log.lock()
+                        .expect("log")
+                        .push(request.uri().path().to_owned());
+                    request
+                }
+            },
+        ));
     let base = serve_app(app, docshelf_server::http::serve::HEADER_TIMEOUT).await;
-    format!("{base}/docs.rs")
+    (format!("{base}/docs.rs"), asked)
 }
 
 /// Every Git host and site sent to a loopback port nothing listens on,
@@ -94,7 +110,7 @@ fn stored(status: &index_core::job::JobStatus) -> Vec<&str> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crate_is_followed_to_its_release_on_docs_rs() {
     let dir = tempfile::tempdir().expect("dir");
-    let mirror = docs_rs_mirror(dir.path()).await;
+    let (mirror, asked) = docs_rs_mirror(dir.path()).await;
     let config = EngineConfig {
         sources: sources(vec![("https://docs.rs/".into(), format!("{mirror}/"))]),
         ..common::engine_config(&dir.path().join("store"))
@@ -116,6 +132,16 @@ async fn a_crate_is_followed_to_its_release_on_docs_rs() {
         "{notes}"
     );
     assert!(notes.contains("this release's own pages"), "{notes}");
+    // The start page tried when the route was chosen is the crawl's
+    // first page, not asked for again.
+    let start_path = format!("/docs.rs/{CRATE}/{RELEASE}/{CRATE}/index.html");
+    let start_asked = asked
+        .lock()
+        .expect("log")
+        .iter()
+        .filter(|p| **p == start_path)
+        .count();
+    assert_eq!(start_asked, 1, "{:#?}", asked.lock().expect("log"));
     let pages = stored(&status);
     // The crate's page once, not again as its folder.
     assert!(

@@ -48,6 +48,10 @@ pub struct Plan {
     pub alias: Option<super::Alias>,
     /// A private site's credential, sent to the start URL's origin only.
     pub credential: Option<super::credential::SiteCredential>,
+    /// The start page, where choosing this crawl already fetched it (a
+    /// package's docs site is tried before it is crawled): taken instead
+    /// of asking the site again, once robots.txt allows it.
+    pub start_page: Option<Box<Body>>,
 }
 
 /// The most sitemap documents read (an index and the sitemaps it lists).
@@ -181,6 +185,12 @@ impl Crawl<'_> {
                     }
                     continue;
                 }
+                if let Some(body) = self.prefetched(&url) {
+                    if !self.landed(url, depth, Ok(Fetched::Body(body))).await {
+                        return false;
+                    }
+                    continue;
+                }
                 let at = self.slot(&url);
                 let fetcher = self.fetcher.clone();
                 let validators = self
@@ -226,6 +236,14 @@ impl Crawl<'_> {
             ));
         }
         false
+    }
+
+    /// The start page as the plan holds it, once, if `url` is the start.
+    fn prefetched(&mut self, url: &Url) -> Option<Body> {
+        if *url != normalized(self.plan.start.clone()) {
+            return None;
+        }
+        self.plan.start_page.take().map(|body| *body)
     }
 
     /// When the next request to `url`'s host may start, and books it.
