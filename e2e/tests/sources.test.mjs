@@ -2,7 +2,8 @@
 // version is refused with the server's words; a small site served on
 // loopback (the server runs with --allow-private-urls) is crawled with live
 // progress, listed with its counts, refreshed with every page unchanged, and
-// deleted with its version after a confirmation. A Git repository on a real
+// deleted with its version after a confirmation; a refresh started elsewhere
+// shows its end on the open page. A Git repository on a real
 // Git server on loopback (git http-backend, scripts/git-http-server.py) is
 // added with the Git fields: its release tags tracked as versions.
 import assert from 'node:assert/strict';
@@ -22,6 +23,9 @@ const pages = {
   '/docs/fish.html': '<html><head><title>Pond fish</title></head><body><main><h1>Pond fish</h1><p>Goldfish overwinter in a pond at least 80 cm deep.</p></main></body></html>',
 };
 
+/** Held back until a test lets it go: `/held/` answers only then. */
+let heldPage = Promise.resolve();
+
 let site;
 let siteUrl;
 let gitServer;
@@ -31,7 +35,13 @@ let browser;
 let page;
 
 before(async () => {
-  site = http.createServer((req, res) => {
+  site = http.createServer(async (req, res) => {
+    if (req.url === '/held/') {
+      await heldPage;
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end('<html><head><title>Reeds</title></head><body><main><h1>Reeds</h1><p>Cut reeds back in early spring.</p></main></body></html>');
+      return;
+    }
     const body = pages[req.url];
     if (body === undefined) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
@@ -144,6 +154,31 @@ test('a source is deleted with its version, after a confirmation', async () => {
   await sources.getByText('No sources yet').waitFor();
   const libraries = await (await fetch(`${server.url}/api/libraries`)).json();
   assert.ok(!libraries.some((l) => l.name === 'pond'), JSON.stringify(libraries));
+});
+
+test('a refresh this page did not start shows its end without a reload', async () => {
+  // Started through the API while the site holds its page back: the job
+  // runs while the dashboard is open, and ends once the page is let go.
+  let letGo;
+  heldPage = new Promise((resolve) => { letGo = resolve; });
+  const heldUrl = siteUrl.replace('/docs/', '/held/');
+  try {
+    const started = await fetch(`${server.url}/api/sources`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: heldUrl, library: 'reeds', version: '1' }),
+    });
+    assert.equal(started.status, 202, await started.text());
+    await gotoHydrated(page, `${server.url}/upload`);
+    const card = page.getByRole('region', { name: 'Sources' }).getByRole('listitem').filter({ hasText: heldUrl });
+    await card.getByText(/^Being refreshed now/).waitFor();
+  } finally {
+    letGo();
+  }
+  const card = page.getByRole('region', { name: 'Sources' }).getByRole('listitem').filter({ hasText: heldUrl });
+  await card.getByText(/^Last refreshed /).waitFor({ timeout: 180_000 });
+  assert.equal(await card.getByText(/^Being refreshed now/).count(), 0);
+  assert.match(await card.locator('dl.counts').innerText(), /Pages\s+1/);
 });
 
 test('a Git repository is added with its release tags tracked as versions', async () => {

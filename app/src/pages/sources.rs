@@ -2,6 +2,7 @@
 //! version (`GET /api/sources`), how its last refresh went, a button that
 //! fetches it again (`POST /api/sources/{id}/refresh`) and follows the job,
 //! and one that deletes it with its version (`DELETE /api/sources/{id}`).
+//! While a refresh runs, the list reads itself again until it ends.
 
 use index_core::job::JobState;
 use index_core::source::{RefreshSummary, SourceInfo, SourceList};
@@ -15,6 +16,10 @@ use crate::error::AppError;
 
 /// How many of a refresh's failed pages the list shows.
 const FAILURES_SHOWN: usize = 10;
+
+/// How often the list is read again while it shows a refresh running.
+#[cfg(feature = "hydrate")]
+const RUNNING_POLL: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The sources, as the server lists them (in the browser; the server
 /// renders the list empty, and the page loads it).
@@ -70,6 +75,22 @@ pub(super) fn Sources(sources: LocalResource<Result<SourceList, AppError>>) -> i
         let _ = asked;
     });
     let busy = Signal::derive(move || progress.with(Progress::busy));
+    // A refresh this page did not start (another tab, the CLI, the refresh
+    // schedule, a tracked release) ends without the page being told: while
+    // the list shows one running, it is read again every few seconds, so
+    // its end shows without a reload. The timer goes with the list it was
+    // set for, and with the page.
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        let running = sources.with(|loaded| {
+            matches!(loaded, Some(Ok(list)) if list.sources.iter().any(|s| s.running_job.is_some()))
+        });
+        if running {
+            if let Ok(timer) = set_timeout_with_handle(move || sources.refetch(), RUNNING_POLL) {
+                on_cleanup(move || timer.clear());
+            }
+        }
+    });
     // What the last delete did, or why it failed.
     let deleted = RwSignal::new(None::<Result<String, String>>);
     let remove = Callback::new(move |(source_id, title): (String, String)| {
