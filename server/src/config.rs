@@ -358,17 +358,23 @@ pub struct SourceConfig {
     pub rewrite_urls: Vec<(String, String)>,
 }
 
-/// `FROM=TO`, both http(s) URL prefixes.
+/// `FROM=TO`, both http(s) URL prefixes. A prefix that is a whole URL is
+/// written as the URL parser writes it (`http://Mirror.lan:80/x/` as
+/// `http://mirror.lan/x/`), since the addresses it is matched against are.
 fn parse_rewrite(raw: &str) -> Result<(String, String), String> {
     let (from, to) = raw
         .split_once('=')
         .ok_or_else(|| format!("{raw:?}: write it as FROM=TO"))?;
-    for part in [from, to] {
+    let prefix = |part: &str| {
         if !(part.starts_with("https://") || part.starts_with("http://")) {
             return Err(format!("{part:?} is not an http(s) URL prefix"));
         }
-    }
-    Ok((from.to_owned(), to.to_owned()))
+        Ok(match url::Url::parse(part) {
+            Ok(url) if url.has_host() => url.to_string(),
+            _ => part.to_owned(),
+        })
+    };
+    Ok((prefix(from)?, prefix(to)?))
 }
 
 impl Default for SourceConfig {
@@ -502,6 +508,24 @@ fn seconds(value: f64, min: f64, max: f64) -> std::time::Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rewrite_prefixes_are_written_as_urls_are() {
+        assert_eq!(
+            parse_rewrite("https://Docs.RS=http://Mirror.lan:80/docs.rs/"),
+            Ok((
+                "https://docs.rs/".into(),
+                "http://mirror.lan/docs.rs/".into()
+            ))
+        );
+        // A scheme alone is a prefix too, kept as written.
+        assert_eq!(
+            parse_rewrite("https://=http://127.0.0.1:9/"),
+            Ok(("https://".into(), "http://127.0.0.1:9/".into()))
+        );
+        assert!(parse_rewrite("ftp://x/=http://y/").is_err());
+        assert!(parse_rewrite("https://x/").is_err());
+    }
 
     #[test]
     fn seconds_settings_are_held_in_range_even_when_not_numbers() {

@@ -115,7 +115,7 @@ pub(super) fn Sources(sources: LocalResource<Result<SourceList, AppError>>) -> i
                 <h2 class="panel-title" id="sources-heading">"Sources"</h2>
                 <button type="button" class="small" on:click=move |_| sources.refetch()>"Reload"</button>
             </div>
-            <Suspense fallback=|| view! { <p class="muted" role="status">"Loading…"</p> }>
+            <Transition fallback=|| view! { <p class="muted" role="status">"Loading…"</p> }>
                 {move || match sources.get() {
                     None => view! { <p class="muted" role="status">"Loading…"</p> }.into_any(),
                     Some(Err(err)) => view! { <ErrorNotice message=err.to_string()/> }.into_any(),
@@ -134,7 +134,7 @@ pub(super) fn Sources(sources: LocalResource<Result<SourceList, AppError>>) -> i
                     }
                     .into_any(),
                 }}
-            </Suspense>
+            </Transition>
             {move || deleted.get().map(|outcome| match outcome {
                 Ok(message) => view! { <p class="notice" role="status">{message}</p> }.into_any(),
                 Err(message) => view! { <ErrorNotice message/> }.into_any(),

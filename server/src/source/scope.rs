@@ -7,6 +7,8 @@
 //! source's own addresses (a mirror that copies pages keeps their absolute
 //! links) are followed through the mirror.
 
+use std::borrow::Cow;
+
 use glob::{MatchOptions, Pattern};
 use index_core::source::{CrawlScope, MAX_PATTERNS};
 use url::Url;
@@ -91,41 +93,60 @@ impl Scope {
     }
 
     /// `url`, found on a page or in a list, as the crawl fetches it: an
-    /// address of the source's own goes through the mirror.
+    /// address of the source's own goes through the mirror. One already
+    /// the mirror's is kept as it is (mapped twice, a mirror prefix that
+    /// begins with its source's would nest).
     pub fn fetched(&self, url: Url) -> Url {
         let Some(alias) = &self.alias else {
             return url;
         };
-        match alias.fetched(url.as_str()) {
-            same if same == url.as_str() => url,
-            other => Url::parse(&other).map(normalized).unwrap_or(url),
+        if url.as_str().starts_with(alias.fetched.as_str()) {
+            return url;
+        }
+        match url.as_str().strip_prefix(alias.shown.as_str()) {
+            Some(rest) => Url::parse(&format!("{}{rest}", alias.fetched))
+                .map(normalized)
+                .unwrap_or(url),
+            None => url,
         }
     }
 
-    /// `url`, as fetched, as its source names it.
-    fn shown(&self, url: &Url) -> Option<Url> {
-        let alias = self.alias.as_ref()?;
-        match alias.shown(url.as_str()) {
-            same if same == url.as_str() => None,
-            other => Url::parse(&other).ok(),
-        }
+    /// The site's root as fetched, where its `llms.txt` and sitemap may
+    /// also lie: through a mirror, the source's root as the mirror holds
+    /// it, if it holds it (the mirror host's own root is not the site's).
+    pub fn fetched_root(&self) -> Option<Url> {
+        let root = self.fetched(self.start.join("/").ok()?);
+        self.as_source(&root).is_some().then_some(root)
+    }
+
+    /// `url`, as fetched, as its source names it, if the crawl may fetch
+    /// it at all: through a mirror, only an address under the mirror's
+    /// prefix is (any other would leave the mirror for the source's own
+    /// host, or another).
+    fn as_source<'a>(&self, url: &'a Url) -> Option<Cow<'a, Url>> {
+        let Some(alias) = &self.alias else {
+            return Some(Cow::Borrowed(url));
+        };
+        let rest = url.as_str().strip_prefix(alias.fetched.as_str())?;
+        Url::parse(&format!("{}{rest}", alias.shown))
+            .ok()
+            .map(Cow::Owned)
     }
 
     /// Whether `url` (as fetched) is within the crawl's scope and patterns.
     pub fn admits(&self, url: &Url) -> bool {
-        let shown = self.shown(url);
-        let url = shown.as_ref().unwrap_or(url);
-        self.within_shown(url) && self.wanted(url)
+        self.as_source(url)
+            .is_some_and(|url| self.within_source(&url) && self.wanted(&url))
     }
 
     /// Whether `url` (as fetched) is within the scope, patterns aside: what
-    /// a page's canonical address must be to be used.
+    /// a page's canonical address, or where a redirect lands, must be.
     pub fn within(&self, url: &Url) -> bool {
-        let shown = self.shown(url);
-        self.within_shown(shown.as_ref().unwrap_or(url))
+        self.as_source(url)
+            .is_some_and(|url| self.within_source(&url))
     }
 
-    fn within_shown(&self, url: &Url) -> bool {
+    fn within_source(&self, url: &Url) -> bool {
         let same_origin = url.origin() == self.start.origin();
         match self.kind {
             CrawlScope::Origin => same_origin,
@@ -266,6 +287,47 @@ mod tests {
             scope.fetched(url("https://elsewhere.io/a")).as_str(),
             "https://elsewhere.io/a"
         );
+        // A mirror address is not mapped again.
+        assert_eq!(
+            scope
+                .fetched(url("http://mirror.lan/x/guide/a.html"))
+                .as_str(),
+            "http://mirror.lan/x/guide/a.html"
+        );
+        // The source's own host is never fetched directly, even where its
+        // address is within the source's scope: the crawl stays on the
+        // mirror.
+        assert!(!scope.admits(&url("https://docs.x.io/guide/a.html")));
+        assert!(!scope.within(&url("https://docs.x.io/guide/a.html")));
+        // The site's root is the source's, as the mirror holds it.
+        assert_eq!(
+            scope.fetched_root().map(String::from).as_deref(),
+            Some("http://mirror.lan/x/")
+        );
+    }
+
+    #[test]
+    fn a_mirror_of_one_folder_leaves_the_rest_of_the_site_alone() {
+        let alias = Alias {
+            shown: "https://docs.x.io/guide/".into(),
+            fetched: "http://mirror.lan/x/".into(),
+        };
+        let scope = Scope::new(
+            &url("https://docs.x.io/guide/intro.html"),
+            CrawlScope::Domain,
+            &[],
+            &[],
+        )
+        .unwrap()
+        .through(Some(alias));
+        assert!(scope.admits(&url("http://mirror.lan/x/a.html")));
+        // Within the source's domain, but not on the mirror: not fetched.
+        let api = scope.fetched(url("https://docs.x.io/api/a.html"));
+        assert_eq!(api.as_str(), "https://docs.x.io/api/a.html");
+        assert!(!scope.admits(&api));
+        assert!(!scope.admits(&url("https://sub.docs.x.io/guide/a.html")));
+        // The source's root is not on the mirror: no root to probe.
+        assert_eq!(scope.fetched_root(), None);
     }
 
     #[test]

@@ -53,8 +53,10 @@ impl Found {
     /// `address` could not be fetched, for `err`, said in words a user can
     /// act on: a site that asks to sign in is named as a private one (a
     /// registry or a Git server says so in its own words).
-    pub fn failed(address: String, err: &FetchError, with_credential: bool) -> Self {
-        let reason = match (err.is_unauthorized(), with_credential) {
+    /// `credential_sent`: whether this request carried the source's
+    /// credential.
+    pub fn failed(address: String, err: &FetchError, credential_sent: bool) -> Self {
+        let reason = match (err.is_unauthorized(), credential_sent) {
             (true, false) => format!(
                 "{err} (a private site: give its credential by reference, credential env:NAME or file:/path)"
             ),
@@ -126,8 +128,8 @@ pub struct Outcome {
 mod tests {
     use super::*;
 
-    fn reason(err: FetchError, with_credential: bool) -> String {
-        match Found::failed("https://x.io/a".into(), &err, with_credential) {
+    fn reason(err: FetchError, credential_sent: bool) -> String {
+        match Found::failed("https://x.io/a".into(), &err, credential_sent) {
             Found::Failed { reason, .. } => reason,
             other => panic!("{other:?}"),
         }

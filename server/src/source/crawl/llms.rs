@@ -18,11 +18,16 @@ impl Crawl<'_> {
     /// that ends with nothing says why.
     pub(super) async fn llms_txt(&mut self, start: &Url) -> Option<Llms> {
         let prefix = self.plan.scope.start_folder().to_owned();
+        let root = self.plan.scope.fetched_root();
+        // Beside the start page, then at the site's root.
         let places = |name: &str| -> Vec<Url> {
-            let mut urls: Vec<Url> = [prefix.as_str(), "/"]
-                .iter()
-                .filter_map(|dir| start.join(&format!("{dir}{name}")).ok())
-                .collect();
+            let mut urls: Vec<Url> = [
+                start.join(&format!("{prefix}{name}")).ok(),
+                root.as_ref().and_then(|root| root.join(name).ok()),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
             urls.dedup();
             urls
         };

@@ -282,7 +282,14 @@ impl Crawl<'_> {
         let address = url.as_str().to_owned();
         match fetched {
             Err(err) => {
-                let found = Found::failed(address, &err, self.plan.credential.is_some());
+                // Whether a credential went with this request: it goes to
+                // the start URL's origin only.
+                let sent = self
+                    .plan
+                    .credential
+                    .as_ref()
+                    .is_some_and(|c| c.header_for(&url).is_some());
+                let found = Found::failed(address, &err, sent);
                 self.send(found).await
             }
             Ok(Fetched::NotModified { .. }) => {
