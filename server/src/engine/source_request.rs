@@ -19,7 +19,7 @@ use crate::source::fetch::FetchError;
 use crate::source::git::{self, GitPlan, Remote};
 use crate::source::job::Work;
 use crate::source::package_route::{PackageRoute, SiteCrawl};
-use crate::source::scope::{self, Scope};
+use crate::source::scope::Scope;
 use crate::source::{registry, Origin, Source, SourceError, SourceState};
 
 /// How long a start URL's host name may take to resolve when a source is
@@ -115,13 +115,8 @@ impl Engine {
                     &request.exclude,
                 )
                 .map_err(SourceError::from)?
-                .through(alias.clone());
-                let url = match &alias {
-                    Some(alias) => Url::parse(&alias.fetched(url.as_str()))
-                        .map(scope::normalized)
-                        .unwrap_or(url),
-                    None => url,
-                };
+                .through(alias);
+                let url = scope.fetched(url);
                 self.reachable(&url).await?;
                 let credential = match request.credential.as_deref() {
                     None => None,
@@ -143,7 +138,6 @@ impl Engine {
                     concurrency: settings.concurrency,
                     // Set again when the job starts.
                     deadline: tokio::time::Instant::now() + settings.max_time,
-                    alias,
                     credential,
                     start_page: None,
                 };

@@ -117,7 +117,7 @@ async fn site(
     let (tx, mut rx) = mpsc::channel(16);
     // Through a mirror, the crawl sees the mirror's addresses; the pages
     // are stored under their source's.
-    let alias = plan.alias.clone();
+    let alias = plan.scope.alias().cloned();
     let seen_by_crawl: Option<crawl::Previous> = alias.as_ref().map(|alias| {
         previous
             .pages

@@ -99,22 +99,30 @@ pub struct Alias {
 }
 
 impl Alias {
-    /// A source's address as fetched.
+    /// A source's address as fetched (unchanged outside the rewrite).
     pub fn fetched(&self, url: &str) -> String {
+        self.on_mirror(url).unwrap_or_else(|| url.to_owned())
+    }
+
+    /// A fetched address as its source names it (unchanged outside the
+    /// mirror).
+    pub fn shown(&self, url: &str) -> String {
+        self.on_source(url).unwrap_or_else(|| url.to_owned())
+    }
+
+    /// A source's address as fetched, if the rewrite covers it.
+    pub fn on_mirror(&self, url: &str) -> Option<String> {
         swap_prefix(url, &self.shown, &self.fetched)
     }
 
-    /// A fetched address as its source names it.
-    pub fn shown(&self, url: &str) -> String {
+    /// A fetched address as its source names it, if it is the mirror's.
+    pub fn on_source(&self, url: &str) -> Option<String> {
         swap_prefix(url, &self.fetched, &self.shown)
     }
 }
 
-fn swap_prefix(url: &str, from: &str, to: &str) -> String {
-    match url.strip_prefix(from) {
-        Some(rest) => format!("{to}{rest}"),
-        None => url.to_owned(),
-    }
+fn swap_prefix(url: &str, from: &str, to: &str) -> Option<String> {
+    url.strip_prefix(from).map(|rest| format!("{to}{rest}"))
 }
 
 impl Default for SourceSettings {

@@ -141,26 +141,26 @@ impl PackageRoute {
         site: &str,
         field: &str,
     ) -> Result<(Plan, String), String> {
-        let alias = self.rewrites.alias(site);
-        let fetched = self.rewrites.apply(site);
-        let start = Url::parse(&fetched)
+        let named = Url::parse(site)
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https"))
             .ok_or_else(|| format!("{site} (named by {field}) is not an http(s) URL"))?;
+        // The scope is the site's; through a mirror, the crawl fetches
+        // the mirror's copy of it.
+        let scope = Scope::new(&named, CrawlScope::Prefix, &[], &[])
+            .map_err(|e| format!("{site}: {e}"))?
+            .through(self.rewrites.alias(site));
+        let start = scope.fetched(named.clone());
         let start_page = match fetcher.get(&start, None).await {
             Ok(Fetched::Body(body)) => Some(Box::new(body)),
             // Not asked conditionally, so never "not modified".
             Ok(Fetched::NotModified { .. }) => None,
             Err(e) => return Err(format!("{site} (named by {field}) cannot be fetched: {e}")),
         };
-        let named = Url::parse(site).map_err(|e| format!("{site}: {e}"))?;
-        let scope = Scope::new(&named, CrawlScope::Prefix, &[], &[])
-            .map_err(|e| format!("{site}: {e}"))?
-            .through(alias.clone());
-        let shown = if fetched == site {
+        let shown = if start == named {
             site.to_owned()
         } else {
-            format!("{site} (fetched from {fetched})")
+            format!("{site} (fetched from {start})")
         };
         tracing::info!(site = %shown, "a package followed to its documentation site");
         let pinned = if site.contains(&release.version) {
@@ -180,7 +180,6 @@ impl PackageRoute {
             interval: self.crawl.interval,
             concurrency: self.crawl.concurrency,
             deadline: self.deadline,
-            alias,
             credential: None,
             start_page,
         };

@@ -100,15 +100,19 @@ impl Scope {
         let Some(alias) = &self.alias else {
             return url;
         };
-        if url.as_str().starts_with(alias.fetched.as_str()) {
+        if alias.on_source(url.as_str()).is_some() {
             return url;
         }
-        match url.as_str().strip_prefix(alias.shown.as_str()) {
-            Some(rest) => Url::parse(&format!("{}{rest}", alias.fetched))
-                .map(normalized)
-                .unwrap_or(url),
-            None => url,
-        }
+        alias
+            .on_mirror(url.as_str())
+            .and_then(|fetched| Url::parse(&fetched).ok())
+            .map_or(url, normalized)
+    }
+
+    /// The `--rewrite-url` mirror the crawl fetches through, if any: the
+    /// crawl's findings are renamed back by it.
+    pub fn alias(&self) -> Option<&Alias> {
+        self.alias.as_ref()
     }
 
     /// The site's root as fetched, where its `llms.txt` and sitemap may
@@ -127,10 +131,8 @@ impl Scope {
         let Some(alias) = &self.alias else {
             return Some(Cow::Borrowed(url));
         };
-        let rest = url.as_str().strip_prefix(alias.fetched.as_str())?;
-        Url::parse(&format!("{}{rest}", alias.shown))
-            .ok()
-            .map(Cow::Owned)
+        let shown = alias.on_source(url.as_str())?;
+        Url::parse(&shown).ok().map(Cow::Owned)
     }
 
     /// Whether `url` (as fetched) is within the crawl's scope and patterns.

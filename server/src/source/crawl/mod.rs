@@ -43,9 +43,6 @@ pub struct Plan {
     pub concurrency: usize,
     /// When the crawl stops, whatever is left.
     pub deadline: Instant,
-    /// The `--rewrite-url` the start URL went through: pages are fetched
-    /// from the mirror and stored under their source's addresses.
-    pub alias: Option<super::Alias>,
     /// A private site's credential, sent to the start URL's origin only.
     pub credential: Option<super::credential::SiteCredential>,
     /// The start page, where choosing this crawl already fetched it (a
@@ -240,6 +237,7 @@ impl Crawl<'_> {
 
     /// The start page as the plan holds it, once, if `url` is the start.
     fn prefetched(&mut self, url: &Url) -> Option<Body> {
+        self.plan.start_page.as_ref()?;
         if *url != normalized(self.plan.start.clone()) {
             return None;
         }
