@@ -73,8 +73,8 @@ def is_judged(path, judged):
     compared whole, as `docshelf eval` compares ids: the sets are stored
     with their paths relative to the corpus, and a file of the same name in
     another folder (flask's `deploying/gevent.rst` for `gevent.rst`) is
-    another page. (Until 2026-11-27 a path ending in "/" + file matched
-    too; of the 625 queries that changed one, flask-docs q054.)"""
+    another page (docs/benchmarks.md, 2026-11-27, says what the looser
+    match it replaced had counted)."""
     return path.removeprefix("./") in judged
 
 

@@ -11,7 +11,7 @@
 //! [`SAME_PASSAGE`] of the shorter one's 5-word shingles are in the other.
 //! Measured on the six eval sets with an older release of three of them
 //! beside (`scripts/bench-near-duplicates.py`; docs/benchmarks.md,
-//! "Near-duplicate passages"): pairs from 0.9 up were the same text with a
+//! 2026-11-27, "… and near-duplicate passages"): pairs from 0.9 up were the same text with a
 //! link, a word or the cut changed; from 0.8 to 0.9 the same text cut
 //! elsewhere, with a tenth or more of its own; below 0.8, texts that share
 //! a part and say other things.
@@ -39,12 +39,11 @@ pub fn same_passage(a: &Shingles, b: &Shingles) -> bool {
 /// Why: a page's place in a ranking should come from what it says itself.
 /// Text a documentation set repeats on many pages (npm's config options on
 /// every command page) otherwise ranks every copy alike, and the copies
-/// fill the first places ahead of the one page that explains the question:
-/// the concept questions of eval/concepts lost most there. The copy is
-/// lowered, not dropped: while it stays among the results it is still
-/// listed, and a budgeted answer names it beside the passage it gives.
-/// Chosen on the tuning sets, where shares from 0.5 to 0.8 ranked alike
-/// (docs/benchmarks.md, "Concept questions").
+/// fill the first places ahead of the one page that explains the question.
+/// The copy is lowered, not dropped: while it stays among the results it
+/// is still listed, and a budgeted answer names it beside the passage it
+/// gives. The share was chosen on the tuning sets (docs/benchmarks.md,
+/// 2026-11-27, "Concept questions").
 pub const REPEAT_SHARE: f32 = 0.7;
 
 /// Lowers each candidate of `pool` (sorted best first) whose text is the
@@ -63,17 +62,17 @@ pub fn demote_repeated(pool: &mut [Candidate]) {
         let (a, b) = (&pool[earlier].chunk, &pool[this].chunk);
         a.library == b.library && a.version == b.version && a.file_path != b.file_path
     });
+    let mut lowered = false;
     for (c, copy) in pool.iter_mut().zip(copies) {
         if copy.is_some() {
             c.score *= REPEAT_SHARE;
             c.parts.repeated = Some(REPEAT_SHARE);
+            lowered = true;
         }
     }
-    pool.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.chunk.chunk_id.cmp(&b.chunk.chunk_id))
-    });
+    if lowered {
+        pool.sort_by(super::best_first);
+    }
 }
 
 #[cfg(test)]

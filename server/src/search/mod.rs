@@ -171,13 +171,7 @@ pub async fn run(
             c.parts.signal.unwrap_or(0.0),
         );
     }
-    // Equal scores: by chunk id, so the order never depends on which leg
-    // answered first.
-    pool.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.chunk.chunk_id.cmp(&b.chunk.chunk_id))
-    });
+    pool.sort_by(best_first);
 
     let mut results: Vec<Page> = if search.duplicates {
         pool.into_iter().map(Page::single).collect()
@@ -421,4 +415,12 @@ fn hit(chunk: StoredChunk, score: f32, parts: ScoreParts, terms: &[String], now:
 
 fn days_old(created_micros: i64, now_micros: i64) -> f32 {
     ((now_micros - created_micros).max(0) as f64 / 86_400e6) as f32
+}
+
+/// Candidates best first; equal scores by chunk id, so the order never
+/// depends on which leg answered first.
+fn best_first(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    b.score
+        .total_cmp(&a.score)
+        .then_with(|| a.chunk.chunk_id.cmp(&b.chunk.chunk_id))
 }
