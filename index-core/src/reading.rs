@@ -44,9 +44,7 @@ impl DocumentRead {
         section: Option<&str>,
         max_tokens: Option<i64>,
     ) -> Result<Self, ReadError> {
-        validate::lookup("library", library)?;
-        validate::lookup("version", version)?;
-        validate::path_lookup("file_path", file_path)?;
+        validate::address(library, Some(version), Some(file_path))?;
         let section = match section.map(str::trim).filter(|s| !s.is_empty()) {
             Some(section) => Some(validate::path_lookup("section", section)?.to_owned()),
             None => None,

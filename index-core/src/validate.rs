@@ -155,6 +155,26 @@ pub fn path_lookup<'a>(what: &'static str, raw: &'a str) -> Result<&'a str, Name
     Ok(raw)
 }
 
+/// Where a stored document, version or library is looked up: the library,
+/// then the version, then the file path, each within its limits
+/// ([`lookup`], [`path_lookup`]). One sequence for every face, so that a
+/// request with two bad parts is refused for the same part (and with the
+/// same message) over REST, the dashboard and MCP.
+pub fn address(
+    library: &str,
+    version: Option<&str>,
+    file_path: Option<&str>,
+) -> Result<(), NameError> {
+    lookup("library", library)?;
+    if let Some(version) = version {
+        lookup("version", version)?;
+    }
+    if let Some(path) = file_path {
+        path_lookup("file_path", path)?;
+    }
+    Ok(())
+}
+
 /// A session id sent back by a client: at most [`MAX_SESSION_ID_BYTES`] of
 /// ASCII letters, digits and `. _ -`. Refused rather than replaced, so a
 /// client that mangles its id learns it instead of losing its session.
@@ -291,6 +311,30 @@ pub fn cut(text: &str, chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_address_is_refused_for_its_first_bad_part() {
+        let long_name = "x".repeat(MAX_NAME_BYTES + 1);
+        let long_path = "p".repeat(MAX_FILE_PATH_BYTES + 1);
+        assert!(address("git", Some("latest"), Some(&"p".repeat(MAX_NAME_BYTES + 1))).is_ok());
+        assert!(address("git", None, None).is_ok());
+        let refused = |library: &str, version: Option<&str>, path: Option<&str>| match address(
+            library, version, path,
+        ) {
+            Err(
+                NameError::TooManyBytes { what, .. } | NameError::ControlCharacter { what, .. },
+            ) => what,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            refused(&long_name, Some("a\0b"), Some(&long_path)),
+            "library"
+        );
+        assert_eq!(refused("git", Some("a\0b"), Some(&long_path)), "version");
+        assert_eq!(refused("git", Some(&long_name), None), "version");
+        assert_eq!(refused("git", Some("1"), Some(&long_path)), "file_path");
+        assert_eq!(refused("git", None, Some("a\u{202E}b")), "file_path");
+    }
 
     #[test]
     fn names_are_trimmed_and_checked() {

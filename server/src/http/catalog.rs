@@ -84,10 +84,7 @@ pub async fn documents(
     Path(library): Path<String>,
     ApiQuery(q): ApiQuery<VersionQuery>,
 ) -> Result<Json<Vec<DocumentInfo>>, ApiError> {
-    validate::lookup("library", &library)?;
-    if let Some(version) = &q.version {
-        validate::lookup("version", version)?;
-    }
+    validate::address(&library, q.version.as_deref(), None)?;
     Ok(Json(
         state
             .engine
@@ -108,9 +105,7 @@ pub struct DocumentQuery {
 impl DocumentQuery {
     /// Every part within its limits, before the engine looks anything up.
     fn check(&self) -> Result<(), ApiError> {
-        validate::lookup("library", &self.library)?;
-        validate::lookup("version", &self.version)?;
-        validate::path_lookup("file_path", &self.file_path)?;
+        validate::address(&self.library, Some(&self.version), Some(&self.file_path))?;
         Ok(())
     }
 }
@@ -184,7 +179,7 @@ pub async fn delete_library(
     Who(caller): Who,
     Path(library): Path<String>,
 ) -> Result<Json<Deleted>, ApiError> {
-    validate::lookup("library", &library)?;
+    validate::address(&library, None, None)?;
     Ok(Json(
         state
             .engine
@@ -215,8 +210,7 @@ pub async fn delete_version(
     Who(caller): Who,
     Path((library, version)): Path<(String, String)>,
 ) -> Result<Json<Deleted>, ApiError> {
-    validate::lookup("library", &library)?;
-    validate::lookup("version", &version)?;
+    validate::address(&library, Some(&version), None)?;
     Ok(Json(
         state
             .engine

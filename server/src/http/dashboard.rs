@@ -91,8 +91,7 @@ impl Backend for DashboardBackend {
         library: &str,
         version: &str,
     ) -> Result<Vec<DocumentInfo>, ErrorBody> {
-        validate::lookup("library", library).map_err(bad_input)?;
-        validate::lookup("version", version).map_err(bad_input)?;
+        validate::address(library, Some(version), None).map_err(bad_input)?;
         self.engine
             .documents(&self.caller, library, Some(version))
             .await
@@ -105,9 +104,7 @@ impl Backend for DashboardBackend {
         version: &str,
         file_path: &str,
     ) -> Result<Document, ErrorBody> {
-        validate::lookup("library", library).map_err(bad_input)?;
-        validate::lookup("version", version).map_err(bad_input)?;
-        validate::path_lookup("file_path", file_path).map_err(bad_input)?;
+        validate::address(library, Some(version), Some(file_path)).map_err(bad_input)?;
         self.engine
             .document(&self.caller, library, version, file_path)
             .await
@@ -120,13 +117,7 @@ impl Backend for DashboardBackend {
             Target::Version(l, v) => (l, Some(v), None),
             Target::Document(l, v, p) => (l, Some(v), Some(p)),
         };
-        validate::lookup("library", library).map_err(bad_input)?;
-        if let Some(v) = version {
-            validate::lookup("version", v).map_err(bad_input)?;
-        }
-        if let Some(p) = path {
-            validate::path_lookup("file_path", p).map_err(bad_input)?;
-        }
+        validate::address(library, version, path).map_err(bad_input)?;
         self.engine
             .delete(&self.caller, target)
             .await
