@@ -258,35 +258,53 @@ fn is_forge_page(url: &str) -> bool {
 pub fn https_repository(raw: &str) -> Option<String> {
     let raw = raw.trim();
     let raw = raw.strip_prefix("git+").unwrap_or(raw);
-    let https = if let Some(rest) = raw.strip_prefix("git@") {
-        let (host, path) = rest.split_once(':')?;
-        format!("https://{host}/{path}")
-    } else if let Some(rest) = raw.strip_prefix("git://") {
-        format!("https://{rest}")
-    } else if let Some(rest) = raw.strip_prefix("ssh://git@") {
-        format!("https://{}", rest.replacen(':', "/", 1))
-    } else if let Some(rest) = raw.strip_prefix("github:") {
+    let url = url::Url::parse(&spelled_as_url(raw)).ok()?;
+    let scheme = match url.scheme() {
+        "http" => "http",
+        "https" | "git" | "ssh" => "https",
+        _ => return None,
+    };
+    let host = url.host_str()?;
+    // A port belongs to the scheme it was written for; Git's and SSH's
+    // mean nothing over HTTPS.
+    let port = match (url.scheme(), url.port()) {
+        ("http" | "https", Some(port)) => format!(":{port}"),
+        _ => String::new(),
+    };
+    let segments: Vec<&str> = url.path_segments()?.filter(|s| !s.is_empty()).collect();
+    let path = if FORGES.contains(&host.trim_start_matches("www.")) {
+        let [owner, name, ..] = segments[..] else {
+            return None;
+        };
+        let name = name.strip_suffix(".git").unwrap_or(name);
+        format!("{owner}/{name}")
+    } else {
+        segments.join("/")
+    };
+    Some(format!("{scheme}://{host}{port}/{path}"))
+}
+
+/// npm's shorthands (`github:owner/name`, a bare `owner/name`) and Git's
+/// scp-like addresses (`git@host:owner/name`, and `ssh://git@host:owner/name`
+/// with the colon where a port would be) written as URLs; anything else as
+/// given.
+fn spelled_as_url(raw: &str) -> String {
+    let scp_like = |rest: &str| {
+        rest.split_once(':')
+            .filter(|(_, path)| !path.starts_with(|c: char| c.is_ascii_digit()))
+            .map(|(host, path)| format!("ssh://git@{host}/{path}"))
+    };
+    if let Some(rest) = raw.strip_prefix("github:") {
         format!("https://github.com/{rest}")
-    } else if raw.starts_with("https://") || raw.starts_with("http://") {
-        raw.to_owned()
+    } else if let Some(url) = raw.strip_prefix("git@").and_then(scp_like) {
+        url
+    } else if let Some(url) = raw.strip_prefix("ssh://git@").and_then(scp_like) {
+        url
     } else if raw.split('/').count() == 2 && !raw.contains(':') {
-        // npm's bare `owner/name` means GitHub.
         format!("https://github.com/{raw}")
     } else {
-        return None;
-    };
-    let https = https.trim_end_matches('/').to_owned();
-    let (scheme_host, path) = https.split_at(https.find("://")? + 3);
-    let mut parts = path.split('/');
-    let host = parts.next()?;
-    let forge = FORGES.contains(&host.trim_start_matches("www."));
-    if forge {
-        let owner = parts.next()?;
-        let name = parts.next()?;
-        let name = name.strip_suffix(".git").unwrap_or(name);
-        return Some(format!("{scheme_host}{host}/{owner}/{name}"));
+        raw.to_owned()
     }
-    Some(https)
 }
 
 #[cfg(test)]
@@ -414,9 +432,21 @@ mod tests {
                 "https://git.example.org/team/x.git",
                 "https://git.example.org/team/x.git",
             ),
+            ("ssh://git@github.com:o/x.git", "https://github.com/o/x"),
+            (
+                "ssh://git@git.example.org:2222/team/x.git",
+                "https://git.example.org/team/x.git",
+            ),
+            (
+                "http://git.example.org:8080/team/x/",
+                "http://git.example.org:8080/team/x",
+            ),
+            ("https://github.com/o/x#readme", "https://github.com/o/x"),
         ] {
             assert_eq!(https_repository(raw).as_deref(), Some(want), "{raw}");
         }
-        assert_eq!(https_repository("file:///etc"), None);
+        for refused in ["file:///etc", "https://github.com/o", "not a url"] {
+            assert_eq!(https_repository(refused), None, "{refused}");
+        }
     }
 }
