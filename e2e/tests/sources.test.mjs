@@ -156,7 +156,7 @@ test('a source is deleted with its version, after a confirmation', async () => {
   assert.ok(!libraries.some((l) => l.name === 'pond'), JSON.stringify(libraries));
 });
 
-test('a refresh this page did not start shows its end without a reload', async () => {
+test('a refresh this page did not start shows its end without a reload, through a failed read', async () => {
   // Started through the API while the site holds its page back: the job
   // runs while the dashboard is open, and ends once the page is let go.
   let letGo;
@@ -170,8 +170,22 @@ test('a refresh this page did not start shows its end without a reload', async (
     });
     assert.equal(started.status, 202, await started.text());
     await gotoHydrated(page, `${server.url}/upload`);
-    const card = page.getByRole('region', { name: 'Sources' }).getByRole('listitem').filter({ hasText: heldUrl });
+    const panel = page.getByRole('region', { name: 'Sources' });
+    const card = panel.getByRole('listitem').filter({ hasText: heldUrl });
     await card.getByText(/^Being refreshed now/).waitFor();
+    // One of the list's reads fails on the way (a dropped connection): the
+    // list shows the error, and still reads again until the job's end shows.
+    let dropped = false;
+    await page.route('**/api/sources', async (route) => {
+      if (!dropped && route.request().method() === 'GET') {
+        dropped = true;
+        await route.abort('connectionreset');
+      } else {
+        await route.continue();
+      }
+    });
+    await panel.getByRole('alert').waitFor();
+    await page.unroute('**/api/sources');
   } finally {
     letGo();
   }

@@ -79,11 +79,22 @@ pub(super) fn Sources(sources: LocalResource<Result<SourceList, AppError>>) -> i
     // schedule, a tracked release) ends without the page being told: while
     // the list shows one running, it is read again every few seconds, so
     // its end shows without a reload. The timer goes with the list it was
-    // set for, and with the page.
+    // set for, and with the page. A reload that fails (the server
+    // restarting, a dropped connection) keeps the polling going when the
+    // last list read showed a refresh running: the error shows until a
+    // read succeeds, and no click is needed to see the job end.
+    #[cfg(feature = "hydrate")]
+    let last_running = StoredValue::new(false);
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
-        let running = sources.with(|loaded| {
-            matches!(loaded, Some(Ok(list)) if list.sources.iter().any(|s| s.running_job.is_some()))
+        let running = sources.with(|loaded| match loaded {
+            Some(Ok(list)) => {
+                let running = list.sources.iter().any(|s| s.running_job.is_some());
+                last_running.set_value(running);
+                running
+            }
+            Some(Err(_)) => last_running.get_value(),
+            None => false,
         });
         if running {
             if let Ok(timer) = set_timeout_with_handle(move || sources.refetch(), RUNNING_POLL) {
