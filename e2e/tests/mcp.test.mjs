@@ -286,7 +286,7 @@ for (const [name, makeTransport] of Object.entries(transports)) {
       assert.equal(missing.structuredContent.code, 'unknown_version');
       assert.equal(missing.structuredContent.kind, 'not_found');
       // A name over its limit is a bad name, as on every face; a budget out
-      // of range is a bad parameter.
+      // of range is a bad parameter of the read.
       const longName = await client.callTool({
         name: 'get_document',
         arguments: { library: 'g'.repeat(500), version: '1.0', file_path: 'roses.md' },
@@ -297,7 +297,8 @@ for (const [name, makeTransport] of Object.entries(transports)) {
         name: 'get_document',
         arguments: { library: 'gardening', version: '1.0', file_path: 'roses.md', max_tokens: 10 },
       });
-      assert.equal(tinyBudget.structuredContent.code, 'invalid_search');
+      assert.equal(tinyBudget.structuredContent.code, 'invalid_read');
+      assert.equal(tinyBudget.structuredContent.kind, 'bad_input');
       assert.equal(errorText(tinyBudget), 'max_tokens must be 50..100000');
       assert.match(
         errorText(await client.callTool({ name: 'search_docs', arguments: { query: 'x', library: 'kubernetes' } })),

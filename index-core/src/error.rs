@@ -211,6 +211,8 @@ error_codes! {
         "A library, version or file name breaks docshelf's naming rules (length, characters, `..`).";
     InvalidSearch = "invalid_search": BadInput,
         "A search's parameters are out of range or contradict each other; the message names the parameter.";
+    InvalidRead = "invalid_read": BadInput,
+        "A document read's parameters are out of range (`max_tokens` of `get_document` or a document resource); the message names the parameter.";
     InvalidQuestion = "invalid_question": BadInput,
         "An Ask question or one of its options is out of range.";
     InvalidSource = "invalid_source": BadInput,

@@ -33,6 +33,10 @@ pub enum EngineError {
     NoFiles,
     #[error(transparent)]
     BadSearch(#[from] SearchError),
+    /// A document read's budget out of range (its names are
+    /// [`Self::InvalidName`], as every other name).
+    #[error(transparent)]
+    BadRead(ReadError),
     #[error(transparent)]
     BadQuestion(#[from] AskError),
     /// Ask's model is off, unreachable, slow or talking nonsense.
@@ -100,12 +104,12 @@ pub enum EngineError {
 }
 
 /// A document read refused before any lookup: a name as every other bad
-/// name, a budget as a search's.
+/// name, the rest as a read's own.
 impl From<ReadError> for EngineError {
     fn from(err: ReadError) -> Self {
         match err {
             ReadError::Name(name) => Self::InvalidName(name),
-            ReadError::BudgetOutOfRange => Self::BadSearch(SearchError::BudgetOutOfRange),
+            other => Self::BadRead(other),
         }
     }
 }
@@ -134,6 +138,7 @@ impl EngineError {
             Self::InvalidName(_) => ErrorCode::InvalidName,
             Self::NoFiles => ErrorCode::NoFiles,
             Self::BadSearch(_) => ErrorCode::InvalidSearch,
+            Self::BadRead(_) => ErrorCode::InvalidRead,
             Self::BadQuestion(_) => ErrorCode::InvalidQuestion,
             Self::UnknownLibrary { .. } => ErrorCode::UnknownLibrary,
             Self::UnknownVersion { .. } => ErrorCode::UnknownVersion,
