@@ -9,6 +9,7 @@ Standard library only.
 import json
 import os
 import re
+import sys
 import subprocess
 import threading
 import time
@@ -50,13 +51,17 @@ def start(binary, store, model, extra=(), wait_s=120):
 def wait_in_memory(base, wait_s=120):
     """Waits until the server answers searches from its in-memory copy of
     the store (read in the background after start-up); False if it never
-    does within `wait_s` (a store larger than --resident-chunks)."""
+    does within `wait_s` (a store larger than --resident-chunks). Says so
+    on stderr then: the results are the same from disk, but any time the
+    caller prints is the disk path's."""
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         with urllib.request.urlopen(base + "/api/status", timeout=30) as res:
             if json.loads(res.read())["store"].get("in_memory"):
                 return True
         time.sleep(0.2)
+    print(f"docshelf at {base} did not answer from memory within {wait_s} s: "
+          "searches read the store on disk (same results, slower)", file=sys.stderr)
     return False
 
 
