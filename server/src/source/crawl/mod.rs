@@ -32,6 +32,7 @@ pub use found::{Found, Outcome, PageRecord, Previous};
 /// Everything a crawl needs besides the fetcher.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// The first page, as fetched ([`Scope::fetched`]).
     pub start: Url,
     pub scope: Scope,
     pub limits: CrawlLimits,
@@ -130,10 +131,9 @@ enum Llms {
 }
 
 impl Crawl<'_> {
-    /// Queues `url` at `depth` unless it was seen, is out of scope or
-    /// deeper than the crawl goes.
+    /// Queues `url` (as fetched: [`Scope::fetched`]) at `depth` unless it
+    /// was seen, is out of scope or deeper than the crawl goes.
     fn enqueue(&mut self, url: Url, depth: usize) {
-        let url = self.plan.scope.fetched(normalized(url));
         if depth > self.plan.limits.max_depth
             || !matches!(url.scheme(), "http" | "https")
             || !self.plan.scope.admits(&url)
@@ -292,7 +292,12 @@ impl Crawl<'_> {
             }
             Ok(Fetched::NotModified { .. }) => {
                 let record = self.previous.get(&address).cloned().unwrap_or_default();
-                self.follow(&record.links, depth);
+                // A record names its links as the source does.
+                let links: Vec<String> = match self.plan.scope.alias() {
+                    Some(alias) => record.links.iter().map(|l| alias.fetched(l)).collect(),
+                    None => record.links.clone(),
+                };
+                self.follow(&links, depth);
                 self.addresses.insert(address.clone());
                 self.send(Found::Unchanged { address, record }).await
             }
@@ -408,11 +413,10 @@ impl Crawl<'_> {
         }
     }
 
+    /// Queues a page's links, as fetched, one level deeper.
     fn follow(&mut self, links: &[String], depth: usize) {
-        for link in links {
-            if let Ok(url) = Url::parse(link) {
-                self.enqueue(url, depth + 1);
-            }
+        for url in links.iter().filter_map(|link| Url::parse(link).ok()) {
+            self.enqueue(url, depth + 1);
         }
     }
 }

@@ -8,6 +8,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::{Crawl, MAX_SITEMAPS};
+use crate::source::scope::normalized;
 use crate::source::sitemap;
 
 impl Crawl<'_> {
@@ -55,7 +56,7 @@ impl Crawl<'_> {
             for page in map.pages {
                 if let Ok(url) = Url::parse(&page) {
                     listed += 1;
-                    self.enqueue(url, 1);
+                    self.enqueue(self.plan.scope.fetched(normalized(url)), 1);
                 }
             }
         }
