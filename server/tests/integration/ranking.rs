@@ -285,6 +285,23 @@ async fn text_repeated_on_several_pages_counts_once_for_the_best_ranked() {
     // page that explains the question.
     let later_copies = copies.iter().filter(|&&c| c > explained).count();
     assert!(later_copies >= 2, "{order:?}");
+    // And they say why: a page listed for its copy of the text says it was
+    // lowered (a lowered page may also lead with a chunk of its own); the
+    // best-ranked copy and the explaining page were not.
+    let lowered: Vec<&str> = r
+        .results
+        .iter()
+        .filter(|hit| hit.parts.repeated.is_some())
+        .map(|hit| hit.file_path.as_str())
+        .collect();
+    assert!(!lowered.is_empty(), "{order:?}");
+    let first_copy = order[*copies.iter().min().expect("three copies")];
+    for page in &lowered {
+        let rank = at(page).expect("listed");
+        assert!(copies.contains(&rank), "{page} of {order:?}");
+    }
+    assert!(!lowered.contains(&first_copy), "{lowered:?} of {order:?}");
+    assert!(!lowered.contains(&"folders.md"), "{lowered:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
