@@ -5,6 +5,7 @@
 //! what every registry serves wherever installing works, so this needs no
 //! registry API beside it.
 
+use std::borrow::Cow;
 use std::io::Read;
 
 use crate::package::Registry;
@@ -251,10 +252,20 @@ fn is_forge_page(url: &str) -> bool {
         .is_some_and(|h| FORGES.contains(&h.as_str()) || PACKAGE_PAGES.contains(&h.as_str()))
 }
 
-/// A repository URL as Git fetches it over HTTPS: `git+https://…`,
-/// `git://…`, `git@host:owner/name.git` and `github:owner/name` (npm's
-/// shorthands) become `https://host/owner/name`; a forge project URL with
-/// more path (`…/tree/main/docs`) is cut to the project.
+/// A repository URL as Git fetches it over HTTP(S), from the forms
+/// package metadata writes it in:
+///
+/// - `git+https://…`, `git://…`, `ssh://…` and Git's scp-like
+///   `git@host:owner/name.git`, and npm's shorthands `github:owner/name`
+///   and `owner/name`, all become `https://host/…` (an `http://` URL stays
+///   `http://`);
+/// - a forge project URL (GitHub, GitLab, Codeberg, Bitbucket) is cut to
+///   `owner/name`, without `.git` or more path (`…/tree/main/docs`);
+///   another host keeps its whole path;
+/// - what only the original scheme reads is dropped: a Git or SSH port, a
+///   user and password, a query, a fragment.
+///
+/// `None` for another scheme, or a URL that names no repository.
 pub fn https_repository(raw: &str) -> Option<String> {
     let raw = raw.trim();
     let raw = raw.strip_prefix("git+").unwrap_or(raw);
@@ -264,47 +275,51 @@ pub fn https_repository(raw: &str) -> Option<String> {
         "https" | "git" | "ssh" => "https",
         _ => return None,
     };
-    let host = url.host_str()?;
-    // A port belongs to the scheme it was written for; Git's and SSH's
-    // mean nothing over HTTPS.
+    // Only http(s) URLs have their host lower-cased by the parser.
+    let host = url.host_str()?.to_ascii_lowercase();
     let port = match (url.scheme(), url.port()) {
         ("http" | "https", Some(port)) => format!(":{port}"),
         _ => String::new(),
     };
     let segments: Vec<&str> = url.path_segments()?.filter(|s| !s.is_empty()).collect();
-    let path = if FORGES.contains(&host.trim_start_matches("www.")) {
-        let [owner, name, ..] = segments[..] else {
-            return None;
-        };
-        let name = name.strip_suffix(".git").unwrap_or(name);
-        format!("{owner}/{name}")
-    } else {
-        segments.join("/")
+    let forge = FORGES.contains(&host.strip_prefix("www.").unwrap_or(&host));
+    let path = match segments[..] {
+        [] => return None,
+        [owner, name, ..] if forge => {
+            format!("{owner}/{}", name.strip_suffix(".git").unwrap_or(name))
+        }
+        _ if forge => return None,
+        _ => segments.join("/"),
     };
     Some(format!("{scheme}://{host}{port}/{path}"))
 }
 
 /// npm's shorthands (`github:owner/name`, a bare `owner/name`) and Git's
-/// scp-like addresses (`git@host:owner/name`, and `ssh://git@host:owner/name`
-/// with the colon where a port would be) written as URLs; anything else as
-/// given.
-fn spelled_as_url(raw: &str) -> String {
-    let scp_like = |rest: &str| {
-        rest.split_once(':')
-            .filter(|(_, path)| !path.starts_with(|c: char| c.is_ascii_digit()))
-            .map(|(host, path)| format!("ssh://git@{host}/{path}"))
-    };
+/// scp-like addresses written as URLs; anything else as given. Git's
+/// `git@host:path` has no port (`git@host:10up/x` is owner `10up`); in
+/// `ssh://git@host:…` a colon followed by digits up to the next `/` is a
+/// port, anything else the scp-like path.
+fn spelled_as_url(raw: &str) -> Cow<'_, str> {
+    let scp_like = |host: &str, path: &str| format!("ssh://git@{host}/{path}");
     if let Some(rest) = raw.strip_prefix("github:") {
-        format!("https://github.com/{rest}")
-    } else if let Some(url) = raw.strip_prefix("git@").and_then(scp_like) {
-        url
-    } else if let Some(url) = raw.strip_prefix("ssh://git@").and_then(scp_like) {
-        url
+        format!("https://github.com/{rest}").into()
+    } else if let Some((host, path)) = raw.strip_prefix("git@").and_then(|r| r.split_once(':')) {
+        scp_like(host, path).into()
+    } else if let Some((host, path)) = raw
+        .strip_prefix("ssh://git@")
+        .and_then(|r| r.split_once(':'))
+        .filter(|(_, path)| !path.split('/').next().is_some_and(is_port))
+    {
+        scp_like(host, path).into()
     } else if raw.split('/').count() == 2 && !raw.contains(':') {
-        format!("https://github.com/{raw}")
+        format!("https://github.com/{raw}").into()
     } else {
-        raw.to_owned()
+        raw.into()
     }
+}
+
+fn is_port(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -442,10 +457,31 @@ mod tests {
                 "http://git.example.org:8080/team/x",
             ),
             ("https://github.com/o/x#readme", "https://github.com/o/x"),
+            // Owners may begin with a digit; only ssh:// URLs have ports.
+            ("git@github.com:10up/x.git", "https://github.com/10up/x"),
+            (
+                "ssh://git@github.com:3box/3box-js.git",
+                "https://github.com/3box/3box-js",
+            ),
+            ("git@host.org:2222/x.git", "https://host.org/2222/x.git"),
+            ("git@GitHub.com:o/x.git", "https://github.com/o/x"),
+            (
+                "https://www.github.com/o/x.git/",
+                "https://www.github.com/o/x",
+            ),
+            (
+                "https://user:secret@git.example.org/x.git?ref=1",
+                "https://git.example.org/x.git",
+            ),
         ] {
             assert_eq!(https_repository(raw).as_deref(), Some(want), "{raw}");
         }
-        for refused in ["file:///etc", "https://github.com/o", "not a url"] {
+        for refused in [
+            "file:///etc",
+            "https://github.com/o",
+            "https://git.example.org/",
+            "not a url",
+        ] {
             assert_eq!(https_repository(refused), None, "{refused}");
         }
     }
