@@ -6,6 +6,7 @@
 
 use index_core::job::JobState;
 use index_core::source::{RefreshSummary, SourceInfo, SourceList};
+use index_core::ErrorKind;
 use leptos::prelude::*;
 
 #[cfg(feature = "hydrate")]
@@ -20,6 +21,49 @@ const FAILURES_SHOWN: usize = 10;
 /// How often the list is read again while it shows a refresh running.
 #[cfg(feature = "hydrate")]
 const RUNNING_POLL: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How many failed reads in a row the list goes on polling through (a
+/// server restarting, a dropped connection) before it waits for a click.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+const FAILED_READS_POLLED: u32 = 15;
+
+/// Whether the list is read again, from what its reads found: while the
+/// last list read showed a refresh running, and a failed read since then
+/// is one that passes (busy, unavailable: the server restarting, a dropped
+/// connection), [`FAILED_READS_POLLED`] times at most. A refusal (a token
+/// gone, a bad answer) stops it at once: reading again would not help.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+struct Poll {
+    running: bool,
+    failed_in_a_row: u32,
+}
+
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+impl Poll {
+    /// After a read that found whether a refresh is running, or failed
+    /// with this kind of error.
+    fn after(last: Option<Self>, read: Result<bool, ErrorKind>) -> Self {
+        let last = last.unwrap_or_default();
+        match read {
+            Ok(running) => Self {
+                running,
+                failed_in_a_row: 0,
+            },
+            Err(kind) => {
+                let passes = kind == ErrorKind::Unavailable || kind.retry_after_secs().is_some();
+                Self {
+                    running: last.running && passes,
+                    failed_in_a_row: last.failed_in_a_row.saturating_add(1),
+                }
+            }
+        }
+    }
+
+    fn again(self) -> bool {
+        self.running && self.failed_in_a_row <= FAILED_READS_POLLED
+    }
+}
 
 /// The sources, as the server lists them (in the browser; the server
 /// renders the list empty, and the page loads it).
@@ -79,28 +123,25 @@ pub(super) fn Sources(sources: LocalResource<Result<SourceList, AppError>>) -> i
     // schedule, a tracked release) ends without the page being told: while
     // the list shows one running, it is read again every few seconds, so
     // its end shows without a reload. The timer goes with the list it was
-    // set for, and with the page. A reload that fails (the server
-    // restarting, a dropped connection) keeps the polling going when the
-    // last list read showed a refresh running: the error shows until a
-    // read succeeds, and no click is needed to see the job end.
+    // set for, and with the page. Through a failed read that may pass, it
+    // goes on for a while ([`Poll`]).
     #[cfg(feature = "hydrate")]
-    let last_running = StoredValue::new(false);
-    #[cfg(feature = "hydrate")]
-    Effect::new(move |_| {
-        let running = sources.with(|loaded| match loaded {
-            Some(Ok(list)) => {
-                let running = list.sources.iter().any(|s| s.running_job.is_some());
-                last_running.set_value(running);
-                running
-            }
-            Some(Err(_)) => last_running.get_value(),
-            None => false,
+    Effect::new(move |last: Option<Poll>| {
+        let read = sources.with(|loaded| {
+            loaded.as_ref().map(|read| match read {
+                Ok(list) => Ok(list.sources.iter().any(|s| s.running_job.is_some())),
+                Err(err) => Err(err.kind()),
+            })
         });
-        if running {
+        let Some(poll) = read.map(|read| Poll::after(last, read)) else {
+            return last.unwrap_or_default();
+        };
+        if poll.again() {
             if let Ok(timer) = set_timeout_with_handle(move || sources.refetch(), RUNNING_POLL) {
                 on_cleanup(move || timer.clear());
             }
         }
+        poll
     });
     // What the last delete did, or why it failed.
     let deleted = RwSignal::new(None::<Result<String, String>>);
@@ -357,7 +398,38 @@ async fn refresh(asked: Refresh, progress: RwSignal<Progress>) -> Result<(), Str
 
 #[cfg(test)]
 mod tests {
-    use super::shown_time;
+    use super::*;
+
+    #[test]
+    fn the_list_polls_through_failed_reads_that_pass_and_only_those() {
+        let first = Poll::after(None, Ok(true));
+        assert!(first.again());
+        assert!(!Poll::after(None, Ok(false)).again());
+        // A dropped connection is polled through while a job was running...
+        let mut poll = first;
+        for _ in 0..FAILED_READS_POLLED {
+            poll = Poll::after(Some(poll), Err(ErrorKind::Unavailable));
+            assert!(poll.again());
+        }
+        // ...for a while,
+        assert!(!Poll::after(Some(poll), Err(ErrorKind::Unavailable)).again());
+        // and a read that succeeds starts the count again.
+        assert_eq!(Poll::after(Some(poll), Ok(true)), first);
+        assert!(Poll::after(Some(first), Err(ErrorKind::Busy)).again());
+        // A refusal stops it, and nothing is polled that was not running.
+        for refused in [
+            ErrorKind::Unauthorized,
+            ErrorKind::BadInput,
+            ErrorKind::Internal,
+        ] {
+            assert!(
+                !Poll::after(Some(first), Err(refused)).again(),
+                "{refused:?}"
+            );
+        }
+        let idle = Poll::after(None, Ok(false));
+        assert!(!Poll::after(Some(idle), Err(ErrorKind::Unavailable)).again());
+    }
 
     #[test]
     fn times_show_to_the_minute() {
