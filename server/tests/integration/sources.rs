@@ -446,6 +446,72 @@ async fn a_site_is_crawled_politely_and_refreshed_by_what_changed() {
     assert_eq!(last["unchanged"], PAGES.len(), "{last:#}");
 }
 
+/// A refresh through a `--rewrite-url` mirror: a page answered 304 gives
+/// the links it had, recorded as the source names them; they are followed
+/// through the mirror again, and no page is taken for gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refresh_through_a_mirror_follows_the_links_of_unchanged_pages() {
+    let dir = tempfile::tempdir().expect("dir");
+    let site = Site::new();
+    let links: String = PAGES
+        .iter()
+        .map(|p| format!("<a href=\"{p}.html\">{p}</a> "))
+        .collect();
+    site.pages.lock().unwrap().insert(
+        "/docs/".into(),
+        format!("<html><body><main><h1>Manual</h1><p>Every page.</p>{links}</main></body></html>"),
+    );
+    let mirror = start_site(site.clone()).await;
+    let shown = "https://docs.garden.example";
+    let sources = SourceConfig {
+        allow_addresses: vec![IpAddr::from([127, 0, 0, 1])],
+        rewrite_urls: vec![(format!("{shown}/"), format!("{mirror}/"))],
+        crawl_rate: 1000.0,
+        crawl_page_mib: 1,
+        fetch_timeout_secs: 10.0,
+        ..SourceConfig::default()
+    };
+    let (_engine, base) = common::serve_with_sources(dir.path(), sources).await;
+    let (status, accepted) = post_json(
+        &base,
+        "/api/sources",
+        json!({"url": format!("{shown}/docs/"), "library": "git", "version": "2.39"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    let job = common::finished_job(&base, &accepted).await;
+    assert_eq!(job["state"], "done", "{job:#}");
+    let stored: Vec<String> = files(&job)
+        .into_iter()
+        .filter(|(_, f)| f["state"] == "stored")
+        .map(|(p, _)| p)
+        .collect();
+    assert_eq!(stored.len(), PAGES.len() + 1, "{stored:#?}");
+    assert!(stored.iter().all(|p| p.starts_with(shown)), "{stored:#?}");
+
+    let (_, listed) = get_json(&base, "/api/sources").await;
+    let id = listed["sources"][0]["source_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let (status, accepted) =
+        post_json(&base, &format!("/api/sources/{id}/refresh"), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    let job = common::finished_job(&base, &accepted).await;
+    assert_eq!(job["state"], "done", "{job:#}");
+    let by_path = files(&job);
+    for name in PAGES {
+        let f = &by_path[&format!("{shown}/docs/{name}.html")];
+        assert_eq!(f["state"], "unchanged", "{name}: {job:#}");
+        // Asked twice, through the mirror: once a crawl.
+        assert_eq!(site.requests(&format!("/docs/{name}.html")), 2, "{name}");
+    }
+    assert!(
+        !by_path.values().any(|f| f["state"] == "removed"),
+        "{job:#}"
+    );
+}
+
 /// A crawl where most pages fail publishes nothing and ends `failed`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crawl_that_mostly_fails_ends_failed_and_publishes_nothing() {

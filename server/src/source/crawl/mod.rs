@@ -293,11 +293,10 @@ impl Crawl<'_> {
             Ok(Fetched::NotModified { .. }) => {
                 let record = self.previous.get(&address).cloned().unwrap_or_default();
                 // A record names its links as the source does.
-                let links: Vec<String> = match self.plan.scope.alias() {
-                    Some(alias) => record.links.iter().map(|l| alias.fetched(l)).collect(),
-                    None => record.links.clone(),
-                };
-                self.follow(&links, depth);
+                let alias = self.plan.scope.alias();
+                let mapped: Option<Vec<String>> =
+                    alias.map(|alias| record.links.iter().map(|l| alias.fetched(l)).collect());
+                self.follow(mapped.as_deref().unwrap_or(&record.links), depth);
                 self.addresses.insert(address.clone());
                 self.send(Found::Unchanged { address, record }).await
             }
