@@ -59,7 +59,7 @@ def main():
         for label, binary in binaries:
             server, base = docshelf_proc.start(binary, args.store, args.model)
             try:
-                docshelf_proc.wait_in_memory(base)
+                docshelf_proc.wait_in_memory(base, name=label)
                 conn = http.client.HTTPConnection(base.split("//")[1])
 
                 def search(query, mode):

@@ -48,7 +48,7 @@ def start(binary, store, model, extra=(), wait_s=120):
     raise SystemExit("docshelf did not start:\n" + "".join(log))
 
 
-def wait_in_memory(base, wait_s=120):
+def wait_in_memory(base, wait_s=120, name="docshelf"):
     """Waits until the server answers searches from its in-memory copy of
     the store (read in the background after start-up); False if it never
     does within `wait_s` (a store larger than --resident-chunks). Says so
@@ -60,7 +60,7 @@ def wait_in_memory(base, wait_s=120):
             if json.loads(res.read())["store"].get("in_memory"):
                 return True
         time.sleep(0.2)
-    print(f"docshelf at {base} did not answer from memory within {wait_s} s: "
+    print(f"{name} at {base} did not answer from memory within {wait_s} s: "
           "searches read the store on disk (same results, slower)", file=sys.stderr)
     return False
 

@@ -33,8 +33,9 @@ pub enum EngineError {
     NoFiles,
     #[error(transparent)]
     BadSearch(#[from] SearchError),
-    /// A document read's budget out of range (its names are
-    /// [`Self::InvalidName`], as every other name).
+    /// A document read refused for what it asks, not for a name: a name
+    /// is [`Self::InvalidName`] as every other, which the `From` below
+    /// decides (build this through it).
     #[error(transparent)]
     BadRead(ReadError),
     #[error(transparent)]

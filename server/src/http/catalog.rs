@@ -179,7 +179,7 @@ pub async fn delete_library(
     Who(caller): Who,
     Path(library): Path<String>,
 ) -> Result<Json<Deleted>, ApiError> {
-    validate::address(&library, None, None)?;
+    validate::lookup("library", &library)?;
     Ok(Json(
         state
             .engine
