@@ -258,18 +258,46 @@ async fn start_site(site: Arc<Site>) -> String {
     format!("http://{addr}")
 }
 
-/// docshelf with loopback allowed (the site lives there) and nothing
-/// else private, a fast crawl rate and small page and time bounds.
-async fn docshelf(dir: &std::path::Path) -> (Arc<Engine>, String) {
-    let sources = SourceConfig {
+/// Loopback allowed (the site lives there) and nothing else private, a
+/// fast crawl rate and small page and time bounds.
+fn site_sources() -> SourceConfig {
+    SourceConfig {
         allow_addresses: vec![IpAddr::from([127, 0, 0, 1])],
         crawl_rate: 1000.0,
         crawl_page_mib: 1,
         // Long enough that a busy machine does not fail good pages.
         fetch_timeout_secs: 10.0,
         ..SourceConfig::default()
-    };
-    common::serve_with_sources(dir, sources).await
+    }
+}
+
+/// docshelf with [`site_sources`].
+async fn docshelf(dir: &std::path::Path) -> (Arc<Engine>, String) {
+    common::serve_with_sources(dir, site_sources()).await
+}
+
+/// The site at `url` added as git 2.39, and its first crawl's job, done.
+async fn crawled(base: &str, url: &str) -> Value {
+    let (status, accepted) = post_json(
+        base,
+        "/api/sources",
+        json!({"url": url, "library": "git", "version": "2.39"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    let job = common::finished_job(base, &accepted).await;
+    assert_eq!(job["state"], "done", "{job:#}");
+    job
+}
+
+/// Source `id` refreshed: its job, done.
+async fn refreshed(base: &str, id: &str) -> Value {
+    let (status, accepted) =
+        post_json(base, &format!("/api/sources/{id}/refresh"), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    let job = common::finished_job(base, &accepted).await;
+    assert_eq!(job["state"], "done", "{job:#}");
+    job
 }
 
 /// The state of each file of a job, by path.
@@ -294,15 +322,7 @@ async fn a_site_is_crawled_politely_and_refreshed_by_what_changed() {
     let site_base = start_site(site.clone()).await;
     let (engine, base) = docshelf(dir.path()).await;
 
-    let (status, accepted) = post_json(
-        &base,
-        "/api/sources",
-        json!({"url": format!("{site_base}/docs/"), "library": "git", "version": "2.39"}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
-    let job = common::finished_job(&base, &accepted).await;
-    assert_eq!(job["state"], "done", "{job:#}");
+    let job = crawled(&base, &format!("{site_base}/docs/")).await;
     let by_path = files(&job);
     let page = |p: &str| format!("{site_base}/docs/{p}");
     for name in PAGES {
@@ -386,11 +406,7 @@ async fn a_site_is_crawled_politely_and_refreshed_by_what_changed() {
     }
     let (embedded_before, _) = engine.metrics().vectors();
     let not_modified_before = *site.not_modified.lock().unwrap();
-    let (status, accepted) =
-        post_json(&base, &format!("/api/sources/{id}/refresh"), json!({})).await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
-    let job = common::finished_job(&base, &accepted).await;
-    assert_eq!(job["state"], "done", "{job:#}");
+    let job = refreshed(&base, &id).await;
     let by_path = files(&job);
     assert_eq!(by_path[&page("git-add.html")]["state"], "stored");
     assert_eq!(by_path[&page("git-am.html")]["state"], "removed", "{job:#}");
@@ -436,9 +452,7 @@ async fn a_site_is_crawled_politely_and_refreshed_by_what_changed() {
         .unwrap()
         .insert("/docs/git-bisect.html".into(), bisect);
     let (embedded_before, _) = engine.metrics().vectors();
-    let (_, accepted) = post_json(&base, &format!("/api/sources/{id}/refresh"), json!({})).await;
-    let job = common::finished_job(&base, &accepted).await;
-    assert_eq!(job["state"], "done", "{job:#}");
+    let job = refreshed(&base, &id).await;
     assert_eq!(engine.metrics().vectors().0, embedded_before, "{job:#}");
     let (_, sources) = get_json(&base, "/api/sources").await;
     let last = &sources["sources"][0]["last_refresh"];
@@ -464,23 +478,11 @@ async fn a_refresh_through_a_mirror_follows_the_links_of_unchanged_pages() {
     let mirror = start_site(site.clone()).await;
     let shown = "https://docs.garden.example";
     let sources = SourceConfig {
-        allow_addresses: vec![IpAddr::from([127, 0, 0, 1])],
         rewrite_urls: vec![(format!("{shown}/"), format!("{mirror}/"))],
-        crawl_rate: 1000.0,
-        crawl_page_mib: 1,
-        fetch_timeout_secs: 10.0,
-        ..SourceConfig::default()
+        ..site_sources()
     };
     let (_engine, base) = common::serve_with_sources(dir.path(), sources).await;
-    let (status, accepted) = post_json(
-        &base,
-        "/api/sources",
-        json!({"url": format!("{shown}/docs/"), "library": "git", "version": "2.39"}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
-    let job = common::finished_job(&base, &accepted).await;
-    assert_eq!(job["state"], "done", "{job:#}");
+    let job = crawled(&base, &format!("{shown}/docs/")).await;
     let stored: Vec<String> = files(&job)
         .into_iter()
         .filter(|(_, f)| f["state"] == "stored")
@@ -494,11 +496,7 @@ async fn a_refresh_through_a_mirror_follows_the_links_of_unchanged_pages() {
         .as_str()
         .expect("id")
         .to_owned();
-    let (status, accepted) =
-        post_json(&base, &format!("/api/sources/{id}/refresh"), json!({})).await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
-    let job = common::finished_job(&base, &accepted).await;
-    assert_eq!(job["state"], "done", "{job:#}");
+    let job = refreshed(&base, &id).await;
     let by_path = files(&job);
     for name in PAGES {
         let f = &by_path[&format!("{shown}/docs/{name}.html")];
