@@ -327,37 +327,18 @@ async fn answers_from_memory_are_the_disk_s_answers() {
     // The chunks a budget reads sections from: the same from memory as
     // from disk, each document within its range, a chunk that two ranges
     // hold once, and nothing for a library the store lacks.
+    let range = |library, version, file_path, chunks| DocumentRange {
+        library,
+        version,
+        file_path,
+        chunks,
+    };
     let wanted = [
-        DocumentRange {
-            library: "alpha",
-            version: "1",
-            file_path: "guide/page-2.md",
-            chunks: 3..=7,
-        },
-        DocumentRange {
-            library: "alpha",
-            version: "1",
-            file_path: "guide/page-2.md",
-            chunks: 5..=9,
-        },
-        DocumentRange {
-            library: "gamma",
-            version: "1",
-            file_path: "guide/page-2.md",
-            chunks: 0..=100,
-        },
-        DocumentRange {
-            library: "beta",
-            version: "1",
-            file_path: "api/page-1.md",
-            chunks: 0..=100,
-        },
-        DocumentRange {
-            library: "beta",
-            version: "2",
-            file_path: "api/page-1.md",
-            chunks: 0..=100,
-        },
+        range("alpha", "1", "guide/page-2.md", 3..=7),
+        range("alpha", "1", "guide/page-2.md", 5..=9),
+        range("gamma", "1", "guide/page-2.md", 0..=100),
+        range("beta", "1", "api/page-1.md", 0..=100),
+        range("beta", "2", "api/page-1.md", 0..=100),
     ];
     let sorted = |mut chunks: Vec<docshelf_server::store::StoredChunk>| {
         chunks.sort_by(|a, b| a.chunk_id.cmp(&b.chunk_id));

@@ -3,7 +3,7 @@
 //! selects as a range, and a document's rows a run within it in chunk
 //! order, which a section read finds by binary search.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ops::Range;
 
 use crate::store::schema::ChunkColumns;
@@ -15,10 +15,10 @@ pub(super) type Group = (String, String, Range<usize>);
 /// copy order, as indexes into `read`; and each (library, version) with
 /// its run of them, in name order.
 ///
-/// Each row's document is numbered in (library, version, path) order, and
-/// the rows are sorted by that number and their chunk index: integers,
-/// cheap even unoptimised at a million rows. Only the distinct documents
-/// are sorted as strings.
+/// Each row's document is numbered as first seen (one hash a row), the
+/// distinct documents alone are sorted as strings, and the rows are then
+/// sorted by their document's place in that order and their chunk index:
+/// integers, cheap even unoptimised at a million rows.
 pub(super) fn by_document(
     batches: &[ChunkColumns],
     read: &[(u32, u32)],
@@ -28,23 +28,28 @@ pub(super) fn by_document(
         let row = row as usize;
         (c.library(row), c.version(row), c.file_path(row))
     };
-    let mut documents: Vec<(&str, &str, &str)> = read
-        .iter()
-        .map(document)
-        .collect::<HashSet<_>>()
-        .into_iter()
-        .collect();
-    documents.sort_unstable();
-    let number: HashMap<(&str, &str, &str), u32> = documents
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (*d, i as u32))
-        .collect();
-    let place: Vec<(u32, u32)> = read
+    let mut seen: HashMap<(&str, &str, &str), u32> = HashMap::new();
+    let first_seen: Vec<u32> = read
         .iter()
         .map(|r| {
-            let chunk = batches[r.0 as usize].chunk_index(r.1 as usize);
-            (number[&document(r)], chunk)
+            let next = seen.len() as u32;
+            *seen.entry(document(r)).or_insert(next)
+        })
+        .collect();
+    let mut documents: Vec<((&str, &str, &str), u32)> = seen.into_iter().collect();
+    documents.sort_unstable();
+    let mut rank = vec![0u32; documents.len()];
+    for (place, (_, first)) in documents.iter().enumerate() {
+        rank[*first as usize] = place as u32;
+    }
+    let place: Vec<(u32, u32)> = read
+        .iter()
+        .zip(&first_seen)
+        .map(|(r, &first)| {
+            (
+                rank[first as usize],
+                batches[r.0 as usize].chunk_index(r.1 as usize),
+            )
         })
         .collect();
     let mut order: Vec<usize> = (0..read.len()).collect();
@@ -52,7 +57,7 @@ pub(super) fn by_document(
 
     let mut groups: Vec<Group> = Vec::new();
     for (row, &at) in order.iter().enumerate() {
-        let (library, version, _) = documents[place[at].0 as usize];
+        let ((library, version, _), _) = documents[place[at].0 as usize];
         match groups.last_mut() {
             Some((l, v, rows)) if l == library && v == version => rows.end = row + 1,
             _ => groups.push((library.to_owned(), version.to_owned(), row..row + 1)),
