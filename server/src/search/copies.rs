@@ -11,10 +11,10 @@
 //! [`SAME_PASSAGE`] of the shorter one's 5-word shingles are in the other.
 //! Measured on the six eval sets with an older release of three of them
 //! beside (`scripts/bench-near-duplicates.py`; docs/benchmarks.md,
-//! 2026-11-27, "… and near-duplicate passages"): pairs from 0.9 up were the same text with a
-//! link, a word or the cut changed; from 0.8 to 0.9 the same text cut
-//! elsewhere, with a tenth or more of its own; below 0.8, texts that share
-//! a part and say other things.
+//! 2026-11-27, "… and near-duplicate passages"): pairs from 0.9 up were
+//! the same text with a link, a word or the cut changed; from 0.8 to 0.9
+//! the same text cut elsewhere, with a tenth or more of its own; below
+//! 0.8, texts that share a part and say other things.
 //!
 //! Two uses: a budgeted answer gives a passage once ([`super::budget::repeats`]),
 //! and a ranking counts the text a library version repeats on several of

@@ -51,7 +51,7 @@ pub struct Validators {
 }
 
 /// A fetched body.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Body {
     /// Where it was found, after redirects.
     pub url: Url,

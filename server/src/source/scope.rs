@@ -256,20 +256,30 @@ mod tests {
         assert!(scope.admits(&url("https://x.io/docs/old/deeper/a.html")));
     }
 
-    #[test]
-    fn through_a_mirror_addresses_are_judged_as_their_source_names_them() {
+    /// A crawl of `https://docs.x.io/guide/intro.html` through the mirror
+    /// `http://mirror.lan/x/` of the source's prefix `shown`.
+    fn mirrored(shown: &str, kind: CrawlScope, exclude: &[String]) -> Scope {
         let alias = Alias {
-            shown: "https://docs.x.io/".into(),
+            shown: shown.into(),
             fetched: "http://mirror.lan/x/".into(),
         };
-        let scope = Scope::new(
+        Scope::new(
             &url("https://docs.x.io/guide/intro.html"),
-            CrawlScope::Prefix,
+            kind,
             &[],
-            &["**/old/*".into()],
+            exclude,
         )
         .unwrap()
-        .through(Some(alias));
+        .through(Some(alias))
+    }
+
+    #[test]
+    fn through_a_mirror_addresses_are_judged_as_their_source_names_them() {
+        let scope = mirrored(
+            "https://docs.x.io/",
+            CrawlScope::Prefix,
+            &["**/old/*".into()],
+        );
         // The patterns and the folder are the source's.
         assert!(scope.admits(&url("http://mirror.lan/x/guide/setup.html")));
         assert!(!scope.admits(&url("http://mirror.lan/x/guide/old/a.html")));
@@ -310,18 +320,7 @@ mod tests {
 
     #[test]
     fn a_mirror_of_one_folder_leaves_the_rest_of_the_site_alone() {
-        let alias = Alias {
-            shown: "https://docs.x.io/guide/".into(),
-            fetched: "http://mirror.lan/x/".into(),
-        };
-        let scope = Scope::new(
-            &url("https://docs.x.io/guide/intro.html"),
-            CrawlScope::Domain,
-            &[],
-            &[],
-        )
-        .unwrap()
-        .through(Some(alias));
+        let scope = mirrored("https://docs.x.io/guide/", CrawlScope::Domain, &[]);
         assert!(scope.admits(&url("http://mirror.lan/x/a.html")));
         // Within the source's domain, but not on the mirror: not fetched.
         let api = scope.fetched(url("https://docs.x.io/api/a.html"));

@@ -30,7 +30,7 @@ mod sitemaps;
 pub use found::{Found, Outcome, PageRecord, Previous};
 
 /// Everything a crawl needs besides the fetcher.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Plan {
     /// The first page, as fetched ([`Scope::fetched`]).
     pub start: Url,
