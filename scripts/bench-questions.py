@@ -36,16 +36,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import docshelf_proc  # noqa: E402
-from eval_store import (HELD_OUT, add_arguments, build_store, is_judged, post,  # noqa: E402
-                        read_graded, set_dir)
+from eval_store import (HELD_OUT, add_arguments, build_store, judged_name,  # noqa: E402
+                        post, read_graded, set_dir)
 
 KINDS = ("comparisons", "concepts")
 
 
 def relevance(path, judged):
-    """The judged relevance of a result's stored path: its judged file's
-    grade where `eval_store.is_judged` takes it for that file, else 0."""
-    return next((grade for f, grade in judged.items() if is_judged(path, {f})), 0)
+    """The judged relevance of a result's stored path (0: not judged)."""
+    return judged.get(judged_name(path), 0)
 
 
 def ndcg(paths, judged, k):
@@ -65,8 +64,8 @@ def score(base, name, questions):
         for r in json.loads(body)["results"]:
             if r["file_path"] not in paths:
                 paths.append(r["file_path"])
-        found = [f for f in judged if any(is_judged(p, {f}) for p in paths[:10])]
-        top5 = [f for f in judged if any(is_judged(p, {f}) for p in paths[:5])]
+        found = set(judged) & {judged_name(p) for p in paths[:10]}
+        top5 = set(judged) & {judged_name(p) for p in paths[:5]}
         rows.append({"id": qid, "ndcg5": ndcg(paths, judged, 5), "ndcg10": ndcg(paths, judged, 10),
                      "recall10": len(found) / len(judged), "both5": len(top5) == len(judged),
                      "first2": bool(paths) and relevance(paths[0], judged) == 2,

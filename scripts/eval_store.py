@@ -68,14 +68,19 @@ def read_set(path):
     return [(qid, text, set(files)) for qid, text, files in read_graded(path)]
 
 
+def judged_name(path):
+    """The name a result's stored path is judged under: the path whole, as
+    `docshelf eval` compares ids. The sets are stored with their paths
+    relative to the corpus, and a file of the same name in another folder
+    (flask's `deploying/gevent.rst` for `gevent.rst`) is another page
+    (docs/benchmarks.md, 2026-11-27, says what the looser match it replaced
+    had counted)."""
+    return path.removeprefix("./")
+
+
 def is_judged(path, judged):
-    """Whether a result's stored path is one of the judged corpus files,
-    compared whole, as `docshelf eval` compares ids: the sets are stored
-    with their paths relative to the corpus, and a file of the same name in
-    another folder (flask's `deploying/gevent.rst` for `gevent.rst`) is
-    another page (docs/benchmarks.md, 2026-11-27, says what the looser
-    match it replaced had counted)."""
-    return path.removeprefix("./") in judged
+    """Whether a result's stored path is one of the `judged` files."""
+    return judged_name(path) in judged
 
 
 def post(url, body, headers=None, timeout=120):
