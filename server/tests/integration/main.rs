@@ -28,6 +28,7 @@ mod embed;
 mod error_shape;
 mod git_sources;
 mod hardening;
+mod hostile;
 mod http;
 mod ingest;
 mod memory_budget;
