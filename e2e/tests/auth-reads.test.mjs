@@ -12,13 +12,20 @@ import { artifactsDir, gotoHydrated, openBrowser } from '../lib/browser.mjs';
 import { startServer, uploadAndWait } from '../lib/server.mjs';
 
 const TOKEN = 'e2e-reads-need-this';
+// A credential the operator declares for private sources: the settings
+// page lists its name and places, never its secret nor where it is kept.
+const GIT_SECRET = 'glpat-e2e-never-shown';
+const DECLARED = 'gitlab-ci=env:E2E_GITLAB_TOKEN@gitlab.example.com;libraries=team-*';
 
 let server;
 let browser;
 let reader;
 
 before(async () => {
-  server = await startServer({ args: ['--token', TOKEN, '--auth-reads'] });
+  server = await startServer({
+    args: ['--token', TOKEN, '--auth-reads', '--credential', DECLARED],
+    env: { E2E_GITLAB_TOKEN: GIT_SECRET },
+  });
   browser = await openBrowser();
   const made = await fetch(`${server.url}/api/tokens`, {
     method: 'POST',
@@ -189,5 +196,14 @@ test('an admin makes a token on the settings page, sees it once, and revokes it'
   assert.equal(after.status, 401);
   assert.equal((await after.json()).code, 'token_revoked');
   await page.getByRole('table', { name: 'Audit log' }).getByText('revoke_token').first().waitFor();
+
+  // The operator's credentials: name, host and libraries; nothing else.
+  const credentials = page.getByRole('table', { name: 'Credentials' });
+  await credentials.getByRole('cell', { name: 'gitlab-ci', exact: true }).waitFor();
+  const listed = await credentials.innerText();
+  assert.match(listed, /gitlab\.example\.com/);
+  assert.match(listed, /team-\*/);
+  const whole = await page.content();
+  assert.ok(!whole.includes(GIT_SECRET) && !whole.includes('E2E_GITLAB_TOKEN'), 'no secret, no reference');
   await page.close();
 });

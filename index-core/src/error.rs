@@ -220,7 +220,7 @@ error_codes! {
     SourceUnreachable = "source_unreachable": BadInput,
         "The site or repository a source names could not be fetched; the message says what failed.";
     SourceCredential = "source_credential": BadInput,
-        "A private source asks for a credential and none was given, the one given was refused, or its reference (`env:NAME`, `file:/path`) cannot be read on the server.";
+        "A private source asks for a credential and none was named, the one named was refused by the source, or it is not a credential this source may use: credentials are declared by name by the server's operator (`--credential`), each bound to its hosts and libraries, and a request names one; a reference to the server's environment or files (`env:…`, `file:…`) is never taken from a request.";
     InvalidBody = "invalid_body": BadInput,
         "The request body is not JSON, or not of the shape the route takes; the message names the field.";
     InvalidQueryString = "invalid_query_string": BadInput,

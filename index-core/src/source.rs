@@ -93,13 +93,14 @@ pub struct SourceRequest {
     /// book's source folder, else the Markdown at the top).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub docs_path: Option<String>,
-    /// A credential, given by reference and never by value: `env:NAME`
-    /// (a variable of the server's environment) or `file:/path` (a file
-    /// on the server). For HTTPS Git, a token or `user:password`; for a
-    /// private site, a header (`Cookie: session=…`, `X-Api-Key: …`) or a
-    /// token sent as `Authorization: Bearer …`, to the site's own origin
-    /// only. Only the reference is stored; the secret is read when the
-    /// source is fetched.
+    /// The name of a credential the server's operator declared
+    /// (`gitlab-ci`), never a secret nor where the server keeps one. The
+    /// operator binds each name to the hosts or URL prefixes it may be
+    /// sent to, and may limit it to some libraries. For HTTPS Git, its
+    /// secret is a token or `user:password`; for a private site, a header
+    /// (`Cookie: session=…`, `X-Api-Key: …`) or a token sent as
+    /// `Authorization: Bearer …`, to the site's own origin only. Only the
+    /// name is stored; the secret is read when the source is fetched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential: Option<String>,
     /// Follow releases: a Git repository's tags, or a package's registry
@@ -264,6 +265,31 @@ pub struct SourceInfo {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SourceList {
     pub sources: Vec<SourceInfo>,
+}
+
+/// A credential the server's operator declared, as an admin sees it: its
+/// name, where it may be sent and for which libraries; never its secret,
+/// nor where the server keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CredentialInfo {
+    /// What a source request names as its `credential`.
+    pub name: String,
+    /// The hosts (`host`, `host:port`) and URL prefixes it is sent to;
+    /// no other.
+    pub sent_to: Vec<String>,
+    /// Library patterns whose sources may name it; every library when
+    /// empty.
+    pub libraries: Vec<String>,
+}
+
+/// Every credential the operator declared, by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CredentialList {
+    pub credentials: Vec<CredentialInfo>,
 }
 
 #[cfg(test)]

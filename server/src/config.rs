@@ -356,6 +356,52 @@ pub struct SourceConfig {
         value_parser = parse_rewrite
     )]
     pub rewrite_urls: Vec<(String, String)>,
+
+    /// A credential sources may name, declared by the operator as
+    /// `NAME=REFERENCE@WHERE[,WHERE…][;libraries=PATTERN,…]`:
+    /// `gitlab-ci=env:GITLAB_TOKEN@gitlab.example.com` sends the variable
+    /// GITLAB_TOKEN, to gitlab.example.com alone, for a source naming
+    /// `"credential": "gitlab-ci"`. REFERENCE is `env:VARIABLE` or
+    /// `file:/absolute/path` (read at each fetch); WHERE a host, a
+    /// `host:port` or an http(s) URL prefix; the patterns (`team-*`)
+    /// limit which libraries' sources may name it. Repeatable (space
+    /// between them in the variable).
+    #[arg(
+        long = "credential",
+        env = "DOCSHELF_CREDENTIALS",
+        value_delimiter = ' ',
+        value_name = "NAME=REFERENCE@WHERE",
+        value_parser = crate::source::credential::Declared::parse
+    )]
+    pub credentials: Vec<crate::source::credential::Declared>,
+
+    /// A file of credential declarations, one a line as --credential
+    /// writes them (blank lines and lines starting with `#` aside): for
+    /// many, or references holding spaces.
+    #[arg(
+        long = "credentials-file",
+        env = "DOCSHELF_CREDENTIALS_FILE",
+        value_name = "PATH",
+        value_parser = read_credentials_file
+    )]
+    pub credentials_file: Option<DeclaredFile>,
+}
+
+/// The declarations a `--credentials-file` holds, read at start-up.
+#[derive(Debug, Clone, Default)]
+pub struct DeclaredFile(pub Vec<crate::source::credential::Declared>);
+
+fn read_credentials_file(path: &str) -> Result<DeclaredFile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty() && !line.trim_start().starts_with('#'))
+        .map(|(n, line)| {
+            crate::source::credential::Declared::parse(line)
+                .map_err(|e| format!("{path}, line {}: {e}", n + 1))
+        })
+        .collect::<Result<_, _>>()
+        .map(DeclaredFile)
 }
 
 /// `FROM=TO`, both http(s) URL prefixes. A prefix that is a whole URL is
@@ -389,11 +435,22 @@ impl Default for SourceConfig {
             fetch_timeout_secs: default::FETCH_TIMEOUT_SECS,
             refresh_every: None,
             rewrite_urls: Vec::new(),
+            credentials: Vec::new(),
+            credentials_file: None,
         }
     }
 }
 
 impl SourceConfig {
+    /// Every credential declared, by flag, variable or file; a name
+    /// declared twice stops the start.
+    pub fn credentials(&self) -> Result<crate::source::credential::Credentials, String> {
+        let from_file = self.credentials_file.iter().flat_map(|f| f.0.iter());
+        crate::source::credential::Credentials::new(
+            self.credentials.iter().chain(from_file).cloned().collect(),
+        )
+    }
+
     pub fn settings(&self) -> crate::source::SourceSettings {
         let rate = if self.crawl_rate.is_finite() && self.crawl_rate > 0.0 {
             self.crawl_rate.min(10_000.0)

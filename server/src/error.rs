@@ -171,9 +171,7 @@ impl EngineError {
             Self::Source(SourceError::Unreachable { .. }) => ErrorCode::SourceUnreachable,
             Self::Source(SourceError::Credential(_)) => ErrorCode::SourceCredential,
             Self::Source(SourceError::Git(err)) => match err {
-                GitError::Unauthorized { .. } | GitError::Credential(_) => {
-                    ErrorCode::SourceCredential
-                }
+                GitError::Unauthorized { .. } => ErrorCode::SourceCredential,
                 GitError::NoRepository(_) => ErrorCode::UnknownRepository,
                 GitError::NoRef(_) | GitError::UnknownRef { .. } | GitError::NoReleases { .. } => {
                     ErrorCode::UnknownRef

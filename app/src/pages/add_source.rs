@@ -299,11 +299,11 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
                             <input name="docs_path" placeholder="found: docs/, doc/, website/docs/…" spellcheck="false" prop:value=move || docs_path.get() on:input=move |ev| docs_path.set(event_target_value(&ev))/>
                         </label>
                         <label class="wide">
-                            "Credential, by reference"
+                            "Credential (its name)"
                             <input
                                 name="credential"
                                 aria-describedby="credential-help"
-                                placeholder="env:GIT_TOKEN or file:/run/secrets/git-token"
+                                placeholder="gitlab-ci"
                                 spellcheck="false"
                                 autocomplete="off"
                                 prop:value=move || credential.get()
@@ -333,7 +333,7 @@ pub(super) fn AddSource(added: Callback<()>) -> impl IntoView {
                         "With a pattern, each matching release (a repository's tags, a package's registry releases) becomes a version (give no ref, version or package release); each refresh adds new releases and drops the oldest past Keep."
                     </p>
                     <p class="muted" id="credential-help">
-                        "For a private repository or site: where the server finds the token (or, for a site, a header such as Cookie: …), never the token itself. Only the reference is stored."
+                        "For a private repository or site: the name of a credential the server's operator declared for its host (an admin sees them under Settings), never a token itself."
                     </p>
                 </details>
                 <button type="submit" class="primary" disabled=busy>

@@ -1,9 +1,11 @@
 //! The settings page, for admins: tokens made (the secret shown once),
-//! listed and revoked, and the audit log of writes and token changes.
-//! Everything here goes through the REST API (`/api/tokens`,
+//! listed and revoked, the credentials the operator declared for private
+//! sources, and the audit log of writes and token changes. Everything here
+//! goes through the REST API (`/api/tokens`, `/api/credentials`,
 //! `/api/audit`), which refuses anyone but an admin whatever the page shows.
 
 use index_core::access::{AuditEntry, CreatedToken, Grant, NewToken, TokenInfo};
+use index_core::source::CredentialList;
 use leptos::prelude::*;
 
 use crate::components::ErrorNotice;
@@ -14,6 +16,7 @@ pub fn SettingsPage() -> impl IntoView {
     let viewer = use_viewer();
     let tokens = LocalResource::new(load_tokens);
     let audit = LocalResource::new(load_audit);
+    let credentials = LocalResource::new(load_credentials);
     let created = RwSignal::new(None::<Result<CreatedToken, String>>);
     let message = RwSignal::new(None::<Result<String, String>>);
     let reload = move || {
@@ -58,6 +61,48 @@ pub fn SettingsPage() -> impl IntoView {
                                 {list
                                     .into_iter()
                                     .map(|t| view! { <TokenRow token=t message reload=Callback::new(move |()| reload())/> })
+                                    .collect_view()}
+                            </tbody>
+                        </table>
+                    }
+                    .into_any(),
+                }}
+            </Suspense>
+        </section>
+        <section class="panel" aria-labelledby="credentials-heading" hidden=move || !viewer.is_admin()>
+            <h2 id="credentials-heading">"Credentials"</h2>
+            <p class="muted">
+                "What a private repository or site may name as its credential. The server's operator declares them (--credential NAME=env:VARIABLE@HOST), each sent to its own hosts alone; their secrets never leave the server."
+            </p>
+            <Suspense>
+                {move || match credentials.get() {
+                    None => ().into_any(),
+                    Some(Err(m)) => view! { <ErrorNotice message=m/> }.into_any(),
+                    Some(Ok(listed)) if listed.credentials.is_empty() => {
+                        view! { <p class="muted">"None declared."</p> }.into_any()
+                    }
+                    Some(Ok(listed)) => view! {
+                        <table class="credentials" aria-label="Credentials">
+                            <thead>
+                                <tr><th>"Name"</th><th>"Sent to"</th><th>"Libraries"</th></tr>
+                            </thead>
+                            <tbody>
+                                {listed
+                                    .credentials
+                                    .into_iter()
+                                    .map(|c| view! {
+                                        <tr>
+                                            <td><code>{c.name}</code></td>
+                                            <td>{c.sent_to.join(", ")}</td>
+                                            <td>
+                                                {if c.libraries.is_empty() {
+                                                    "every library".to_owned()
+                                                } else {
+                                                    c.libraries.join(", ")
+                                                }}
+                                            </td>
+                                        </tr>
+                                    })
                                     .collect_view()}
                             </tbody>
                         </table>
@@ -238,6 +283,10 @@ async fn load_tokens() -> Result<Vec<TokenInfo>, String> {
 
 async fn load_audit() -> Result<Vec<AuditEntry>, String> {
     send_json(Call::Get("/api/audit?limit=50".to_owned())).await
+}
+
+async fn load_credentials() -> Result<CredentialList, String> {
+    send_json(Call::Get("/api/credentials".to_owned())).await
 }
 
 async fn create(request: NewToken) -> Result<CreatedToken, String> {

@@ -65,11 +65,12 @@ pub struct IngestArgs {
     #[arg(long)]
     pub docs_path: Option<String>,
 
-    /// A private repository's or site's credential, by reference:
-    /// env:NAME or file:/path (never the secret itself). For a site, the
-    /// secret is a header (`Cookie: …`) or a bearer token.
-    #[arg(long, value_name = "env:NAME|file:PATH")]
-    pub credential: Option<String>,
+    /// A private repository's or site's credential, by the name it was
+    /// declared with (`--credential NAME=env:VARIABLE@HOST`, or
+    /// DOCSHELF_CREDENTIALS). For a site, its secret is a header
+    /// (`Cookie: …`) or a bearer token.
+    #[arg(long = "use-credential", value_name = "NAME")]
+    pub use_credential: Option<String>,
 
     /// Follow releases: a Git repository's tags, or a package's registry
     /// releases, matching PATTERN (`v*`, `2.*`) become versions, newest
@@ -192,7 +193,7 @@ async fn ingest_source(args: &IngestArgs, url: &str) -> anyhow::Result<()> {
         llms_txt: args.llms_txt,
         git_ref: args.git_ref.clone(),
         docs_path: args.docs_path.clone(),
-        credential: args.credential.clone(),
+        credential: args.use_credential.clone(),
         track: args.track.clone(),
         keep: args.keep,
         from: args.from.as_deref().and_then(|name| {

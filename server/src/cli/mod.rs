@@ -13,6 +13,7 @@
 //! 4 (busy or unavailable) or 5 (internal) from its kind ([`exit_status`]).
 
 mod ask;
+mod credentials;
 mod eval;
 mod ingest;
 mod query;
@@ -71,6 +72,8 @@ pub enum Command {
     Token(token::TokenArgs),
     /// Show the audit log: writes and token changes, newest first.
     Audit(token::AuditArgs),
+    /// List the credentials private sources may name (never their secrets).
+    Credentials(credentials::CredentialsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -136,6 +139,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Mcp(args) => done(runtime()?.block_on(serve::mcp_stdio(args))),
         Command::Token(args) => done(runtime()?.block_on(token::token(args))),
         Command::Audit(args) => done(runtime()?.block_on(token::audit(args))),
+        Command::Credentials(args) => done(runtime()?.block_on(credentials::list(args))),
     }
 }
 

@@ -94,6 +94,8 @@ pub struct Engine {
     /// How sources are fetched, and the client they are fetched with.
     source_settings: crate::source::SourceSettings,
     fetcher: crate::source::Fetcher,
+    /// The credentials the operator declared, by name (`--credential`).
+    credentials: crate::source::credential::Credentials,
     /// The store's access tokens, cached (see [`crate::access::registry`]).
     tokens: crate::access::Registry,
     started: Instant,
@@ -161,6 +163,7 @@ impl Engine {
                 config.sources.settings().fetch,
             )
             .context("cannot build the HTTP client sources are fetched with")?,
+            credentials: declared_credentials(&config.sources)?,
             tokens: crate::access::Registry::new(config.read_consistency()),
             started: Instant::now(),
         };
@@ -322,4 +325,19 @@ async fn detect_ocr(config: &crate::config::OcrConfig) -> OcrStatus {
         ),
     }
     status
+}
+
+/// The credentials the operator declared; a declaration the start cannot
+/// use stops it, and one whose secret cannot be read now is said in the
+/// log (a source naming it fails until it can).
+fn declared_credentials(
+    sources: &crate::config::SourceConfig,
+) -> anyhow::Result<crate::source::credential::Credentials> {
+    let credentials = sources
+        .credentials()
+        .map_err(|e| anyhow::anyhow!("--credential: {e}"))?;
+    for (name, why) in credentials.unreadable() {
+        tracing::warn!(credential = %name, %why, "a declared credential cannot be read now");
+    }
+    Ok(credentials)
 }

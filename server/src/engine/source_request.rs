@@ -14,7 +14,7 @@ use url::Url;
 
 use super::{Engine, EngineError};
 use crate::source::crawl::Plan;
-use crate::source::credential::{CredentialRef, SiteCredential};
+use crate::source::credential::{Lent, SiteCredential};
 use crate::source::fetch::FetchError;
 use crate::source::git::{self, GitPlan, Remote};
 use crate::source::job::Work;
@@ -80,7 +80,8 @@ impl Engine {
                     .as_deref()
                     .map(|p| validate::file_path(p.trim_matches('/')))
                     .transpose()?;
-                let remote = self.git_remote(&url, &request).await?;
+                let selection = selection()?;
+                let remote = self.git_remote(&url, &mut request, &library).await?;
                 let refs = git::refs::list(&remote).await.map_err(SourceError::from)?;
                 let target = refs
                     .choose(url.as_str(), request.git_ref.as_deref())
@@ -94,7 +95,7 @@ impl Engine {
                     target,
                     docs_path,
                     limits: self.archive_limits,
-                    selection: selection()?,
+                    selection,
                     deadline: tokio::time::Instant::now() + settings.max_time,
                     origin: None,
                 };
@@ -118,15 +119,13 @@ impl Engine {
                 .through(alias);
                 let url = scope.fetched(url);
                 self.reachable(&url).await?;
-                let credential = match request.credential.as_deref() {
+                // Lent for the address fetched: a mirror gets the secret
+                // only where the operator bound the credential to it too.
+                let credential = match self.lend(&request, &library, &url)? {
                     None => None,
-                    Some(raw) => {
-                        let (reference, secret) =
-                            CredentialRef::read(raw).map_err(SourceError::from)?;
-                        Some(
-                            SiteCredential::new(&url, &secret, &reference)
-                                .map_err(SourceError::from)?,
-                        )
+                    Some(lent) => {
+                        request.credential = Some(lent.name.clone());
+                        Some(SiteCredential::new(&url, lent).map_err(SourceError::from)?)
                     }
                 };
                 let plan = Plan {
@@ -197,27 +196,49 @@ impl Engine {
         })
     }
 
-    /// A repository's remote: its address checked and pinned, its
-    /// credential (if the request names one) read now.
+    /// A repository's remote: its address checked and pinned, the
+    /// credential the request names (if any) lent for the address fetched
+    /// and read now. The request is left naming the credential by its
+    /// name (a stored source that named it by reference goes on so).
     pub(super) async fn git_remote(
         &self,
         url: &Url,
-        request: &SourceRequest,
+        request: &mut SourceRequest,
+        library: &str,
     ) -> Result<Remote, EngineError> {
-        let secret = request
-            .credential
-            .as_deref()
-            .map(CredentialRef::read)
-            .transpose()
-            .map_err(|e| SourceError::Git(e.into()))?
-            .map(|(_, secret)| secret);
         // A mirror given with --rewrite-url is fetched instead; the
-        // address rules hold for it.
+        // address rules, and the credential's places, hold for it.
         let fetched = self.source_settings.rewrites.apply(url.as_str());
         let fetch_url = Url::parse(&fetched).unwrap_or_else(|_| url.clone());
+        let secret = match self.lend(request, library, &fetch_url)? {
+            None => None,
+            Some(lent) => {
+                request.credential = Some(lent.name.clone());
+                Some(lent.secret)
+            }
+        };
         Ok(Remote::connect(&fetch_url, self.fetcher.policy(), secret)
             .await
             .map_err(SourceError::from)?)
+    }
+
+    /// The credential `request` names, lent to a source of `library` for
+    /// requests to `sent_to`: the one check of whether a source may use a
+    /// credential ([`crate::source::credential::Credentials::lend`]).
+    fn lend(
+        &self,
+        request: &SourceRequest,
+        library: &str,
+        sent_to: &Url,
+    ) -> Result<Option<Lent>, EngineError> {
+        let Some(asked) = request.credential.as_deref() else {
+            return Ok(None);
+        };
+        let lent = self
+            .credentials
+            .lend(asked, library, &[sent_to])
+            .map_err(SourceError::from)?;
+        Ok(Some(lent))
     }
 
     /// Refuses at once a start URL whose host is refused or does not

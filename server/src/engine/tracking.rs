@@ -93,7 +93,9 @@ impl Engine {
         let keep = request.keep.unwrap_or(DEFAULT_KEEP).clamp(1, MAX_KEEP);
         let releases: Vec<String> = match Origin::parse(&request.url)? {
             Origin::Git(url) => {
-                let remote = self.git_remote(&url, request).await?;
+                let remote = self
+                    .git_remote(&url, &mut request.clone(), &library)
+                    .await?;
                 let refs = git::refs::list(&remote).await.map_err(SourceError::from)?;
                 let releases = refs.releases(&track);
                 if releases.is_empty() {

@@ -105,6 +105,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(jobs::job))
         .routes(routes!(sources::list))
         .routes(routes!(sources::one))
+        .routes(routes!(sources::credentials))
         .routes(routes!(tokens::list))
         .routes(routes!(tokens::audit))
         .route_layer(axum::middleware::from_fn(auth::require_read));

@@ -5,7 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use index_core::catalog::Deleted;
-use index_core::source::{SourceAccepted, SourceInfo, SourceList, SourceRequest};
+use index_core::source::{CredentialList, SourceAccepted, SourceInfo, SourceList, SourceRequest};
 
 use super::auth::Who;
 use super::error::{ApiError, ApiJson};
@@ -132,4 +132,26 @@ pub async fn delete(
     Path(id): Path<String>,
 ) -> Result<Json<Deleted>, ApiError> {
     Ok(Json(state.engine.delete_source(&caller, &id).await?))
+}
+
+/// The credentials the server's operator declared (`--credential`): the
+/// names a private source may give as its `credential`, where each is
+/// sent and for which libraries. Never a secret, nor where the server
+/// keeps it. Admins only.
+#[utoipa::path(
+    get,
+    path = "/credentials",
+    tag = "sources",
+    responses(
+        (status = 200, body = CredentialList),
+        (status = 401, description = "A token is required", body = ErrorBody),
+        (status = 403, description = "Not an admin", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn credentials(
+    State(state): State<AppState>,
+    Who(caller): Who,
+) -> Result<Json<CredentialList>, ApiError> {
+    Ok(Json(state.engine.credentials(&caller)?))
 }

@@ -214,8 +214,8 @@ impl DocshelfMcp {
         \"https://…\", stored as `version`), a Git repository's docs folder (url \
         \"git+https://…\", \"…/name.git\" or \"https://github.com/owner/name\"; `ref` a tag, \
         branch or commit, which names the version by default; `docs_path` found when not given; \
-        `credential` for a private repository or site, by reference: \"env:NAME\" or \
-        \"file:/path\" on the server, never the secret), or a package from its registry \
+        `credential` for a private repository or site: the name of a credential the server's \
+        operator declared for its host, never a secret), or a package from its registry \
         (\"pypi:NAME[==VER]\", \
         \"npm:NAME[@VER]\", \"crates:NAME[@VER]\", its version by default). Starts a job and \
         returns its id at once; the pages become searchable together when it ends (a few \
@@ -233,6 +233,18 @@ impl DocshelfMcp {
             .await
         {
             Ok(accepted) => structured(&accepted),
+            Err(err) => tool_error(&err),
+        }
+    }
+
+    #[tool(
+        description = "List the credentials the server's operator declared: the names a \
+        private repository or site may give as add_docs' `credential`, the hosts each is \
+        sent to and the libraries it is for; never a secret. Admin tokens only."
+    )]
+    async fn list_credentials(&self, context: RequestContext<RoleServer>) -> CallToolResult {
+        match self.engine.credentials(&self.caller(&context)) {
+            Ok(listed) => structured(&listed),
             Err(err) => tool_error(&err),
         }
     }

@@ -8,7 +8,7 @@
 //! - [`robots`], [`sitemap`], [`scope`]: what a crawl may take and finds.
 //! - [`crawl`]: the crawl itself.
 //! - [`git`]: Git repositories, at a tag, branch or commit.
-//! - [`credential`]: secrets for private sources, given by reference.
+//! - [`credential`]: credentials for private sources, declared by the operator and named by sources.
 //! - [`registry`]: PyPI, npm and crates.io releases.
 //! - [`releases`]: which releases a `track` pattern follows.
 //! - [`job`]: a source's fetch run as a job, published whole.

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use docshelf_server::config::{EngineConfig, SourceConfig};
 use docshelf_server::engine::Engine;
+use docshelf_server::source::credential::Declared;
 
 use crate::common::{self, finished_job, first_library_versions, get_json, post_json};
 use crate::git_server::{GitServer, Repo};
@@ -251,8 +252,24 @@ async fn a_private_repository_needs_its_credential_which_is_never_shown() {
         |root| repo.publish(root, "private"),
         &[format!("--private=private.git={secret}")],
     );
+    let host = git.base.trim_start_matches("http://");
+    let secrets = tempfile::tempdir().expect("secrets");
+    let (wrong, right) = (secrets.path().join("wrong"), secrets.path().join("token"));
+    std::fs::write(&wrong, "alice:nope\n").expect("write");
+    std::fs::write(&right, format!("{secret}\n")).expect("write");
     let dir = tempfile::tempdir().expect("dir");
-    let (_engine, base) = docshelf(dir.path(), true).await;
+    let sources = SourceConfig {
+        allow_addresses: vec![IpAddr::from([127, 0, 0, 1])],
+        credentials: [("wrong", &wrong), ("widgets-ci", &right)]
+            .iter()
+            .map(|(name, file)| {
+                let declared = format!("{name}=file:{}@{host}", file.display());
+                Declared::parse(&declared).expect("declared")
+            })
+            .collect(),
+        ..SourceConfig::default()
+    };
+    let (_engine, base) = common::serve_with_sources(dir.path(), sources).await;
     let url = format!("{}/private.git", git.base);
 
     let (status, refused) = add(&base, json!({"url": url, "library": "widgets"})).await;
@@ -266,16 +283,17 @@ async fn a_private_repository_needs_its_credential_which_is_never_shown() {
         "{refused}"
     );
 
-    let secrets = tempfile::tempdir().expect("secrets");
-    let wrong = secrets.path().join("wrong");
-    std::fs::write(&wrong, "alice:nope\n").expect("write");
-    let (status, refused) = add(&base, json!({"url": url, "library": "widgets", "credential": format!("file:{}", wrong.display())})).await;
+    let (status, refused) = add(
+        &base,
+        json!({"url": url, "library": "widgets", "credential": "wrong"}),
+    )
+    .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
     assert!(refused["error"]
         .to_string()
         .contains("refused the credential"));
 
-    // A secret pasted where its reference belongs is refused, not echoed.
+    // A secret pasted where a credential's name belongs is refused, not echoed.
     let (status, refused) = add(
         &base,
         json!({"url": url, "library": "widgets", "credential": secret}),
@@ -284,12 +302,9 @@ async fn a_private_repository_needs_its_credential_which_is_never_shown() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
     assert!(!refused.to_string().contains("s3cret"), "{refused}");
 
-    let token = secrets.path().join("token");
-    std::fs::write(&token, format!("{secret}\n")).expect("write");
-    let reference = format!("file:{}", token.display());
     let (status, accepted) = add(
         &base,
-        json!({"url": url, "library": "widgets", "credential": reference}),
+        json!({"url": url, "library": "widgets", "credential": "widgets-ci"}),
     )
     .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
@@ -302,8 +317,11 @@ async fn a_private_repository_needs_its_credential_which_is_never_shown() {
     );
     let (_, listed) = get_json(&base, "/api/sources").await;
     let text = listed.to_string();
-    assert!(text.contains(&reference), "{text}");
-    assert!(!text.contains("s3cret"), "{text}");
+    assert!(text.contains("\"credential\":\"widgets-ci\""), "{text}");
+    assert!(
+        !text.contains("s3cret") && !text.contains("file:"),
+        "{text}"
+    );
     assert!(!job.to_string().contains("s3cret"), "{job}");
 }
 

@@ -1,7 +1,8 @@
 //! A private documentation site: a real HTTP server on loopback that
-//! answers 401 without its token. Its credential is given by reference (a
-//! file on the server), sent to the site's own origin only (not to the
-//! host one of its pages redirects to), and never shown in an answer.
+//! answers 401 without its token. Its credential is the operator's,
+//! declared by name (its secret in a file on the server) and bound to the
+//! site's host; it is sent there only (not to the host one of its pages
+//! redirects to), and never shown in an answer.
 
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
@@ -13,6 +14,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use docshelf_server::config::SourceConfig;
+use docshelf_server::source::credential::Declared;
 
 use crate::common::{self, finished_job, get_json, post_json, serve_app};
 
@@ -83,9 +85,16 @@ async fn a_private_site_is_read_with_its_credential_sent_to_it_alone() {
     let dir = tempfile::tempdir().expect("dir");
     let token_file = dir.path().join("site-token");
     std::fs::write(&token_file, format!("{TOKEN}\n")).expect("token");
+    // The operator's credential, bound to the site's host and port.
+    let declared = format!(
+        "handbook-sso=file:{}@{}",
+        token_file.display(),
+        site.trim_start_matches("http://")
+    );
     let sources = SourceConfig {
         allow_addresses: vec![IpAddr::from([127, 0, 0, 1])],
         crawl_rate: 1000.0,
+        credentials: vec![Declared::parse(&declared).expect("declared")],
         ..SourceConfig::default()
     };
     let (_engine, base) = common::serve_with_sources(&dir.path().join("store"), sources).await;
@@ -103,12 +112,12 @@ async fn a_private_site_is_read_with_its_credential_sent_to_it_alone() {
     assert_eq!(job["state"], "failed", "{job}");
     assert!(
         job.to_string()
-            .contains("401 (a private site: give its credential by reference"),
+            .contains("401 (a private site: name a credential the server's operator declared"),
         "{job}"
     );
 
-    // With it, by reference: both pages, and the secret nowhere.
-    let reference = format!("file:{}", token_file.display());
+    // With it, by name: both pages, and the secret nowhere.
+    let reference = "handbook-sso";
     let (status, accepted) = post_json(
         &base,
         "/api/sources",
@@ -148,7 +157,7 @@ async fn a_private_site_is_read_with_its_credential_sent_to_it_alone() {
     for answer in [&accepted, &job, &source, &found] {
         assert!(!answer.to_string().contains(TOKEN), "{answer}");
     }
-    assert!(source.to_string().contains(&reference), "{source}");
+    assert_eq!(source["request"]["credential"], reference, "{source}");
 
     // The page that redirects to another host: that host was asked, and
     // never with the credential.

@@ -58,7 +58,7 @@ impl Found {
     pub fn failed(address: String, err: &FetchError, credential_sent: bool) -> Self {
         let reason = match (err.is_unauthorized(), credential_sent) {
             (true, false) => format!(
-                "{err} (a private site: give its credential by reference, credential env:NAME or file:/path)"
+                "{err} (a private site: name a credential the server's operator declared for it, credential: NAME)"
             ),
             (true, true) => format!("{err} (it refused the credential given)"),
             (false, _) => err.to_string(),
@@ -139,7 +139,7 @@ mod tests {
     fn a_site_that_asks_to_sign_in_is_named_private() {
         let asked = reason(FetchError::Status(401), false);
         assert!(
-            asked.contains("401 (a private site: give its credential by reference"),
+            asked.contains("401 (a private site: name a credential the server's operator declared"),
             "{asked}"
         );
         let refused = reason(FetchError::Status(403), true);

@@ -12,7 +12,6 @@ pub mod tree;
 
 use url::Url;
 
-use super::credential::CredentialError;
 use super::fetch::FetchError;
 
 pub use refs::{RefKind, Target};
@@ -76,7 +75,7 @@ pub enum GitError {
     #[error("{url} asks for credentials{}", if *.with_credential {
         ": it refused the credential given"
     } else {
-        ": give the source a credential by reference (env:NAME or file:/path on the server)"
+        ": name a credential the server's operator declared for it (credential: NAME)"
     })]
     Unauthorized { url: String, with_credential: bool },
     #[error("{0} is not a Git repository this server can read (not found)")]
@@ -99,8 +98,6 @@ pub enum GitError {
     },
     #[error("{url}: {why}")]
     Failed { url: String, why: String },
-    #[error(transparent)]
-    Credential(#[from] CredentialError),
     #[error("the docs folder {0:?} is not in the repository at this ref")]
     NoDocsPath(String),
     #[error("no file docshelf reads under {0}")]

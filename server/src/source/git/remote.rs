@@ -288,7 +288,7 @@ mod tests {
     #[tokio::test]
     async fn the_credential_travels_in_the_environment_only() {
         let url = Url::parse("https://93.184.215.14/repo.git").unwrap();
-        let secret = crate::source::credential::CredentialRef::Env("HOME".into())
+        let secret = crate::source::credential::SecretRef::Env("HOME".into())
             .resolve()
             .unwrap();
         let remote = Remote::connect(&url, &AddressPolicy::default(), Some(secret))
