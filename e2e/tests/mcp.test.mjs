@@ -80,7 +80,7 @@ for (const [name, makeTransport] of Object.entries(transports)) {
     test('lists the five tools with schemas and descriptions', async () => {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name).sort();
-      assert.deepEqual(names, ['add_docs', 'get_document', 'list_credentials', 'list_libraries', 'resolve_library', 'search_docs']);
+      assert.deepEqual(names, ['add_docs', 'compare_versions', 'get_document', 'list_credentials', 'list_libraries', 'resolve_library', 'search_docs']);
       for (const t of tools) {
         assert.ok(t.description.length > 40, `${t.name} needs a description`);
         assert.equal(t.inputSchema.type, 'object');

@@ -36,6 +36,7 @@ pub mod access;
 pub mod ask;
 pub mod budget;
 pub mod catalog;
+pub mod changes;
 pub mod document;
 pub mod error;
 pub mod eval;

@@ -17,6 +17,7 @@
 //! - [`selection`]: a source's include globs and page bound over files.
 
 pub mod chunk;
+pub mod compare;
 pub mod context;
 pub mod docs_tree;
 pub mod extract;

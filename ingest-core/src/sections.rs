@@ -20,6 +20,26 @@ pub struct Section {
 /// included; text before the first heading is a section with an empty
 /// heading path, when there is any.
 pub fn all(text: &str) -> Vec<Section> {
+    walk(text, Extent::WithSubsections)
+}
+
+/// Every section of the Markdown `text` without its subsections: each
+/// from its heading to the next heading of any level, so a change is
+/// told of the section it is in and not of every section above it too.
+pub fn own(text: &str) -> Vec<Section> {
+    walk(text, Extent::OwnText)
+}
+
+/// Where a section ends.
+#[derive(Clone, Copy)]
+enum Extent {
+    /// At the next heading of its level or above.
+    WithSubsections,
+    /// At the next heading.
+    OwnText,
+}
+
+fn walk(text: &str, extent: Extent) -> Vec<Section> {
     let found = headings(text);
     let mut sections = Vec::with_capacity(found.len() + 1);
     let first = found.first().map_or(text.len(), |(start, _, _)| *start);
@@ -34,14 +54,14 @@ pub fn all(text: &str) -> Vec<Section> {
     for (i, (start, level, title)) in found.iter().enumerate() {
         path.retain(|(l, _)| l < level);
         path.push((*level, title));
-        let end = found[i + 1..]
-            .iter()
-            .find(|(_, l, _)| l <= level)
-            .map_or(text.len(), |(s, _, _)| *s);
+        let next = match extent {
+            Extent::WithSubsections => found[i + 1..].iter().find(|(_, l, _)| l <= level),
+            Extent::OwnText => found.get(i + 1),
+        };
         sections.push(Section {
             heading_path: heading_path(path.iter().map(|(_, t)| *t)),
             start: *start,
-            end,
+            end: next.map_or(text.len(), |(s, _, _)| *s),
         });
     }
     sections

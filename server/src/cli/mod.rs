@@ -13,6 +13,7 @@
 //! 4 (busy or unavailable) or 5 (internal) from its kind ([`exit_status`]).
 
 mod ask;
+mod changes;
 mod credentials;
 mod eval;
 mod ingest;
@@ -62,6 +63,8 @@ pub enum Command {
     Ask(ask::AskArgs),
     /// Print a whole stored document.
     Get(query::GetArgs),
+    /// What changed in a library between two versions, section by section.
+    Changes(changes::ChangesArgs),
     /// Delete a library, one version of it, or one document.
     Delete(query::DeleteArgs),
     /// Measure retrieval quality (nDCG, recall) on a judged corpus.
@@ -134,6 +137,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Libraries(args) => done(runtime()?.block_on(query::libraries(args))),
         Command::Ask(args) => done(runtime()?.block_on(ask::ask(args))),
         Command::Get(args) => done(runtime()?.block_on(query::get(args))),
+        Command::Changes(args) => done(runtime()?.block_on(changes::changes(args))),
         Command::Delete(args) => done(runtime()?.block_on(query::delete(args))),
         Command::Eval(args) => done(runtime()?.block_on(eval::eval(args))),
         Command::Mcp(args) => done(runtime()?.block_on(serve::mcp_stdio(args))),

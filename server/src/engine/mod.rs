@@ -20,6 +20,7 @@
 mod access;
 mod ask;
 mod catalog;
+mod changes;
 mod jobs;
 mod reading;
 mod scope;

@@ -3,6 +3,7 @@
 use axum::extract::{Path, State};
 use axum::Json;
 use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo};
+use index_core::changes::{ChangesRequest, VersionChanges};
 use index_core::library::Resolution;
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -89,6 +90,35 @@ pub async fn documents(
         state
             .engine
             .documents(&caller, &library, q.version.as_deref())
+            .await?,
+    ))
+}
+
+/// What changed in a library from one version to another: documents
+/// changed, added, removed and moved, and each changed document's
+/// sections (added, removed, changed as a word diff), computed from the
+/// stored documents; within `max_tokens` when given.
+#[utoipa::path(
+    get,
+    path = "/libraries/{library}/changes",
+    tag = "libraries",
+    params(("library" = String, Path, description = "Library name, exact"), ChangesRequest),
+    responses(
+        (status = 200, body = VersionChanges),
+        (status = 400, description = "A name over its limits, or a budget out of range", body = ErrorBody),
+        (status = 404, description = "Unknown library or version", body = ErrorBody),
+    )
+)]
+pub async fn changes(
+    State(state): State<AppState>,
+    Who(caller): Who,
+    Path(library): Path<String>,
+    ApiQuery(request): ApiQuery<ChangesRequest>,
+) -> Result<Json<VersionChanges>, ApiError> {
+    Ok(Json(
+        state
+            .engine
+            .compare_versions(&caller, &library, &request)
             .await?,
     ))
 }

@@ -101,6 +101,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(catalog::libraries))
         .routes(routes!(catalog::resolve))
         .routes(routes!(catalog::documents))
+        .routes(routes!(catalog::changes))
         .routes(routes!(catalog::document))
         .routes(routes!(jobs::job))
         .routes(routes!(sources::list))

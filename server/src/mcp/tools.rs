@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use index_core::access::Caller;
+use index_core::changes::ChangesRequest;
 use index_core::library::Resolution;
 use index_core::reading::{DocumentPart, DocumentRead, ReadError};
 use index_core::search::{SearchParams, SearchResponse};
@@ -46,6 +47,15 @@ pub struct GetDocument {
     /// block of text when only headings would fit).
     #[serde(default)]
     pub max_tokens: Option<i64>,
+}
+
+/// `compare_versions` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CompareVersions {
+    /// The library, exactly as listed by list_libraries.
+    pub library: String,
+    #[serde(flatten)]
+    pub changes: ChangesRequest,
 }
 
 impl GetDocument {
@@ -233,6 +243,28 @@ impl DocshelfMcp {
             .await
         {
             Ok(accepted) => structured(&accepted),
+            Err(err) => tool_error(&err),
+        }
+    }
+
+    #[tool(
+        description = "What changed in a library between two of its versions (from, to; \
+        either may be \"latest\"), for upgrades: documents changed, added, removed and moved, \
+        and each changed document's sections, added and removed ones with their text, changed \
+        ones as a word diff ([-removed-]{+added+}). Narrow it with file_path (a path prefix) \
+        and size it with max_tokens (50..100000); totals always count everything."
+    )]
+    async fn compare_versions(
+        &self,
+        Parameters(args): Parameters<CompareVersions>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        match self
+            .engine
+            .compare_versions(&self.caller(&context), &args.library, &args.changes)
+            .await
+        {
+            Ok(changes) => structured(&changes),
             Err(err) => tool_error(&err),
         }
     }

@@ -33,6 +33,24 @@ impl Store {
         .await
     }
 
+    /// Every chunk of one version of a library, or of its documents under
+    /// `file_prefix`, in no particular order: what a comparison of two
+    /// versions reads.
+    pub async fn version_chunks(
+        &self,
+        library: &str,
+        version: &str,
+        file_prefix: Option<&str>,
+    ) -> Result<Vec<StoredChunk>, StoreError> {
+        let scope = filter::Scope {
+            targets: vec![(library.to_owned(), Some(version.to_owned()))],
+            file_prefix: file_prefix.map(str::to_owned),
+            ..filter::Scope::default()
+        };
+        let filter = scope.to_sql().unwrap_or_else(|| "false".to_owned());
+        chunks_where(&self.chunks, filter, schema::STORED_COLUMNS).await
+    }
+
     /// Chunks of several documents, each within its range of chunk
     /// indexes, in no particular order: what a budgeted answer reads its
     /// passages' whole sections from. From the in-memory copy while it is

@@ -21,6 +21,7 @@ mod synthetic;
 mod access;
 mod ask;
 mod budget;
+mod changes;
 mod cli;
 mod crash;
 mod cross_encoder;
