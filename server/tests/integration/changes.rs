@@ -99,7 +99,7 @@ async fn two_versions_compare_section_by_section_on_rest_and_the_cli() {
         ]
     );
     let diff = guide["sections"][0]["diff"].as_str().unwrap_or_default();
-    assert!(diff.contains("{+`pip install widgets[fast]`"), "{diff}");
+    assert!(diff.contains("[-widgets`.-] {+widgets[fast]` on Python 3.10 or later.+}"), "{diff}");
     assert_eq!(changes["documents"][3]["previous_path"], "faq.md");
 
     // A path prefix, and a budget that cuts while the totals count all.
@@ -122,7 +122,7 @@ async fn two_versions_compare_section_by_section_on_rest_and_the_cli() {
         assert_eq!(refused["code"], code, "{path}: {refused}");
     }
 
-    // The CLI on the same store, as its owner.
+    // The CLI, asking the running server.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_docshelf"))
         .args(["changes", "widgets", "1.0", "2.0", "--server", &base])
         .output()
