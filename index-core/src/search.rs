@@ -257,6 +257,11 @@ pub struct SearchParams {
     /// (default one per 100 tokens, 10 to 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<i64>,
+    /// Only sections added or changed since this version of the library
+    /// (the version searched, `latest` by default, compared with it):
+    /// "authentication, changed since 4.2". Needs a library.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_since: Option<String>,
 }
 
 /// A checked search request.
@@ -286,6 +291,8 @@ pub struct Search {
     pub clear_sticky: bool,
     /// The answer's token budget, if it has one.
     pub max_tokens: Option<usize>,
+    /// Only sections added or changed since this version.
+    pub changed_since: Option<String>,
 }
 
 /// Why a search request was refused.
@@ -297,6 +304,8 @@ pub enum SearchError {
     QueryTooLong(usize),
     #[error("k must be 1..{MAX_K}")]
     KOutOfRange,
+    #[error("changed_since compares two versions of one library: name the library")]
+    ChangedSinceNeedsLibrary,
     #[error("unknown mode {0:?} (use {names})", names = mode_names())]
     UnknownMode(String),
     #[error("unknown fusion {0:?} (use {names})", names = fusion_names())]
@@ -430,6 +439,7 @@ impl SearchParams {
             session_id: given(self.session_id),
             clear_sticky: self.clear_sticky.unwrap_or(false),
             max_tokens,
+            changed_since: given(self.changed_since),
         })
     }
 }
@@ -451,6 +461,9 @@ impl SearchParams {
         }
         if let Some(id) = &self.session_id {
             validate::session_id(id)?;
+        }
+        if let Some(since) = &self.changed_since {
+            validate::lookup("changed_since", since)?;
         }
         for (what, value) in [("mode", &self.mode), ("fusion", &self.fusion)] {
             if let Some(value) = value {

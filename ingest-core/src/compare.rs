@@ -40,7 +40,9 @@ pub fn compare(from: &[Doc<'_>], to: &[Doc<'_>]) -> (Vec<DocumentChange>, usize)
     let mut changes = Vec::new();
     let mut unchanged = 0;
     for (path, after) in &new {
-        let Some(before) = old.get(path) else { continue };
+        let Some(before) = old.get(path) else {
+            continue;
+        };
         let sections = compare_sections(before.text, after.text);
         if sections.is_empty() {
             unchanged += 1;
@@ -48,12 +50,25 @@ pub fn compare(from: &[Doc<'_>], to: &[Doc<'_>]) -> (Vec<DocumentChange>, usize)
             changes.push(document(DocumentChangeKind::Changed, after, None, sections));
         }
     }
-    let mut added: Vec<&Doc> = new.iter().filter(|(p, _)| !old.contains_key(*p)).map(|(_, d)| *d).collect();
-    let mut removed: Vec<&Doc> = old.iter().filter(|(p, _)| !new.contains_key(*p)).map(|(_, d)| *d).collect();
+    let mut added: Vec<&Doc> = new
+        .iter()
+        .filter(|(p, _)| !old.contains_key(*p))
+        .map(|(_, d)| *d)
+        .collect();
+    let mut removed: Vec<&Doc> = old
+        .iter()
+        .filter(|(p, _)| !new.contains_key(*p))
+        .map(|(_, d)| *d)
+        .collect();
     let moves = find_moves(&removed, &added);
     for (was, is) in &moves {
         let sections = compare_sections(was.text, is.text);
-        changes.push(document(DocumentChangeKind::Moved, is, Some(was.path), sections));
+        changes.push(document(
+            DocumentChangeKind::Moved,
+            is,
+            Some(was.path),
+            sections,
+        ));
     }
     added.retain(|d| !moves.iter().any(|(_, is)| is.path == d.path));
     removed.retain(|d| !moves.iter().any(|(was, _)| was.path == d.path));
@@ -88,7 +103,10 @@ fn document(
 /// Removed documents paired with the added ones they became: the same
 /// text first, then the most alike of those with the same file name or
 /// title, at [`MOVED_RATIO`] or above. Each document pairs once.
-fn find_moves<'a>(removed: &[&'a Doc<'a>], added: &[&'a Doc<'a>]) -> Vec<(&'a Doc<'a>, &'a Doc<'a>)> {
+fn find_moves<'a>(
+    removed: &[&'a Doc<'a>],
+    added: &[&'a Doc<'a>],
+) -> Vec<(&'a Doc<'a>, &'a Doc<'a>)> {
     let mut by_text: HashMap<&str, Vec<&Doc>> = HashMap::new();
     for doc in added {
         by_text.entry(doc.text.trim()).or_default().push(doc);
@@ -288,8 +306,14 @@ mod tests {
     #[test]
     fn a_changed_document_lists_its_sections_added_removed_and_changed() {
         let (changes, unchanged) = compare(
-            &[doc("guide.md", GUIDE_OLD), doc("same.md", "# Same\n\nText.\n")],
-            &[doc("guide.md", GUIDE_NEW), doc("same.md", "# Same\n\n  Text.\n")],
+            &[
+                doc("guide.md", GUIDE_OLD),
+                doc("same.md", "# Same\n\nText.\n"),
+            ],
+            &[
+                doc("guide.md", GUIDE_NEW),
+                doc("same.md", "# Same\n\n  Text.\n"),
+            ],
         );
         assert_eq!(unchanged, 1, "spacing alone is no change");
         assert_eq!(changes.len(), 1);
@@ -310,8 +334,14 @@ mod tests {
         );
         let diff = guide.sections[0].diff.as_deref().unwrap();
         assert!(diff.contains("[-widgets.-]"), "{diff}");
-        assert!(diff.contains("{+widgets[fast] on Python 3.10 or later.+}"), "{diff}");
-        assert_eq!(guide.sections[2].text.as_deref(), Some("## Legacy\n\nThe old loader."));
+        assert!(
+            diff.contains("{+widgets[fast] on Python 3.10 or later.+}"),
+            "{diff}"
+        );
+        assert_eq!(
+            guide.sections[2].text.as_deref(),
+            Some("## Legacy\n\nThe old loader.")
+        );
     }
 
     #[test]
@@ -338,18 +368,28 @@ mod tests {
             [
                 (DocumentChangeKind::Added, "new.md", None),
                 (DocumentChangeKind::Removed, "gone.md", None),
-                (DocumentChangeKind::Moved, "guide/setup.md", Some("old/setup.md")),
+                (
+                    DocumentChangeKind::Moved,
+                    "guide/setup.md",
+                    Some("old/setup.md")
+                ),
                 (DocumentChangeKind::Moved, "help/faq.md", Some("faq.md")),
             ]
         );
         assert!(changes[2].sections.is_empty(), "moved as it was");
         assert_eq!(changes[3].sections[0].change, SectionChangeKind::Changed);
-        assert_eq!(changes[0].sections[0].text.as_deref(), Some("# New\n\nHello."));
+        assert_eq!(
+            changes[0].sections[0].text.as_deref(),
+            Some("# New\n\nHello.")
+        );
     }
 
     #[test]
     fn a_word_diff_keeps_the_words_around_each_change() {
-        let before = (1..=40).map(|n| format!("w{n}")).collect::<Vec<_>>().join(" ");
+        let before = (1..=40)
+            .map(|n| format!("w{n}"))
+            .collect::<Vec<_>>()
+            .join(" ");
         let after = before.replace("w20", "twenty");
         let diff = word_diff(&before, &after);
         assert_eq!(

@@ -37,6 +37,11 @@ pub struct SearchArgs {
     #[arg(long)]
     pub file_path: Option<String>,
 
+    /// Only sections added or changed since this version of the library
+    /// (needs --library).
+    #[arg(long, value_name = "VERSION")]
+    pub changed_since: Option<String>,
+
     /// Results to show (1..50; default 10; with --max-tokens, the results
     /// ranked to fill it, default one per 100 tokens).
     #[arg(short)]
@@ -98,6 +103,7 @@ pub async fn search(args: SearchArgs) -> anyhow::Result<Outcome> {
         expand: args.expand,
         duplicates: Some(args.duplicates),
         max_tokens: args.max_tokens,
+        changed_since: args.changed_since,
         ..SearchParams::default()
     };
     let response: SearchResponse = match Remote::named(&args.remote)? {

@@ -2,22 +2,25 @@
 //! of both put back together and compared section by section
 //! ([`ingest_core::compare`]), the answer cut to a token budget.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use index_core::access::Caller;
-use index_core::changes::{ChangeTotals, ChangesRequest, VersionChanges};
-use index_core::document::{reassemble, Piece};
+use index_core::changes::{ChangeTotals, ChangesRequest, SectionChangeKind, VersionChanges};
+use index_core::document::{reassemble, ChunkSpan, Piece};
+use index_core::search::SearchHit;
 use ingest_core::compare::{compare, Doc};
+use ingest_core::sections;
 
 use super::{Engine, EngineError};
 use crate::search::tokens;
 use crate::store::{StoreError, StoredChunk};
 
-/// One version's document, put back together.
+/// One version's document, put back together, with its chunks' places.
 struct Whole {
     path: String,
     title: Option<String>,
     text: String,
+    spans: Vec<ChunkSpan>,
 }
 
 impl Engine {
@@ -37,6 +40,28 @@ impl Engine {
             Some(_) => Some(tokens::counter().map_err(|e| EngineError::NoModel(e.to_owned()))?),
             None => None,
         };
+        let (mut changes, _) = self.compared(caller, library, request).await?;
+        if let (Some(max), Some(count)) = (request.max_tokens, count) {
+            // Counting every section's tokens holds a CPU.
+            changes = tokio::task::spawn_blocking(move || {
+                let (cut, used) = fit(&mut changes.documents, max, count);
+                changes.cut = cut;
+                changes.tokens = Some(used);
+                changes
+            })
+            .await
+            .map_err(|e| StoreError::TaskStopped(format!("fitting changes to a budget: {e}")))?;
+        }
+        Ok(changes)
+    }
+
+    /// The comparison, whole, and the newer version's documents.
+    async fn compared(
+        &self,
+        caller: &Caller,
+        library: &str,
+        request: &ChangesRequest,
+    ) -> Result<(VersionChanges, Vec<Whole>), EngineError> {
         let from = self.version_of(caller, library, &request.from).await?;
         let to = self.version_of(caller, library, &request.to).await?;
         let prefix = request.file_path.as_deref().filter(|p| !p.is_empty());
@@ -44,33 +69,126 @@ impl Engine {
             self.store.version_chunks(library, &from, prefix),
             self.store.version_chunks(library, &to, prefix),
         )?;
-        let (library, max_tokens) = (library.to_owned(), request.max_tokens);
+        let library = library.to_owned();
         // Putting documents together and diffing them holds a CPU: off
         // the workers that serve requests.
-        let changes = tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(move || {
             let (before, after) = (documents(&before), documents(&after));
-            let (mut documents, unchanged) = compare(&docs(&before), &docs(&after));
+            let (documents, unchanged) = compare(&docs(&before), &docs(&after));
             let totals = ChangeTotals::of(&documents, unchanged);
-            let (cut, tokens) = match (max_tokens, count) {
-                (Some(max), Some(count)) => {
-                    let (cut, used) = fit(&mut documents, max, count);
-                    (cut, Some(used))
-                }
-                _ => (false, None),
-            };
-            VersionChanges {
+            let changes = VersionChanges {
                 library,
                 from,
                 to,
                 documents,
                 totals,
-                cut,
-                tokens,
-            }
+                cut: false,
+                tokens: None,
+            };
+            (changes, after)
         })
         .await
-        .map_err(|e| StoreError::TaskStopped(format!("comparing versions: {e}")))?;
-        Ok(changes)
+        .map_err(|e| StoreError::TaskStopped(format!("comparing versions: {e}")).into())
+    }
+}
+
+/// The chunks of one version in sections added or changed since an older
+/// one: what a search with `changed_since` keeps. By chunk, not by a
+/// chunk's heading path: a chunk that starts in one section may hold the
+/// next, changed, one.
+pub struct ChangedSections {
+    /// The newer version, the one whose hits are kept.
+    version: String,
+    /// (file path, chunk index) of every chunk in a section added or
+    /// changed.
+    chunks: HashSet<(String, u32)>,
+}
+
+impl ChangedSections {
+    fn new(changes: &VersionChanges, after: &[Whole]) -> Self {
+        let by_path: HashMap<&str, &Whole> = after.iter().map(|w| (w.path.as_str(), w)).collect();
+        let mut chunks = HashSet::new();
+        for document in &changes.documents {
+            let Some(whole) = by_path.get(document.file_path.as_str()) else {
+                continue;
+            };
+            let wanted: HashSet<&str> = document
+                .sections
+                .iter()
+                .filter(|s| s.change != SectionChangeKind::Removed)
+                .map(|s| s.heading_path.as_str())
+                .collect();
+            let ranges: Vec<(usize, usize)> = sections::own(&whole.text)
+                .into_iter()
+                .filter(|s| wanted.contains(s.heading_path.as_str()))
+                .map(|s| (s.start, s.end))
+                .collect();
+            for span in &whole.spans {
+                if ranges
+                    .iter()
+                    .any(|&range| holds(range, (span.start, span.end)))
+                {
+                    chunks.insert((document.file_path.clone(), span.chunk_index));
+                }
+            }
+        }
+        Self {
+            version: changes.to.clone(),
+            chunks,
+        }
+    }
+
+    fn has(&self, file_path: &str, chunk_index: u32) -> bool {
+        self.chunks.contains(&(file_path.to_owned(), chunk_index))
+    }
+
+    /// Keeps the hits of the newer version in a changed section (a page
+    /// whose best chunk is elsewhere is kept for its changed sections,
+    /// and lists only those), the best `k`.
+    pub fn keep_in(&self, hits: &mut Vec<SearchHit>, k: usize) {
+        hits.retain_mut(|hit| {
+            if hit.version != self.version {
+                return false;
+            }
+            let path = hit.file_path.clone();
+            hit.sections.retain(|s| self.has(&path, s.chunk_index));
+            self.has(&path, hit.chunk_index) || !hit.sections.is_empty()
+        });
+        hits.truncate(k);
+    }
+}
+
+/// Whether a section's bytes `section` hold a real part of the chunk at
+/// `chunk`: a third of the chunk, or half the section. Chunks overlap
+/// their neighbours, so a chunk that only repeats a section's last line
+/// is not in it.
+fn holds(section: (usize, usize), chunk: (usize, usize)) -> bool {
+    let shared = section
+        .1
+        .min(chunk.1)
+        .saturating_sub(section.0.max(chunk.0));
+    shared > 0 && (shared * 3 >= chunk.1 - chunk.0 || shared * 2 >= section.1 - section.0)
+}
+
+impl Engine {
+    /// The chunks of `library` at `to` in sections added or changed since
+    /// `since`.
+    pub(super) async fn changed_sections(
+        &self,
+        caller: &Caller,
+        library: &str,
+        since: &str,
+        to: &str,
+    ) -> Result<ChangedSections, EngineError> {
+        let request = ChangesRequest {
+            from: since.to_owned(),
+            to: to.to_owned(),
+            file_path: None,
+            max_tokens: None,
+        };
+        request.check(library)?;
+        let (changes, after) = self.compared(caller, library, &request).await?;
+        Ok(ChangedSections::new(&changes, &after))
     }
 }
 
@@ -84,10 +202,12 @@ fn documents(chunks: &[StoredChunk]) -> Vec<Whole> {
         .into_iter()
         .map(|(path, chunks)| {
             let pieces: Vec<Piece> = chunks.iter().map(|c| c.piece()).collect();
+            let whole = reassemble(pieces);
             Whole {
                 path: path.to_owned(),
                 title: chunks.iter().find_map(|c| c.title.clone()),
-                text: reassemble(pieces).text,
+                text: whole.text,
+                spans: whole.spans,
             }
         })
         .collect()
@@ -126,7 +246,11 @@ fn fit(
         kept_documents += 1;
         let mut kept = 0;
         for section in &document.sections {
-            let body = section.diff.as_deref().or(section.text.as_deref()).unwrap_or("");
+            let body = section
+                .diff
+                .as_deref()
+                .or(section.text.as_deref())
+                .unwrap_or("");
             let cost = count(&section.heading_path) + count(body) + 4;
             if cut || used + cost > max_tokens {
                 cut = true;

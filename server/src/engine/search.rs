@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use index_core::access::Caller;
 use index_core::library::Resolution;
 use index_core::phrase;
-use index_core::search::{Mode, Search, SearchParams, SearchResponse};
+use index_core::search::{Mode, Search, SearchError, SearchParams, SearchResponse, MAX_K};
+use index_core::version::LATEST;
 
 use super::scope::{self, SearchScope};
 use super::{Engine, EngineError};
@@ -130,16 +131,36 @@ impl Engine {
             Mode::Keyword => Err(String::new()),
             Mode::Hybrid | Mode::Dense => self.model().await.map_err(str::to_owned),
         };
-        let outcome = search::run(
+        // Only what changed since a version: the comparison's sections,
+        // from a wider ranking, filtered before anything is built on it.
+        let changed = match (&search.changed_since, target.as_deref()) {
+            (None, _) => None,
+            (Some(_), None) => return Err(SearchError::ChangedSinceNeedsLibrary.into()),
+            (Some(since), Some(library)) => {
+                let to = version_used.as_deref().unwrap_or(LATEST);
+                Some(self.changed_sections(caller, library, since, to).await?)
+            }
+        };
+        let ranked = match changed {
+            Some(_) => Search {
+                k: MAX_K,
+                ..search.clone()
+            },
+            None => search.clone(),
+        };
+        let mut outcome = search::run(
             &self.store,
             embedder,
             self.second_stage.as_ref(),
-            &search,
+            &ranked,
             &scope,
             target.is_none(),
             on_stage,
         )
         .await?;
+        if let Some(changed) = &changed {
+            changed.keep_in(&mut outcome.hits, search.k);
+        }
 
         self.metrics.search(search.mode.name(), started.elapsed());
         self.close_session(&session).await;

@@ -69,9 +69,13 @@ async fn two_versions_compare_section_by_section_on_rest_and_the_cli() {
     let dir = tempfile::tempdir().expect("dir");
     let (_engine, base) = two_versions(dir.path()).await;
 
-    let (status, changes) = get_json(&base, "/api/libraries/widgets/changes?from=1.0&to=latest").await;
+    let (status, changes) =
+        get_json(&base, "/api/libraries/widgets/changes?from=1.0&to=latest").await;
     assert_eq!(status, StatusCode::OK, "{changes}");
-    assert_eq!((changes["from"].as_str(), changes["to"].as_str()), (Some("1.0"), Some("2.0")));
+    assert_eq!(
+        (changes["from"].as_str(), changes["to"].as_str()),
+        (Some("1.0"), Some("2.0"))
+    );
     let expected: Vec<(String, String)> = [
         ("changed", "guide.md"),
         ("added", "new.md"),
@@ -88,7 +92,12 @@ async fn two_versions_compare_section_by_section_on_rest_and_the_cli() {
         .as_array()
         .expect("sections")
         .iter()
-        .map(|s| (s["change"].as_str().unwrap_or_default(), s["heading_path"].as_str().unwrap_or_default()))
+        .map(|s| {
+            (
+                s["change"].as_str().unwrap_or_default(),
+                s["heading_path"].as_str().unwrap_or_default(),
+            )
+        })
         .collect();
     assert_eq!(
         sections,
@@ -99,23 +108,53 @@ async fn two_versions_compare_section_by_section_on_rest_and_the_cli() {
         ]
     );
     let diff = guide["sections"][0]["diff"].as_str().unwrap_or_default();
-    assert!(diff.contains("[-widgets`.-] {+widgets[fast]` on Python 3.10 or later.+}"), "{diff}");
+    assert!(
+        diff.contains("[-widgets`.-] {+widgets[fast]` on Python 3.10 or later.+}"),
+        "{diff}"
+    );
     assert_eq!(changes["documents"][3]["previous_path"], "faq.md");
 
     // A path prefix, and a budget that cuts while the totals count all.
-    let (_, only_help) = get_json(&base, "/api/libraries/widgets/changes?from=1.0&to=2.0&file_path=help/").await;
-    assert_eq!(kinds(&only_help), [("added".to_owned(), "help/faq.md".to_owned())], "{only_help}");
-    let (_, small) = get_json(&base, "/api/libraries/widgets/changes?from=1.0&to=2.0&max_tokens=50").await;
+    let (_, only_help) = get_json(
+        &base,
+        "/api/libraries/widgets/changes?from=1.0&to=2.0&file_path=help/",
+    )
+    .await;
+    assert_eq!(
+        kinds(&only_help),
+        [("added".to_owned(), "help/faq.md".to_owned())],
+        "{only_help}"
+    );
+    let (_, small) = get_json(
+        &base,
+        "/api/libraries/widgets/changes?from=1.0&to=2.0&max_tokens=50",
+    )
+    .await;
     assert_eq!(small["cut"], true, "{small}");
-    assert!(small["tokens"].as_u64().unwrap_or(u64::MAX) <= 50, "{small}");
+    assert!(
+        small["tokens"].as_u64().unwrap_or(u64::MAX) <= 50,
+        "{small}"
+    );
     assert_eq!(small["totals"], changes["totals"]);
 
     // What a client gets wrong.
     for (path, code) in [
-        ("/api/libraries/widgets/changes?from=0.9&to=2.0", "unknown_version"),
-        ("/api/libraries/nope/changes?from=1.0&to=2.0", "unknown_library"),
-        ("/api/libraries/widgets/changes?from=1.0&to=2.0&max_tokens=5", "invalid_read"),
-        ("/api/libraries/widgets/changes?from=1.0", "invalid_query_string"),
+        (
+            "/api/libraries/widgets/changes?from=0.9&to=2.0",
+            "unknown_version",
+        ),
+        (
+            "/api/libraries/nope/changes?from=1.0&to=2.0",
+            "unknown_library",
+        ),
+        (
+            "/api/libraries/widgets/changes?from=1.0&to=2.0&max_tokens=5",
+            "invalid_read",
+        ),
+        (
+            "/api/libraries/widgets/changes?from=1.0",
+            "invalid_query_string",
+        ),
     ] {
         let (status, refused) = get_json(&base, path).await;
         assert!(status.is_client_error(), "{path}: {status} {refused}");
@@ -128,8 +167,63 @@ async fn two_versions_compare_section_by_section_on_rest_and_the_cli() {
         .output()
         .expect("docshelf changes runs");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text} {}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("1 documents changed, 1 added, 1 removed, 1 moved, 1 unchanged"), "{text}");
+    assert!(
+        out.status.success(),
+        "{text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("1 documents changed, 1 added, 1 removed, 1 moved, 1 unchanged"),
+        "{text}"
+    );
     assert!(text.contains("moved help/faq.md (was faq.md)"), "{text}");
     assert!(text.contains("~ Guide > Install"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_changed_since_a_version_finds_only_what_changed_after_it() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (_engine, base) = two_versions(dir.path()).await;
+    let search = |body: Value| {
+        let base = base.clone();
+        async move { common::post_json(&base, "/api/search", body).await }
+    };
+    let files = |found: &Value| -> Vec<String> {
+        found["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .map(|h| h["file_path"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let query = "nothing new here: the faq, the guide and its plugins";
+
+    // Without it, pages 2.0 kept as they were answer too.
+    let (_, all) =
+        search(serde_json::json!({"query": query, "library": "widgets", "version": "2.0"})).await;
+    assert!(files(&all).contains(&"same.md".to_owned()), "{all}");
+    assert!(files(&all).contains(&"help/faq.md".to_owned()), "{all}");
+
+    // Since 1.0: only pages with sections 2.0 added or changed, from 2.0.
+    let (status, changed) =
+        search(serde_json::json!({"query": query, "library": "widgets", "changed_since": "1.0"}))
+            .await;
+    assert_eq!(status, StatusCode::OK, "{changed}");
+    let found = files(&changed);
+    assert!(found.contains(&"guide.md".to_owned()), "{changed}");
+    assert!(
+        found.iter().all(|f| f == "guide.md" || f == "new.md"),
+        "unchanged or only moved pages: {found:?}"
+    );
+    assert!(changed["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .all(|h| h["version"] == "2.0"));
+
+    // It compares two versions of one library: it needs the library.
+    let (status, refused) =
+        search(serde_json::json!({"query": "install", "changed_since": "1.0"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["code"], "invalid_search", "{refused}");
 }
