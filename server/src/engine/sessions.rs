@@ -8,7 +8,7 @@
 //!   [`crate::store::session_log`].
 //! - Its **Ask history**: the last few questions and answers, sent with
 //!   the next question so follow-ups make sense. In memory only: a restart
-//!   forgets the conversation.
+//!   forgets the conversation ([`super::conversations`]).
 //!
 //! One session id names both. Which library a search covers is decided by
 //! [`super::scope`], purely; this file applies the change it asks for.
@@ -22,17 +22,16 @@
 //! secret; who may read what it holds is the caller's identity, decided
 //! once per request ([`Caller`]).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use index_core::access::Caller;
 use index_core::search::Sticky;
-use moka::policy::EvictionPolicy;
 use moka::sync::Cache;
 
+use super::conversations::Conversations;
 use super::scope::StickyChange;
+use super::session_key::{session_cache, SessionKey};
 use super::Engine;
-use crate::ask::{History, Turn};
 
 /// Sessions idle this long are forgotten.
 const IDLE_LIMIT: Duration = Duration::from_secs(24 * 3600);
@@ -42,58 +41,6 @@ const MAX_SESSIONS: u64 = 10_000;
 
 /// Longest session id a client may bring.
 const MAX_ID_LEN: usize = 128;
-
-/// Ask's exchanges kept per session: enough for follow-ups, small enough
-/// that a small model's context still has room for the passages.
-pub const MAX_TURNS: usize = 4;
-
-/// Conversations idle this long are forgotten.
-const CONVERSATION_IDLE_LIMIT: Duration = Duration::from_secs(3600);
-
-/// At most this many conversations are kept; the least recently used go first.
-const MAX_CONVERSATIONS: u64 = 10_000;
-
-/// A session as its owner names it. Two callers bringing one id are in
-/// two sessions.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct SessionKey {
-    /// The [`Caller::id`] of the caller that made it.
-    owner: String,
-    /// The id the client brings back.
-    id: String,
-}
-
-impl SessionKey {
-    /// `caller`'s session `id`.
-    pub fn new(caller: &Caller, id: &str) -> Self {
-        Self::owned_by(&caller.id, id)
-    }
-
-    fn owned_by(owner: &str, id: &str) -> Self {
-        Self {
-            owner: owner.to_owned(),
-            id: id.to_owned(),
-        }
-    }
-
-    /// The id the client brings back.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-}
-
-/// A per-session cache: at most `capacity` sessions, the least recently
-/// used evicted first, each forgotten after `idle` unused.
-fn session_cache<V>(capacity: u64, idle: Duration) -> Cache<SessionKey, V>
-where
-    V: Clone + Send + Sync + 'static,
-{
-    Cache::builder()
-        .max_capacity(capacity)
-        .time_to_idle(idle)
-        .eviction_policy(EvictionPolicy::lru())
-        .build()
-}
 
 /// Every live session: its sticky library, if any, and its Ask history.
 ///
@@ -140,9 +87,7 @@ impl Sessions {
     fn with_capacity(capacity: u64, refresh: Duration) -> Self {
         Self {
             inner: session_cache(capacity, IDLE_LIMIT),
-            conversations: Conversations {
-                inner: session_cache(MAX_CONVERSATIONS, CONVERSATION_IDLE_LIMIT),
-            },
+            conversations: Conversations::new(),
             refresh,
         }
     }
@@ -242,60 +187,6 @@ impl Sessions {
     }
 }
 
-/// Each session's last few Ask exchanges, oldest first.
-pub struct Conversations {
-    inner: Cache<SessionKey, Arc<Vec<Turn>>>,
-}
-
-impl Conversations {
-    /// The conversations of `caller`'s sessions, as Ask reads and writes
-    /// them: Ask names a session by the id alone, and finds only the
-    /// caller's.
-    pub fn of<'a>(&'a self, caller: &'a Caller) -> CallerConversations<'a> {
-        CallerConversations {
-            conversations: self,
-            owner: &caller.id,
-        }
-    }
-}
-
-/// One caller's conversations: the [`History`] an answer for that caller
-/// is given.
-pub struct CallerConversations<'a> {
-    conversations: &'a Conversations,
-    owner: &'a str,
-}
-
-impl CallerConversations<'_> {
-    fn key(&self, session: &str) -> SessionKey {
-        SessionKey::owned_by(self.owner, session)
-    }
-}
-
-impl History for CallerConversations<'_> {
-    fn history(&self, session: &str) -> Arc<Vec<Turn>> {
-        self.conversations
-            .inner
-            .get(&self.key(session))
-            .unwrap_or_default()
-    }
-
-    /// Adds an exchange, dropping the oldest past [`MAX_TURNS`].
-    fn remember(&self, session: &str, turn: Turn) {
-        let mut turns = (*self.history(session)).clone();
-        turns.push(turn);
-        let excess = turns.len().saturating_sub(MAX_TURNS);
-        turns.drain(..excess);
-        self.conversations
-            .inner
-            .insert(self.key(session), Arc::new(turns));
-    }
-
-    fn forget(&self, session: &str) {
-        self.conversations.inner.invalidate(&self.key(session));
-    }
-}
-
 impl Engine {
     /// The caller's session's sticky library, if any and if the caller
     /// may read it.
@@ -351,7 +242,7 @@ impl Engine {
         if self.sessions.fresh(key, self.sessions.refresh) {
             return;
         }
-        match self.store.stored_sticky(&key.owner, &key.id).await {
+        match self.store.stored_sticky(key.owner(), key.id()).await {
             Ok(Some(sticky)) => self.sessions.set_stored(key, sticky),
             Ok(None) => self.sessions.checked(key),
             Err(err) => tracing::warn!(%err, "cannot read the session from the store"),
@@ -364,7 +255,7 @@ impl Engine {
     async fn save_session(&self, key: &SessionKey, sticky: Option<Sticky>) {
         match self
             .store
-            .save_sticky(&key.owner, &key.id, sticky.as_ref())
+            .save_sticky(key.owner(), key.id(), sticky.as_ref())
             .await
         {
             Ok(()) => self.sessions.set_stored(key, sticky),
@@ -400,13 +291,6 @@ mod tests {
             library: library.into(),
             version: None,
         })
-    }
-
-    fn turn(n: usize) -> Turn {
-        Turn {
-            question: format!("q{n}"),
-            answer: format!("a{n}"),
-        }
     }
 
     #[test]
@@ -456,40 +340,5 @@ mod tests {
         s.inner.run_pending_tasks();
         assert!(s.inner.entry_count() <= 100, "{}", s.inner.entry_count());
         assert_eq!(s.sticky(&key("s0")), None);
-    }
-
-    #[test]
-    fn keeps_the_last_turns_per_session_and_forgets() {
-        let s = Sessions::new(Duration::from_secs(2));
-        let owner = caller("owner");
-        let c = s.conversations().of(&owner);
-        for n in 0..6 {
-            c.remember("s", turn(n));
-        }
-        let kept: Vec<_> = c.history("s").iter().map(|t| t.question.clone()).collect();
-        assert_eq!(kept, ["q2", "q3", "q4", "q5"]);
-        assert!(c.history("other").is_empty());
-        c.forget("s");
-        assert!(c.history("s").is_empty());
-    }
-
-    #[test]
-    fn a_conversation_is_replayed_to_its_own_caller_only() {
-        let s = Sessions::new(Duration::from_secs(2));
-        let (admin, reader) = (caller("admin"), caller("0123abcd"));
-        s.conversations().of(&admin).remember("shared-id", turn(1));
-        let intruder = s.conversations().of(&reader);
-        assert!(intruder.history("shared-id").is_empty());
-        // Neither its questions nor its "start over" reach the first one's.
-        intruder.remember("shared-id", turn(2));
-        intruder.forget("shared-id");
-        let kept: Vec<_> = s
-            .conversations()
-            .of(&admin)
-            .history("shared-id")
-            .iter()
-            .map(|t| t.question.clone())
-            .collect();
-        assert_eq!(kept, ["q1"]);
     }
 }

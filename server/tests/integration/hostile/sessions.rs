@@ -122,11 +122,19 @@ async fn search(base: &str, token: &str, mut body: Value) -> Value {
 }
 
 /// A search answer without what differs between any two searches (the
-/// time taken) and the id it echoes: what tells one session from another.
+/// time taken, each page's age at that moment) and the id it echoes: what
+/// would tell one session from another.
 fn as_seen(mut found: Value) -> Value {
     let answer = found.as_object_mut().expect("an object");
     answer.remove("took_ms");
     answer.remove("session_id");
+    for hit in answer
+        .get_mut("results")
+        .and_then(Value::as_array_mut)
+        .expect("results")
+    {
+        hit.as_object_mut().expect("a hit").remove("days_old");
+    }
     found
 }
 
