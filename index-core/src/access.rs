@@ -298,6 +298,14 @@ pub struct Caller {
     /// The token's name; `anonymous` without one, `admin` for the server's
     /// own `--token`, `local` where no token is set.
     pub name: String,
+    /// Who this caller is for as long as it exists, and nobody else: a
+    /// stored token's id, else the name of a caller the server acts as
+    /// itself (`admin`, `anonymous`, `local`, `nobody`). Not its name: two
+    /// tokens may share one, and a name is free again once its token is
+    /// revoked. What owns the caller's sessions (their sticky library and
+    /// Ask history). Kept on the server: a client has no use for it.
+    #[serde(skip)]
+    pub id: String,
     pub permissions: Permissions,
     /// Whether a token was given (the dashboard offers sign-out then).
     pub signed_in: bool,
@@ -312,6 +320,7 @@ impl Caller {
     pub fn nobody() -> Self {
         Self {
             name: "anonymous".to_owned(),
+            id: "nobody".to_owned(),
             permissions: Permissions::nothing(),
             signed_in: false,
             tokens_required: true,

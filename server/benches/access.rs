@@ -124,6 +124,7 @@ async fn main() {
     let info = engine.identify(&listed).await.expect("known");
     let caller = index_core::access::Caller {
         name: info.name,
+        id: info.id,
         permissions: index_core::access::Permissions {
             grants: info.grants,
         },

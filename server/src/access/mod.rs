@@ -26,6 +26,7 @@ use index_core::access::{Caller, Permissions};
 pub fn local() -> Caller {
     Caller {
         name: "local".to_owned(),
+        id: "local".to_owned(),
         permissions: Permissions::everything(),
         signed_in: false,
         tokens_required: false,

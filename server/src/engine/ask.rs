@@ -21,7 +21,8 @@ impl Engine {
     /// sources and text through `emit` as they come.
     ///
     /// Its searches run as the caller's, so its sources come only from
-    /// the libraries the caller may read.
+    /// the libraries the caller may read, and the history it is given is
+    /// the caller's own in that session.
     pub async fn ask(
         &self,
         caller: &Caller,
@@ -33,7 +34,10 @@ impl Engine {
             engine: self,
             caller,
         };
-        crate::ask::answer(&searcher, self.sessions.conversations(), llm, ask, emit).await
+        // The caller's conversation only: the session id alone is a name
+        // any client can bring (see `engine::sessions`).
+        let history = self.sessions.conversations().of(caller);
+        crate::ask::answer(&searcher, &history, llm, ask, emit).await
     }
 }
 

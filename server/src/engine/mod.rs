@@ -11,7 +11,9 @@
 //! - [`jobs`]: a job's status and its events, whichever process runs it.
 //! - [`search`]: admission, scope and the search itself.
 //! - [`scope`]: which libraries and versions a request covers (pure).
-//! - [`sessions`]: each session's sticky library and Ask history.
+//! - [`sessions`]: each session's sticky library, and the sessions held
+//!   here; [`conversations`]: each session's Ask history; [`session_key`]:
+//!   what names a session (its caller and its id).
 //! - [`ask`]: answers written by the language model (see [`crate::ask`]).
 //! - [`catalog`]: libraries, documents, deletes and feedback.
 //! - [`status`]: a snapshot of the engine's state.
@@ -21,10 +23,12 @@ mod access;
 mod ask;
 mod catalog;
 mod changes;
+mod conversations;
 mod jobs;
 mod reading;
 mod scope;
 mod search;
+mod session_key;
 mod sessions;
 mod source_request;
 mod sources;

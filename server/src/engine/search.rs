@@ -101,20 +101,22 @@ impl Engine {
         on_stage: Option<&mut OnStage<'_>>,
     ) -> Result<SearchResponse, EngineError> {
         let started = Instant::now();
-        let session = self.open_session(search.session_id.as_deref()).await;
+        let session = self
+            .open_session(caller, search.session_id.as_deref())
+            .await;
         if search.clear_sticky {
-            self.sessions.set_sticky(&session.id, None);
+            self.sessions.set_sticky(&session.key, None);
         }
         let libraries = self.visible_libraries(caller).await?;
         let restricted = !caller.permissions.reads_everything();
         let resolved = scope::for_search(
             &libraries,
             &search,
-            self.sessions.sticky(&session.id),
+            self.sessions.sticky(&session.key),
             restricted,
         )?;
         self.sessions
-            .change_sticky(&session.id, resolved.sticky.clone());
+            .change_sticky(&session.key, resolved.sticky.clone());
         let SearchScope {
             scope,
             library: target,
@@ -203,9 +205,9 @@ impl Engine {
             resolution,
             sticky_library: self
                 .sessions
-                .sticky(&session.id)
+                .sticky(&session.key)
                 .filter(|s| Self::may_read(caller, &s.library)),
-            session_id: Some(session.id),
+            session_id: Some(session.key.id().to_owned()),
             sticky_applied,
             libraries_found: outcome.libraries_found,
             notice,

@@ -8,21 +8,30 @@
 //!   [`crate::store::session_log`].
 //! - Its **Ask history**: the last few questions and answers, sent with
 //!   the next question so follow-ups make sense. In memory only: a restart
-//!   forgets the conversation.
+//!   forgets the conversation ([`super::conversations`]).
 //!
 //! One session id names both. Which library a search covers is decided by
 //! [`super::scope`], purely; this file applies the change it asks for.
+//!
+//! A session belongs to the caller that made it ([`SessionKey`]: the
+//! caller's [`Caller::id`] and the id the client brought). Another caller
+//! that brings the same id is in a session of its own, new to it: it
+//! neither sees nor changes the first caller's sticky library or
+//! conversation, and nothing in its answers differs from those for an id
+//! never used. A session id is a name a client picks or is handed, not a
+//! secret; who may read what it holds is the caller's identity, decided
+//! once per request ([`Caller`]).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use index_core::access::Caller;
 use index_core::search::Sticky;
-use moka::policy::EvictionPolicy;
 use moka::sync::Cache;
 
+use super::conversations::Conversations;
 use super::scope::StickyChange;
+use super::session_key::{session_cache, SessionKey};
 use super::Engine;
-use crate::ask::{History, Turn};
 
 /// Sessions idle this long are forgotten.
 const IDLE_LIMIT: Duration = Duration::from_secs(24 * 3600);
@@ -33,29 +42,6 @@ const MAX_SESSIONS: u64 = 10_000;
 /// Longest session id a client may bring.
 const MAX_ID_LEN: usize = 128;
 
-/// Ask's exchanges kept per session: enough for follow-ups, small enough
-/// that a small model's context still has room for the passages.
-pub const MAX_TURNS: usize = 4;
-
-/// Conversations idle this long are forgotten.
-const CONVERSATION_IDLE_LIMIT: Duration = Duration::from_secs(3600);
-
-/// At most this many conversations are kept; the least recently used go first.
-const MAX_CONVERSATIONS: u64 = 10_000;
-
-/// A per-session cache: at most `capacity` sessions, the least recently
-/// used evicted first, each forgotten after `idle` unused.
-fn session_cache<V>(capacity: u64, idle: Duration) -> Cache<String, V>
-where
-    V: Clone + Send + Sync + 'static,
-{
-    Cache::builder()
-        .max_capacity(capacity)
-        .time_to_idle(idle)
-        .eviction_policy(EvictionPolicy::lru())
-        .build()
-}
-
 /// Every live session: its sticky library, if any, and its Ask history.
 ///
 /// Each is a bounded cache (moka) with least-recently-used eviction and an idle
@@ -64,7 +50,7 @@ where
 /// which may refuse a new entry when full: a new session must always be
 /// able to stick.
 pub struct Sessions {
-    inner: Cache<String, Entry>,
+    inner: Cache<SessionKey, Entry>,
     conversations: Conversations,
     /// How long a session held here is trusted before it is read from the
     /// store again (the store's read-consistency interval).
@@ -83,7 +69,7 @@ struct Entry {
 
 /// A session a request runs in.
 pub struct Session {
-    pub id: String,
+    pub key: SessionKey,
     /// Whether the client named it: only such a session is shared through
     /// the store. A request without one would otherwise write a session row
     /// (a commit) whenever it names a library; the id it gets back is
@@ -101,9 +87,7 @@ impl Sessions {
     fn with_capacity(capacity: u64, refresh: Duration) -> Self {
         Self {
             inner: session_cache(capacity, IDLE_LIMIT),
-            conversations: Conversations {
-                inner: session_cache(MAX_CONVERSATIONS, CONVERSATION_IDLE_LIMIT),
-            },
+            conversations: Conversations::new(),
             refresh,
         }
     }
@@ -132,18 +116,18 @@ impl Sessions {
     /// Whether this process set the session, or read it from the store,
     /// less than `max_age` ago: another process's change to it may be
     /// missed for that long.
-    pub fn fresh(&self, id: &str, max_age: Duration) -> bool {
+    pub fn fresh(&self, key: &SessionKey, max_age: Duration) -> bool {
         self.inner
-            .get(id)
+            .get(key)
             .is_some_and(|entry| entry.checked.elapsed() < max_age)
     }
 
     /// Notes that the session was just checked against the store and found
     /// unchanged (or never written), keeping what this process holds.
-    pub fn checked(&self, id: &str) {
-        let entry = self.inner.get(id);
+    pub fn checked(&self, key: &SessionKey) {
+        let entry = self.inner.get(key);
         self.inner.insert(
-            id.to_owned(),
+            key.clone(),
             Entry {
                 sticky: entry.as_ref().and_then(|e| e.sticky.clone()),
                 checked: Instant::now(),
@@ -155,15 +139,15 @@ impl Sessions {
 
     /// Whether the session's sticky library is in the store as this
     /// process holds it (a session it does not hold is: it has nothing).
-    pub fn stored(&self, id: &str) -> bool {
-        self.inner.get(id).is_none_or(|e| e.stored)
+    pub fn stored(&self, key: &SessionKey) -> bool {
+        self.inner.get(key).is_none_or(|e| e.stored)
     }
 
     /// Sets the session's sticky library as read from, or just written
     /// to, the store.
-    pub fn set_stored(&self, id: &str, sticky: Option<Sticky>) {
+    pub fn set_stored(&self, key: &SessionKey, sticky: Option<Sticky>) {
         self.inner.insert(
-            id.to_owned(),
+            key.clone(),
             Entry {
                 sticky,
                 checked: Instant::now(),
@@ -173,27 +157,27 @@ impl Sessions {
     }
 
     /// The session's sticky library, if any (reading it keeps the session).
-    pub fn sticky(&self, id: &str) -> Option<Sticky> {
-        self.inner.get(id).and_then(|entry| entry.sticky)
+    pub fn sticky(&self, key: &SessionKey) -> Option<Sticky> {
+        self.inner.get(key).and_then(|entry| entry.sticky)
     }
 
     /// Applies what a search's scope decided for the session.
-    pub fn change_sticky(&self, id: &str, change: StickyChange) {
+    pub fn change_sticky(&self, key: &SessionKey, change: StickyChange) {
         match change {
             StickyChange::Keep => {}
-            StickyChange::Set(sticky) => self.set_sticky(id, Some(sticky)),
-            StickyChange::Forget => self.set_sticky(id, None),
+            StickyChange::Set(sticky) => self.set_sticky(key, Some(sticky)),
+            StickyChange::Forget => self.set_sticky(key, None),
         }
     }
 
     /// Sets (or with `None`, clears) the session's sticky library.
-    pub fn set_sticky(&self, id: &str, sticky: Option<Sticky>) {
-        let stored = match self.inner.get(id) {
+    pub fn set_sticky(&self, key: &SessionKey, sticky: Option<Sticky>) {
+        let stored = match self.inner.get(key) {
             Some(e) => e.stored && e.sticky == sticky,
             None => sticky.is_none(),
         };
         self.inner.insert(
-            id.to_owned(),
+            key.clone(),
             Entry {
                 sticky,
                 checked: Instant::now(),
@@ -203,68 +187,45 @@ impl Sessions {
     }
 }
 
-/// Each session's last few Ask exchanges, oldest first.
-pub struct Conversations {
-    inner: Cache<String, Arc<Vec<Turn>>>,
-}
-
-impl History for Conversations {
-    fn history(&self, session: &str) -> Arc<Vec<Turn>> {
-        self.inner.get(session).unwrap_or_default()
-    }
-
-    /// Adds an exchange, dropping the oldest past [`MAX_TURNS`].
-    fn remember(&self, session: &str, turn: Turn) {
-        let mut turns = (*self.history(session)).clone();
-        turns.push(turn);
-        let excess = turns.len().saturating_sub(MAX_TURNS);
-        turns.drain(..excess);
-        self.inner.insert(session.to_owned(), Arc::new(turns));
-    }
-
-    fn forget(&self, session: &str) {
-        self.inner.invalidate(session);
-    }
-}
-
 impl Engine {
-    /// The session's sticky library, if any and if the caller may read it.
-    pub async fn sticky(
-        &self,
-        caller: &index_core::access::Caller,
-        session_id: &str,
-    ) -> Option<Sticky> {
-        self.load_session(session_id).await;
+    /// The caller's session's sticky library, if any and if the caller
+    /// may read it.
+    pub async fn sticky(&self, caller: &Caller, session_id: &str) -> Option<Sticky> {
+        let key = SessionKey::new(caller, session_id);
+        self.load_session(&key).await;
         self.sessions
-            .sticky(session_id)
+            .sticky(&key)
             .filter(|s| Self::may_read(caller, &s.library))
     }
 
-    /// Forgets the session's sticky library.
-    pub async fn clear_sticky(&self, session_id: &str) {
-        self.load_session(session_id).await;
-        self.sessions.set_sticky(session_id, None);
-        if !self.sessions.stored(session_id) {
-            self.save_session(session_id, None).await;
+    /// Forgets the caller's session's sticky library.
+    pub async fn clear_sticky(&self, caller: &Caller, session_id: &str) {
+        let key = SessionKey::new(caller, session_id);
+        self.load_session(&key).await;
+        self.sessions.set_sticky(&key, None);
+        if !self.sessions.stored(&key) {
+            self.save_session(&key, None).await;
         }
     }
 
-    /// The session a request runs in: the client's, brought in from the
-    /// store when another process may have changed it, or a new one.
-    pub(super) async fn open_session(&self, given: Option<&str>) -> Session {
+    /// The caller's session a request runs in: the client's, brought in
+    /// from the store when another process may have changed it, or a new
+    /// one.
+    pub(super) async fn open_session(&self, caller: &Caller, given: Option<&str>) -> Session {
         let id = self.sessions.id_for(given);
         let shared = given == Some(id.as_str());
+        let key = SessionKey::new(caller, &id);
         if shared {
-            self.load_session(&id).await;
+            self.load_session(&key).await;
         }
-        Session { id, shared }
+        Session { key, shared }
     }
 
     /// Writes what the request changed of a shared session to the store.
     pub(super) async fn close_session(&self, session: &Session) {
-        if session.shared && !self.sessions.stored(&session.id) {
-            let sticky = self.sessions.sticky(&session.id);
-            self.save_session(&session.id, sticky).await;
+        if session.shared && !self.sessions.stored(&session.key) {
+            let sticky = self.sessions.sticky(&session.key);
+            self.save_session(&session.key, sticky).await;
         }
     }
 
@@ -277,13 +238,13 @@ impl Engine {
     /// interval, like everything else other processes write, then read
     /// again: a client whose searches alternate between replicas sees the
     /// library it set on one in the next search on the other.
-    async fn load_session(&self, session_id: &str) {
-        if self.sessions.fresh(session_id, self.sessions.refresh) {
+    async fn load_session(&self, key: &SessionKey) {
+        if self.sessions.fresh(key, self.sessions.refresh) {
             return;
         }
-        match self.store.stored_sticky(session_id).await {
-            Ok(Some(sticky)) => self.sessions.set_stored(session_id, sticky),
-            Ok(None) => self.sessions.checked(session_id),
+        match self.store.stored_sticky(key.owner(), key.id()).await {
+            Ok(Some(sticky)) => self.sessions.set_stored(key, sticky),
+            Ok(None) => self.sessions.checked(key),
             Err(err) => tracing::warn!(%err, "cannot read the session from the store"),
         }
     }
@@ -291,9 +252,13 @@ impl Engine {
     /// Writes a session's changed sticky library to the store (see
     /// [`crate::store::session_log`]); a failure is logged, as in
     /// [`Self::load_session`].
-    async fn save_session(&self, session_id: &str, sticky: Option<Sticky>) {
-        match self.store.save_sticky(session_id, sticky.as_ref()).await {
-            Ok(()) => self.sessions.set_stored(session_id, sticky),
+    async fn save_session(&self, key: &SessionKey, sticky: Option<Sticky>) {
+        match self
+            .store
+            .save_sticky(key.owner(), key.id(), sticky.as_ref())
+            .await
+        {
+            Ok(()) => self.sessions.set_stored(key, sticky),
             Err(err) => {
                 tracing::warn!(%err, "cannot write the session's sticky library to the store")
             }
@@ -303,7 +268,30 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use index_core::access::Permissions;
+
     use super::*;
+
+    fn caller(id: &str) -> Caller {
+        Caller {
+            name: "reader".into(),
+            id: id.into(),
+            permissions: Permissions::read_all(),
+            signed_in: true,
+            tokens_required: true,
+        }
+    }
+
+    fn key(id: &str) -> SessionKey {
+        SessionKey::new(&caller("owner"), id)
+    }
+
+    fn sticky(library: &str) -> Option<Sticky> {
+        Some(Sticky {
+            library: library.into(),
+            version: None,
+        })
+    }
 
     #[test]
     fn ids_are_kept_when_sane_and_made_otherwise() {
@@ -316,54 +304,41 @@ mod tests {
     #[test]
     fn sticky_is_set_read_and_cleared() {
         let s = Sessions::new(Duration::from_secs(2));
-        assert_eq!(s.sticky("a"), None);
-        let react = Sticky {
-            library: "react".into(),
-            version: None,
-        };
-        s.set_sticky("a", Some(react.clone()));
-        assert_eq!(s.sticky("a"), Some(react));
-        assert_eq!(s.sticky("b"), None);
-        s.set_sticky("a", None);
-        assert_eq!(s.sticky("a"), None);
+        assert_eq!(s.sticky(&key("a")), None);
+        s.set_sticky(&key("a"), sticky("react"));
+        assert_eq!(s.sticky(&key("a")), sticky("react"));
+        assert_eq!(s.sticky(&key("b")), None);
+        s.set_sticky(&key("a"), None);
+        assert_eq!(s.sticky(&key("a")), None);
+    }
+
+    #[test]
+    fn another_callers_session_of_the_same_id_is_a_session_of_its_own() {
+        let s = Sessions::new(Duration::from_secs(2));
+        let (admin, reader) = (caller("admin"), caller("0123abcd"));
+        let theirs = SessionKey::new(&admin, "shared-id");
+        let mine = SessionKey::new(&reader, "shared-id");
+        s.set_sticky(&theirs, sticky("hidden"));
+        assert_eq!(s.sticky(&mine), None);
+        assert!(!s.fresh(&mine, Duration::from_secs(60)));
+        // What the second caller sets stays its own, both ways.
+        s.set_sticky(&mine, sticky("alpha"));
+        assert_eq!(s.sticky(&theirs), sticky("hidden"));
+        s.set_sticky(&mine, None);
+        assert_eq!(s.sticky(&theirs), sticky("hidden"));
     }
 
     #[test]
     fn a_full_table_forgets_the_least_recently_used_and_keeps_new_ones() {
         let s = Sessions::with_capacity(100, Duration::from_secs(2));
-        let sticky = |n: usize| {
-            Some(Sticky {
-                library: format!("lib{n}"),
-                version: None,
-            })
-        };
+        let library = |n: usize| sticky(&format!("lib{n}"));
         for n in 0..1000 {
-            s.set_sticky(&format!("s{n}"), sticky(n));
+            s.set_sticky(&key(&format!("s{n}")), library(n));
             // The newest session always sticks.
-            assert_eq!(s.sticky(&format!("s{n}")), sticky(n));
+            assert_eq!(s.sticky(&key(&format!("s{n}"))), library(n));
         }
         s.inner.run_pending_tasks();
         assert!(s.inner.entry_count() <= 100, "{}", s.inner.entry_count());
-        assert_eq!(s.sticky("s0"), None);
-    }
-
-    #[test]
-    fn keeps_the_last_turns_per_session_and_forgets() {
-        let s = Sessions::new(Duration::from_secs(2));
-        let c = s.conversations();
-        for n in 0..6 {
-            c.remember(
-                "s",
-                Turn {
-                    question: format!("q{n}"),
-                    answer: format!("a{n}"),
-                },
-            );
-        }
-        let kept: Vec<_> = c.history("s").iter().map(|t| t.question.clone()).collect();
-        assert_eq!(kept, ["q2", "q3", "q4", "q5"]);
-        assert!(c.history("other").is_empty());
-        c.forget("s");
-        assert!(c.history("s").is_empty());
+        assert_eq!(s.sticky(&key("s0")), None);
     }
 }

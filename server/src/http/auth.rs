@@ -89,13 +89,16 @@ impl Auth {
             (true, false) => Permissions::read_all(),
             (true, true) => Permissions::nothing(),
         };
+        // Without tokens every request is the local user's, as the CLI's
+        // are: one owner of sessions, as anyone can reach the server.
+        let name = if self.tokens_required() {
+            "anonymous"
+        } else {
+            "local"
+        };
         Caller {
-            name: if self.tokens_required() {
-                "anonymous"
-            } else {
-                "local"
-            }
-            .to_owned(),
+            name: name.to_owned(),
+            id: name.to_owned(),
             permissions,
             signed_in: false,
             tokens_required: self.tokens_required(),
@@ -110,6 +113,7 @@ impl Auth {
         {
             return Ok(Caller {
                 name: "admin".to_owned(),
+                id: "admin".to_owned(),
                 permissions: Permissions::everything(),
                 signed_in: true,
                 tokens_required: self.tokens_required(),
@@ -118,6 +122,7 @@ impl Auth {
         let info = state.engine.identify(presented).await?;
         Ok(Caller {
             name: info.name,
+            id: info.id,
             permissions: Permissions {
                 grants: info.grants,
             },

@@ -75,7 +75,7 @@ impl Backend for DashboardBackend {
 
     async fn clear_sticky(&self, session_id: &str) -> Result<(), ErrorBody> {
         let id = validate::session_id(session_id).map_err(bad_input)?;
-        self.engine.clear_sticky(id).await;
+        self.engine.clear_sticky(&self.caller, id).await;
         Ok(())
     }
 

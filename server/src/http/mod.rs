@@ -165,11 +165,16 @@ pub fn router(engine: Arc<Engine>, config: &RouterConfig) -> Router {
         )
         // Messages rmcp cannot read are answered before it sees them; what
         // rmcp refuses itself it answers as text, made JSON-RPC's shape.
+        // A session answers only the caller that opened it.
         .nest_service(
             "/mcp",
             tower::ServiceBuilder::new()
                 .layer(axum::middleware::from_fn(error::mcp_errors))
                 .layer(axum::middleware::from_fn(crate::mcp::http::screen))
+                .layer(axum::middleware::from_fn_with_state(
+                    Arc::new(crate::mcp::sessions::Owners::default()),
+                    crate::mcp::sessions::bind,
+                ))
                 .service(mcp),
         )
         // Reads, like the API's: open unless `auth_reads`.

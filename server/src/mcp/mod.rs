@@ -15,17 +15,21 @@
 //! Sticky library: each MCP connection (a stdio process, or an HTTP session
 //! under protocols that have sessions) carries one docshelf search session.
 //! Stateless HTTP clients keep the stickiness by passing back the
-//! `session_id` that every search returns.
+//! `session_id` that every search returns. Both kinds of session are their
+//! caller's: another token that names one is answered as for an id never
+//! used ([`sessions`], `engine::sessions`).
 //!
 //! - [`tools`]: the tools and the server of one connection.
 //! - [`resources`]: stored documents as resources, whole or by section.
 //! - [`rpc`]: JSON-RPC's own errors, decided by what a message is.
 //! - [`stdio`]: the stdio transport's line filter in front of rmcp.
 //! - [`http`]: the same screening in front of rmcp's HTTP transport.
+//! - [`sessions`]: an HTTP session answers only the caller that opened it.
 
 pub mod http;
 pub mod resources;
 pub mod rpc;
+pub mod sessions;
 pub mod stdio;
 mod tools;
 

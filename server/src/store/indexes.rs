@@ -158,7 +158,7 @@ pub(super) async fn add_input_hash(
 /// Adds `column` to `table` with `transform` unless it is there. Writers
 /// take turns and look again once it is theirs, so two servers opening the
 /// same old store add it once.
-async fn add_column_once(
+pub(super) async fn add_column_once(
     table: &Table,
     write: &writers::WriteLock,
     column: &str,

@@ -240,9 +240,15 @@ pub(crate) fn timestamp_field(name: &str) -> arrow_schema::Field {
 /// Writes one row of `table` keyed on `key`, replacing the row with the
 /// same key if there is one: one commit.
 async fn upsert_row(table: &Table, key: &str, row: RecordBatch) -> Result<(), StoreError> {
+    upsert_row_on(table, &[key], row).await
+}
+
+/// [`upsert_row`] with a key of several columns: the row replaced is the
+/// one equal in all of them.
+async fn upsert_row_on(table: &Table, key: &[&str], row: RecordBatch) -> Result<(), StoreError> {
     let schema = row.schema();
     let reader = RecordBatchIterator::new(vec![Ok(row)], schema);
-    let mut merge = table.merge_insert(&[key]);
+    let mut merge = table.merge_insert(key);
     merge
         .when_matched_update_all(None)
         .when_not_matched_insert_all();

@@ -159,6 +159,9 @@ impl Store {
             .map_err(upgrade_err)?;
         add_input_hash(&chunks, &write).await.map_err(upgrade_err)?;
         add_input_hash(&staged, &write).await.map_err(upgrade_err)?;
+        session_log::add_owner(&sessions, &write)
+            .await
+            .map_err(upgrade_err)?;
         Ok(Self {
             location: location.to_owned(),
             db,

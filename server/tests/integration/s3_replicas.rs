@@ -294,7 +294,7 @@ async fn a_session_keeps_its_library_whichever_replica_answers() {
     assert!(follow_up.sticky_applied, "{follow_up:#?}");
     assert_eq!(libraries(&follow_up), BTreeSet::from(["alpha".to_owned()]));
 
-    b.clear_sticky("session-1").await;
+    b.clear_sticky(&local(), "session-1").await;
     let after = sticky_search(&a, None)
         .await
         .expect("search on a after b cleared");

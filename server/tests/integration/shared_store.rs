@@ -226,7 +226,7 @@ async fn only_sessions_a_client_brings_back_are_written_to_the_store() {
     );
     assert!(engine
         .store()
-        .stored_sticky(&id)
+        .stored_sticky(&local().id, &id)
         .await
         .expect("read")
         .is_none());
@@ -236,7 +236,11 @@ async fn only_sessions_a_client_brings_back_are_written_to_the_store() {
         .await
         .expect("follow-up");
     assert!(again.sticky_applied, "{again:#?}");
-    let stored = engine.store().stored_sticky(&id).await.expect("read");
+    let stored = engine
+        .store()
+        .stored_sticky(&local().id, &id)
+        .await
+        .expect("read");
     assert_eq!(
         stored.flatten().map(|s| s.library).as_deref(),
         Some("alpha")
