@@ -191,6 +191,7 @@ impl EngineError {
             },
             Self::Source(
                 SourceError::NotASource(_)
+                | SourceError::UserInUrl(_)
                 | SourceError::Package(_)
                 | SourceError::Scope(_)
                 | SourceError::NoVersion
