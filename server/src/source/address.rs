@@ -114,7 +114,9 @@ fn special_v6(ip: Ipv6Addr) -> Option<&'static str> {
         [0x2001, 2, 0, ..] => "a benchmarking address",
         // ORCHID and ORCHIDv2 (2001:10::/28, 2001:20::/28): identifiers,
         // not locators.
-        [0x2001, s, ..] if s & 0xfff0 == 0x10 || s & 0xfff0 == 0x20 => "a reserved (ORCHID) address",
+        [0x2001, s, ..] if s & 0xfff0 == 0x10 || s & 0xfff0 == 0x20 => {
+            "a reserved (ORCHID) address"
+        }
         // SRv6 segment identifiers (5f00::/16, RFC 9602): a provider's
         // own network.
         [0x5f00, ..] => "a reserved (SRv6) address",
@@ -256,7 +258,13 @@ mod tests {
             assert!(what.contains(kind), "{ip}: {what}");
         }
         // Their neighbours are public.
-        for ip in ["192.0.3.1", "198.51.101.1", "203.0.114.1", "198.20.0.1", "192.88.98.1"] {
+        for ip in [
+            "192.0.3.1",
+            "198.51.101.1",
+            "203.0.114.1",
+            "198.20.0.1",
+            "192.88.98.1",
+        ] {
             assert_eq!(what(ip), None, "{ip} should pass");
         }
     }
@@ -283,7 +291,12 @@ mod tests {
             let what = what(ip).unwrap_or_else(|| panic!("{ip} should be refused"));
             assert!(what.contains(kind), "{ip}: {what}");
         }
-        for ip in ["2001:db9::1", "3fff:1000::1", "2001:4860:4860::8888", "5f01::1"] {
+        for ip in [
+            "2001:db9::1",
+            "3fff:1000::1",
+            "2001:4860:4860::8888",
+            "5f01::1",
+        ] {
             assert_eq!(what(ip), None, "{ip} should pass");
         }
     }

@@ -57,6 +57,10 @@ pub struct SourceSettings {
     pub max_time: Duration,
     /// URL prefixes fetched from elsewhere (`--rewrite-url`).
     pub rewrites: Rewrites,
+    /// Source fetches run at once, at most (`--source-fetches`).
+    pub fetches: usize,
+    /// How much of a Git tree a fetch lists.
+    pub tree: git::listing::TreeLimits,
 }
 
 /// URL prefixes fetched from elsewhere, as git's `insteadOf`: the longest
@@ -137,6 +141,8 @@ impl Default for SourceSettings {
             concurrency: 4,
             max_time: Duration::from_secs(3600),
             rewrites: Rewrites::default(),
+            fetches: 2,
+            tree: git::listing::TreeLimits::default(),
         }
     }
 }
@@ -239,6 +245,12 @@ pub struct SourceState {
     /// The pages (or package files) the version holds, by address.
     #[serde(default)]
     pub pages: BTreeMap<String, PageRecord>,
+    /// The job fetching it now, written when it starts and cleared when
+    /// it publishes: when it is not `last_refresh`'s, that job has not
+    /// ended where the source could be told (its process was killed), and
+    /// the listing shows it instead (`engine/sources.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
 }
 
 /// A stored source, read.
