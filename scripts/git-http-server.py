@@ -4,20 +4,26 @@
 repository allows them) behind Python's threaded HTTP server, as CGI.
 
     git-http-server.py ROOT [--private NAME=USER:PASSWORD ...] [--redirect NAME=URL ...]
+                            [--hold NAME=PATH ...]
 
 Serves the bare repositories under ROOT at http://127.0.0.1:PORT/NAME.
 A repository named with --private answers 401 without that Basic
 credential; a name given with --redirect answers 301 to URL (the rest of
-the path appended). The first line of output is the port, once it listens.
+the path appended); a fetch of objects from a name given with --hold waits
+for as long as PATH exists (its refs are listed at once), so that a test
+can keep a fetch running until it lets it go. The first line of output is
+the port, once it listens.
 """
 
 import argparse
 import base64
+import gzip
 import http.server
 import os
 import shutil
 import subprocess
 import sys
+import time
 
 BACKEND = shutil.which("git-http-backend") or "/usr/lib/git-core/git-http-backend"
 
@@ -77,6 +83,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             body = read_chunked(self.rfile)
         else:
             body = b""
+        hold = self.server.holds.get(repo)
+        said = body
+        if self.headers.get("Content-Encoding", "").lower() == "gzip":
+            said = gzip.decompress(body)
+        # Protocol v2 asks for objects with `command=fetch`, v0 with `want`.
+        if hold is not None and (b"command=fetch" in said or b"want " in said):
+            while os.path.exists(hold):
+                time.sleep(0.05)
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": self.server.root,
@@ -119,11 +133,13 @@ def main():
     parser.add_argument("root")
     parser.add_argument("--private", action="append", default=[], metavar="NAME=USER:PASSWORD")
     parser.add_argument("--redirect", action="append", default=[], metavar="NAME=URL")
+    parser.add_argument("--hold", action="append", default=[], metavar="NAME=PATH")
     args = parser.parse_args()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.root = os.path.abspath(args.root)
     server.private = dict(item.split("=", 1) for item in args.private)
     server.redirects = dict(item.split("=", 1) for item in args.redirect)
+    server.holds = dict(item.split("=", 1) for item in args.hold)
     print(server.server_address[1], flush=True)
     try:
         server.serve_forever()

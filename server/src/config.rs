@@ -31,6 +31,9 @@ mod default {
     pub const CRAWL_MAX_SECS: f64 = 3600.0;
     pub const CRAWL_PAGE_MIB: u64 = 10;
     pub const FETCH_TIMEOUT_SECS: f64 = 30.0;
+    pub const SOURCE_FETCHES: usize = 2;
+    pub const GIT_MAX_TREE_ENTRIES: usize = 500_000;
+    pub const GIT_MAX_TREE_MIB: u64 = 128;
 }
 
 /// The models: where they live and what runs them. Shared by every command
@@ -336,6 +339,33 @@ pub struct SourceConfig {
     )]
     pub fetch_timeout_secs: f64,
 
+    /// Source fetches (crawls, repositories, packages) run at once, at
+    /// most; the others wait their turn, their job saying so.
+    #[arg(
+        long = "source-fetches",
+        env = "DOCSHELF_SOURCE_FETCHES",
+        default_value_t = default::SOURCE_FETCHES
+    )]
+    pub source_fetches: usize,
+
+    /// Paths a Git repository's tree may list, at most (the docs folder's
+    /// alone when the source gives `docs_path`): trees share subtrees, so
+    /// a tiny repository can list millions.
+    #[arg(
+        long = "git-max-tree-entries",
+        env = "DOCSHELF_GIT_MAX_TREE_ENTRIES",
+        default_value_t = default::GIT_MAX_TREE_ENTRIES
+    )]
+    pub git_max_tree_entries: usize,
+
+    /// The most of a Git tree's listing read, in MiB.
+    #[arg(
+        long = "git-max-tree-mib",
+        env = "DOCSHELF_GIT_MAX_TREE_MIB",
+        default_value_t = default::GIT_MAX_TREE_MIB
+    )]
+    pub git_max_tree_mib: u64,
+
     /// Refreshes every source this often (`30m`, `6h`, `1d`; seconds
     /// without a unit). Off by default; `POST /api/sources/{id}/refresh`
     /// refreshes one at any time.
@@ -433,6 +463,9 @@ impl Default for SourceConfig {
             crawl_max_secs: default::CRAWL_MAX_SECS,
             crawl_page_mib: default::CRAWL_PAGE_MIB,
             fetch_timeout_secs: default::FETCH_TIMEOUT_SECS,
+            source_fetches: default::SOURCE_FETCHES,
+            git_max_tree_entries: default::GIT_MAX_TREE_ENTRIES,
+            git_max_tree_mib: default::GIT_MAX_TREE_MIB,
             refresh_every: None,
             rewrite_urls: Vec::new(),
             credentials: Vec::new(),
@@ -471,6 +504,11 @@ impl SourceConfig {
             concurrency: self.crawl_concurrency.clamp(1, 64),
             max_time: seconds(self.crawl_max_secs, 1.0, 7.0 * 86_400.0),
             rewrites: crate::source::Rewrites::new(self.rewrite_urls.clone()),
+            fetches: self.source_fetches.clamp(1, 64),
+            tree: crate::source::git::listing::TreeLimits {
+                max_entries: self.git_max_tree_entries.max(1),
+                max_bytes: self.git_max_tree_mib.clamp(1, 4096) << 20,
+            },
         }
     }
 }

@@ -176,12 +176,14 @@ impl EngineError {
                 GitError::NoRef(_) | GitError::UnknownRef { .. } | GitError::NoReleases { .. } => {
                     ErrorCode::UnknownRef
                 }
-                GitError::Redirected(_) | GitError::NoDocsPath(_) | GitError::NoDocs(_) => {
-                    ErrorCode::InvalidSource
-                }
-                GitError::TooManyFiles { .. } | GitError::TooLarge { .. } => {
-                    ErrorCode::InvalidSource
-                }
+                GitError::Redirected { .. }
+                | GitError::NoDocsPath(_)
+                | GitError::NoDocs(_)
+                | GitError::NoUsableDocs { .. } => ErrorCode::InvalidSource,
+                GitError::TooManyFiles { .. }
+                | GitError::TooLarge { .. }
+                | GitError::TreeTooLarge { .. } => ErrorCode::InvalidSource,
+                GitError::Memory(_) => ErrorCode::MemoryBusy,
                 GitError::NoGit | GitError::Local(_) | GitError::Stopped => ErrorCode::Internal,
                 GitError::Unreachable { .. } | GitError::Failed { .. } | GitError::Tool(_) => {
                     ErrorCode::SourceUnreachable
@@ -189,6 +191,7 @@ impl EngineError {
             },
             Self::Source(
                 SourceError::NotASource(_)
+                | SourceError::UserInUrl(_)
                 | SourceError::Package(_)
                 | SourceError::Scope(_)
                 | SourceError::NoVersion

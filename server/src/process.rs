@@ -6,9 +6,10 @@
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The most of a tool's error output kept for a message.
@@ -84,6 +85,58 @@ pub fn run_within(
     bounds: &Bounds,
     stop: &AtomicBool,
 ) -> Result<String, ProcessError> {
+    let (mut child, drain) = spawn_bounded(tool, command, stdout, bounds)?;
+    wait_bounded(tool, &mut child, drain, bounds, stop)
+}
+
+/// What a tool's output, read as it came, gave, and how the tool ended.
+#[derive(Debug)]
+pub struct Streamed<T> {
+    /// What the reader returned.
+    pub read: T,
+    /// How the tool ended: its error output, or why it failed (a tool
+    /// whose reader stopped early ends on a broken pipe).
+    pub ended: Result<String, ProcessError>,
+}
+
+/// [`run_bounded`], with the child's output read by `read` as it is
+/// written, on a thread of its own, rather than kept whole: a reader that
+/// has seen enough returns, and the tool ends on the broken pipe (or at
+/// its bounds) instead of writing the rest anywhere. Fails only when the
+/// tool cannot be started.
+pub fn run_reading<T: Send>(
+    tool: &'static str,
+    command: &mut Command,
+    bounds: &Bounds,
+    stop: &AtomicBool,
+    read: impl FnOnce(ChildStdout) -> T + Send,
+) -> Result<Streamed<T>, ProcessError> {
+    let (mut child, drain) = spawn_bounded(tool, command, Stdio::piped(), bounds)?;
+    let stdout = child.stdout.take();
+    std::thread::scope(|scope| {
+        // Dropping the pipe when the reader returns is what ends a tool
+        // that still has more to say.
+        let reader = scope.spawn(move || stdout.map(read));
+        let ended = wait_bounded(tool, &mut child, drain, bounds, stop);
+        match reader.join() {
+            Ok(Some(read)) => Ok(Streamed { read, ended }),
+            Ok(None) => Err(ProcessError::Io(std::io::Error::other(
+                "the tool's output was not piped",
+            ))),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
+/// Starts `command` within `bounds`, its error output drained (the first
+/// few KiB kept) on a thread of its own, so that a tool that writes a lot
+/// of errors never blocks on a full pipe.
+fn spawn_bounded(
+    tool: &'static str,
+    command: &mut Command,
+    stdout: Stdio,
+    bounds: &Bounds,
+) -> Result<(Child, Option<JoinHandle<String>>), ProcessError> {
     command
         .stdin(Stdio::null())
         .stdout(stdout)
@@ -92,8 +145,6 @@ pub fn run_within(
     let mut child = command
         .spawn()
         .map_err(|source| ProcessError::Spawn { tool, source })?;
-    // Drained on a thread of its own, so a tool that writes a lot of
-    // errors never blocks on a full pipe; the first few KiB are kept.
     let drain = child.stderr.take().map(|stderr| {
         std::thread::spawn(move || {
             let mut kept = Vec::new();
@@ -105,6 +156,18 @@ pub fn run_within(
             String::from_utf8_lossy(&kept).into_owned()
         })
     });
+    Ok((child, drain))
+}
+
+/// Waits for `child` to end: killed when its wall time is up or `stop` is
+/// set. Its error output when it succeeded, else why it failed.
+fn wait_bounded(
+    tool: &'static str,
+    child: &mut Child,
+    drain: Option<JoinHandle<String>>,
+    bounds: &Bounds,
+    stop: &AtomicBool,
+) -> Result<String, ProcessError> {
     let deadline = Instant::now() + bounds.wall;
     let ended = loop {
         match child.try_wait() {
@@ -311,6 +374,36 @@ mod tests {
             "test \"$(nice)\" = 19 || { echo \"nice $(nice)\" >&2; exit 1; }",
         ]);
         run_bounded("sh", &mut nice, &bounds, &stop).expect("nice 19");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_reader_that_has_seen_enough_ends_the_tool() {
+        use std::io::{BufRead, BufReader};
+        let stop = AtomicBool::new(false);
+        let bounds = Bounds {
+            cpu: Duration::from_secs(600),
+            wall: Duration::from_secs(3600),
+            memory_bytes: 1 << 30,
+            file_bytes: None,
+        };
+        // `yes` writes forever: only the reader's leaving ends it.
+        let streamed = run_reading("yes", &mut Command::new("yes"), &bounds, &stop, |out| {
+            BufReader::new(out).lines().take(1000).count()
+        })
+        .expect("runs");
+        assert_eq!(streamed.read, 1000);
+        assert!(streamed.ended.is_err(), "{:?}", streamed.ended);
+
+        // A tool that ends by itself is read to its end.
+        let mut printf = Command::new("printf");
+        printf.arg("a\\nb\\n");
+        let streamed = run_reading("printf", &mut printf, &bounds, &stop, |out| {
+            BufReader::new(out).lines().count()
+        })
+        .expect("runs");
+        assert_eq!(streamed.read, 2);
+        assert!(streamed.ended.is_ok(), "{:?}", streamed.ended);
     }
 
     #[cfg(unix)]

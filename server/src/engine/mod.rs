@@ -98,6 +98,10 @@ pub struct Engine {
     background: Background,
     /// How sources are fetched, and the client they are fetched with.
     source_settings: crate::source::SourceSettings,
+    /// Turns for source fetches (`--source-fetches`): a fetch holds memory
+    /// and a git or crawl's connections while it runs, so only so many run
+    /// at once and the rest wait (`engine/sources.rs`).
+    source_fetches: Arc<tokio::sync::Semaphore>,
     fetcher: crate::source::Fetcher,
     /// The credentials the operator declared, by name (`--credential`).
     credentials: crate::source::credential::Credentials,
@@ -163,6 +167,9 @@ impl Engine {
             )),
             background: Background::start().context("cannot start the upload runtime")?,
             source_settings: config.sources.settings(),
+            source_fetches: Arc::new(tokio::sync::Semaphore::new(
+                config.sources.settings().fetches,
+            )),
             fetcher: crate::source::Fetcher::new(
                 config.sources.settings().policy,
                 config.sources.settings().fetch,

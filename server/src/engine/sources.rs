@@ -20,6 +20,7 @@ use crate::ingest::pipeline::finish_indexing;
 use crate::ingest::JobHandle;
 use crate::source::job::{self, Work};
 use crate::source::{Origin, Source};
+use crate::store::runs::run_of;
 
 impl Engine {
     /// Adds a source (or fetches an existing one again, with this
@@ -113,18 +114,22 @@ impl Engine {
     /// any job running now.
     pub async fn sources(&self, caller: &Caller) -> Result<SourceList, EngineError> {
         let stored = self.store.sources().await?;
-        let sources = stored
+        let mut sources = Vec::new();
+        for source in stored
             .iter()
             .filter_map(Source::from_stored)
             .filter(|s| Self::may_read(caller, &s.library))
-            .map(|s| self.source_info(s))
-            .collect();
+        {
+            sources.push(self.source_info(source).await);
+        }
         Ok(SourceList { sources })
     }
 
     /// One stored source.
     pub async fn source(&self, caller: &Caller, id: &str) -> Result<SourceInfo, EngineError> {
-        Ok(self.source_info(self.visible_source(caller, id).await?))
+        Ok(self
+            .source_info(self.visible_source(caller, id).await?)
+            .await)
     }
 
     /// A stored source of a library the caller may read; any other is
@@ -166,6 +171,8 @@ impl Engine {
             &prepared.source.version,
         );
         watch(job.subscribe());
+        let mut prepared = prepared;
+        prepared.source.state.job = Some(job.id());
         self.store.save_source(&prepared.source.to_stored()).await?;
         self.run_source(&job, prepared).await;
         Ok(job.status())
@@ -239,23 +246,81 @@ impl Engine {
             .ok_or(EngineError::UnknownSource(id))
     }
 
-    fn source_info(&self, source: Source) -> SourceInfo {
-        let running_job = self
-            .jobs
-            .writing_into(&source.library, Some(&source.version))
-            .first()
-            .map(|j| j.id());
+    /// A source as listed: its last fetch, and the job fetching it now.
+    async fn source_info(&self, mut source: Source) -> SourceInfo {
+        // A source stored before user parts were refused is shown without
+        // its password.
+        if let Some(shown) = crate::source::userinfo::stripped(&source.request.url) {
+            source.request.url = shown;
+        }
         let kind = Origin::parse(&source.request.url)
             .map(|o| o.kind())
             .unwrap_or("site");
+        let (last_refresh, running_job) = self.latest_fetch(&source).await;
         SourceInfo {
             source_id: source.id,
             kind: kind.to_owned(),
             library: source.library,
             version: source.version,
-            last_refresh: source.state.last_refresh,
+            last_refresh,
             running_job,
             request: source.request,
+        }
+    }
+
+    /// How the source's latest job stands: the one running here, else the
+    /// one its state names if that is not the last refresh (a job whose
+    /// process was killed never wrote its end into the source: it is
+    /// found in the store, running in another process or ended
+    /// `interrupted`), else the last refresh.
+    async fn latest_fetch(&self, source: &Source) -> (Option<RefreshSummary>, Option<String>) {
+        let last = source.state.last_refresh.clone();
+        if let Some(here) = self
+            .jobs
+            .writing_into(&source.library, Some(&source.version))
+            .first()
+        {
+            return (last, Some(here.id()));
+        }
+        let Some(started) = &source.state.job else {
+            return (last, None);
+        };
+        if last.as_ref().is_some_and(|l| &l.job_id == started) {
+            return (last, None);
+        }
+        match self.find_job(started).await {
+            Ok(Some(found)) => {
+                let status = found.status();
+                if !status.state.is_finished() {
+                    return (last, Some(status.id));
+                }
+                let at = match &found {
+                    super::jobs::JobWatch::Stored(stored) => {
+                        u64::try_from(stored.updated_at_micros / 1_000_000).unwrap_or_default()
+                    }
+                    super::jobs::JobWatch::Local(_) => crate::source::tally::now_secs(),
+                };
+                let summary =
+                    crate::source::tally::summary_of_stored(&status, at, source.state.pages.len());
+                (Some(summary), None)
+            }
+            // Never written: its process died at once, or is starting it
+            // (a lock says which on a local store; on an object store a
+            // job seen nowhere has no heartbeat, and is taken for dead
+            // until its first status is written, moments after it starts).
+            Ok(None) => {
+                let alive = run_of(started).is_some_and(|run| self.store.runs().alive(run, 0));
+                if alive {
+                    return (last, Some(started.clone()));
+                }
+                let summary =
+                    crate::source::tally::summary_of_vanished(started, source.state.pages.len());
+                (Some(summary), None)
+            }
+            Err(err) => {
+                tracing::warn!(%err, job = started, "cannot read a source's latest job");
+                (last, None)
+            }
         }
     }
 
@@ -278,7 +343,10 @@ impl Engine {
                     version: version.clone(),
                     job: busy.running,
                 })?;
-        // Listed at once, with the request it was given.
+        // Listed at once, with the request it was given and the job that
+        // fetches it (shown, should this process die before it ends).
+        let mut prepared = prepared;
+        prepared.source.state.job = Some(job.id());
         if let Err(err) = self.store.save_source(&prepared.source.to_stored()).await {
             job.set_state(
                 JobState::Failed,
@@ -328,8 +396,12 @@ impl Engine {
                 return;
             }
         };
+        let tree = self.source_settings.tree;
         let ran = tokio::select! {
-            ran = job::run(&pipeline, job, &self.fetcher, work, &source.state) => ran,
+            ran = async {
+                let _turn = self.fetch_turn(job).await;
+                job::run(&pipeline, job, &self.fetcher, tree, work, &source.state).await
+            } => ran,
             () = job.cancelled() => return self.end_cancelled(job).await,
         };
         match ran {
@@ -348,6 +420,30 @@ impl Engine {
                 self.keep_source(&source).await;
             }
         }
+    }
+
+    /// Waits for a turn to fetch (`--source-fetches` run at once), held
+    /// until the permit is dropped. A job that must wait says so in its
+    /// notes, with how many run, so that a job that has not started yet
+    /// does not look stuck.
+    async fn fetch_turn(&self, job: &JobHandle) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let turns = self.source_fetches.clone();
+        if let Ok(turn) = turns.clone().try_acquire_owned() {
+            return Some(turn);
+        }
+        job.note(&format!(
+            "waiting for its turn: {} source fetches run at once (--source-fetches), and this one starts when one of them ends",
+            self.source_settings.fetches
+        ));
+        let waited = std::time::Instant::now();
+        // Closed never: the engine owns the semaphore. Should it be, the
+        // fetch runs rather than waits forever.
+        let turn = turns.acquire_owned().await.ok();
+        job.note(&format!(
+            "its turn came after {} s of waiting",
+            waited.elapsed().as_secs()
+        ));
+        turn
     }
 
     async fn keep_source(&self, source: &Source) {

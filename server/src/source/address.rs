@@ -57,14 +57,19 @@ pub fn special(ip: IpAddr) -> Option<&'static str> {
 
 fn special_v4(ip: Ipv4Addr) -> Option<&'static str> {
     let [a, b, c, _] = ip.octets();
-    Some(match (a, b) {
+    Some(match (a, b, c) {
         _ if ip.is_loopback() => "a loopback address",
         _ if ip.is_unspecified() || a == 0 => "an unspecified address",
         _ if ip.is_private() => "a private address",
-        (169, 254) => "a link-local address (where cloud metadata services answer)",
-        (100, 64..=127) => "a shared (carrier-grade NAT) address",
-        (192, 0) if c == 0 => "an IETF protocol address",
-        (198, 18..=19) => "a benchmarking address",
+        (169, 254, _) => "a link-local address (where cloud metadata services answer)",
+        (100, 64..=127, _) => "a shared (carrier-grade NAT) address",
+        (192, 0, 0) => "an IETF protocol address",
+        // TEST-NET-1, -2 and -3 (RFC 5737): no public host answers there,
+        // so a URL naming one reaches whatever the server's network put there.
+        (192, 0, 2) | (198, 51, 100) | (203, 0, 113) => "a documentation address",
+        // The 6to4 relay anycast (RFC 7526), deprecated.
+        (192, 88, 99) => "a reserved (6to4 relay) address",
+        (198, 18..=19, _) => "a benchmarking address",
         _ if ip.is_multicast() => "a multicast address",
         _ if ip.is_broadcast() || a >= 240 => "a reserved address",
         _ => return None,
@@ -72,6 +77,12 @@ fn special_v4(ip: Ipv4Addr) -> Option<&'static str> {
 }
 
 fn special_v6(ip: Ipv6Addr) -> Option<&'static str> {
+    if ip.is_loopback() {
+        return Some("a loopback address");
+    }
+    if ip.is_unspecified() {
+        return Some("an unspecified address");
+    }
     // An IPv4 address wrapped in IPv6 is that address.
     if let Some(v4) = ip.to_ipv4_mapped() {
         return special_v4(v4);
@@ -82,31 +93,49 @@ fn special_v6(ip: Ipv6Addr) -> Option<&'static str> {
         return Some(what);
     }
     let segments = ip.segments();
-    Some(match segments[0] {
-        _ if ip.is_loopback() => "a loopback address",
-        _ if ip.is_unspecified() => "an unspecified address",
-        s if s & 0xfe00 == 0xfc00 => "a private (unique local) address",
-        s if s & 0xffc0 == 0xfe80 => "a link-local address",
+    Some(match segments {
+        [s, ..] if s & 0xfe00 == 0xfc00 => "a private (unique local) address",
+        [s, ..] if s & 0xffc0 == 0xfe80 => "a link-local address",
         // Deprecated site-local (fec0::/10), still private where honoured.
-        s if s & 0xffc0 == 0xfec0 => "a site-local address",
-        s if s & 0xff00 == 0xff00 => "a multicast address",
+        [s, ..] if s & 0xffc0 == 0xfec0 => "a site-local address",
+        [s, ..] if s & 0xff00 == 0xff00 => "a multicast address",
         // The discard prefix (100::/64).
-        0x100 if segments[1..4] == [0; 3] => "a discard address",
+        [0x100, 0, 0, 0, ..] => "a discard address",
         // The IPv4-compatible form (::a.b.c.d), deprecated but routable
         // to the IPv4 address on some stacks.
-        0 if segments[1..6] == [0; 5] => "an IPv4-compatible address",
+        [0, 0, 0, 0, 0, 0, ..] => "an IPv4-compatible address",
+        // SIIT's IPv4-translated form (::ffff:0:a.b.c.d), never a public
+        // host's address.
+        [0, 0, 0, 0, 0xffff, 0, ..] => "an IPv4-translated address",
+        // 2001:db8::/32 and 3fff::/20 (RFC 3849, RFC 9637).
+        [0x2001, 0xdb8, ..] => "a documentation address",
+        [0x3fff, s, ..] if s & 0xf000 == 0 => "a documentation address",
+        // 2001:2::/48 (RFC 5180).
+        [0x2001, 2, 0, ..] => "a benchmarking address",
+        // ORCHID and ORCHIDv2 (2001:10::/28, 2001:20::/28): identifiers,
+        // not locators.
+        [0x2001, s, ..] if s & 0xfff0 == 0x10 || s & 0xfff0 == 0x20 => {
+            "a reserved (ORCHID) address"
+        }
+        // SRv6 segment identifiers (5f00::/16, RFC 9602): a provider's
+        // own network.
+        [0x5f00, ..] => "a reserved (SRv6) address",
         _ => return None,
     })
 }
 
 /// The IPv4 addresses an IPv6 address carries to by a transition
-/// mechanism: NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48),
-/// 6to4 (2002::/16, the address in bits 16–47) and Teredo (2001::/32: its
-/// server in bits 32–63, its client inverted in the last 32 bits).
+/// mechanism: the IPv4-compatible (::a.b.c.d) and IPv4-translated
+/// (::ffff:0:a.b.c.d) forms, NAT64 (64:ff9b::/96 and the local-use
+/// 64:ff9b:1::/48), 6to4 (2002::/16, the address in bits 16–47) and Teredo
+/// (2001::/32: its server in bits 32–63, its client inverted in the last
+/// 32 bits). The mapped form (::ffff:a.b.c.d) is read by
+/// [`Ipv6Addr::to_ipv4_mapped`] before this.
 fn embedded_v4(ip: Ipv6Addr) -> Vec<Ipv4Addr> {
     let s = ip.segments();
     let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
     match s {
+        [0, 0, 0, 0, 0, 0, hi, lo] | [0, 0, 0, 0, 0xffff, 0, hi, lo] => vec![v4(hi, lo)],
         [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => vec![v4(hi, lo)],
         [0x64, 0xff9b, 1, ..] => vec![v4(s[6], s[7])],
         [0x2002, hi, lo, ..] => vec![v4(hi, lo)],
@@ -203,6 +232,121 @@ mod tests {
         ] {
             assert!(refused(ip), "{ip} should be refused");
         }
+    }
+
+    /// What `special` calls `ip`, for the tests' messages.
+    fn what(ip: &str) -> Option<&'static str> {
+        special(ip.parse().unwrap())
+    }
+
+    #[test]
+    fn documentation_and_reserved_ipv4_ranges_are_refused() {
+        for (ip, kind) in [
+            ("192.0.2.1", "documentation"),
+            ("198.51.100.7", "documentation"),
+            ("203.0.113.200", "documentation"),
+            ("198.18.0.1", "benchmarking"),
+            ("198.19.255.254", "benchmarking"),
+            ("192.88.99.1", "6to4 relay"),
+            ("192.0.0.8", "IETF protocol"),
+            ("0.1.2.3", "unspecified"),
+            ("240.0.0.1", "reserved"),
+            ("255.255.255.255", "reserved"),
+            ("239.255.255.250", "multicast"),
+        ] {
+            let what = what(ip).unwrap_or_else(|| panic!("{ip} should be refused"));
+            assert!(what.contains(kind), "{ip}: {what}");
+        }
+        // Their neighbours are public.
+        for ip in [
+            "192.0.3.1",
+            "198.51.101.1",
+            "203.0.114.1",
+            "198.20.0.1",
+            "192.88.98.1",
+        ] {
+            assert_eq!(what(ip), None, "{ip} should pass");
+        }
+    }
+
+    #[test]
+    fn documentation_and_reserved_ipv6_ranges_are_refused() {
+        for (ip, kind) in [
+            ("2001:db8::1", "documentation"),
+            ("2001:db8:ffff::7", "documentation"),
+            ("3fff::1", "documentation"),
+            ("3fff:fff:ffff::1", "documentation"),
+            ("2001:2::1", "benchmarking"),
+            ("2001:10::1", "ORCHID"),
+            ("2001:2f::1", "ORCHID"),
+            ("5f00::1", "SRv6"),
+            ("100::1", "discard"),
+            ("fd12:3456::1", "unique local"),
+            ("fc00::1", "unique local"),
+            ("ff02::1", "multicast"),
+            ("fe80::1", "link-local"),
+            ("::1", "loopback"),
+            ("::", "unspecified"),
+        ] {
+            let what = what(ip).unwrap_or_else(|| panic!("{ip} should be refused"));
+            assert!(what.contains(kind), "{ip}: {what}");
+        }
+        for ip in [
+            "2001:db9::1",
+            "3fff:1000::1",
+            "2001:4860:4860::8888",
+            "5f01::1",
+        ] {
+            assert_eq!(what(ip), None, "{ip} should pass");
+        }
+    }
+
+    /// 192.0.2.1 (TEST-NET-1) and 127.0.0.1 in every IPv6 form that carries
+    /// an IPv4 address: each is refused as the address it embeds.
+    #[test]
+    fn every_ipv6_embedding_of_a_refused_ipv4_is_refused() {
+        for (ip, kind) in [
+            // Mapped, ::ffff:a.b.c.d.
+            ("::ffff:192.0.2.1", "documentation"),
+            ("::ffff:7f00:1", "loopback"),
+            // IPv4-compatible, ::a.b.c.d.
+            ("::192.0.2.1", "documentation"),
+            ("::127.0.0.1", "loopback"),
+            // SIIT's IPv4-translated, ::ffff:0:a.b.c.d.
+            ("::ffff:0:7f00:1", "loopback"),
+            ("::ffff:0:192.0.2.1", "documentation"),
+            // NAT64, well-known and local-use prefixes.
+            ("64:ff9b::192.0.2.1", "documentation"),
+            ("64:ff9b::7f00:1", "loopback"),
+            ("64:ff9b:1::c000:201", "documentation"),
+            ("64:ff9b:1:abcd::7f00:1", "loopback"),
+            // 6to4: the address in bits 16–47.
+            ("2002:c000:201::1", "documentation"),
+            ("2002:7f00:1::", "loopback"),
+            // Teredo: the server in bits 32–63, the client inverted.
+            ("2001:0:c000:201::1", "documentation"),
+            ("2001:0:5ef5:79fb:0:0:3fff:fdfe", "documentation"),
+            ("2001:0:5ef5:79fb:0:0:80ff:fffe", "loopback"),
+        ] {
+            let what = what(ip).unwrap_or_else(|| panic!("{ip} should be refused"));
+            assert!(what.contains(kind), "{ip}: {what}");
+        }
+    }
+
+    #[test]
+    fn ipv6_embeddings_of_public_ipv4_pass_where_the_form_is_routable() {
+        for ip in [
+            "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
+            "64:ff9b:1::808:808",
+            "2002:808:808::1",
+            "2001:0:5ef5:79fb:0:0:f7f7:f7f7",
+        ] {
+            assert_eq!(what(ip), None, "{ip} should pass");
+        }
+        // The deprecated forms are never a public host's address.
+        assert!(what("::8.8.8.8").is_some());
+        assert!(what("::ffff:0:808:808").is_some());
     }
 
     #[test]

@@ -15,13 +15,15 @@ use tokio::sync::mpsc;
 
 use super::crawl::{self, Found, PageRecord, Plan};
 use super::fetch::Fetcher;
+use super::git::listing::TreeLimits;
+use super::git::tree::FetchBounds;
 use super::git::{self, GitPlan};
 use super::package_route::{Chosen, PackageRoute};
 use super::registry::{self, Release};
 use super::tally::Tally;
 use super::SourceState;
 use crate::ingest::pipeline::{Input, JobRun, Pipeline, Read};
-use crate::ingest::JobHandle;
+use crate::ingest::{JobHandle, MemoryBudget};
 use crate::store::Replace;
 
 /// What a job fetches.
@@ -41,17 +43,23 @@ pub async fn run(
     pipeline: &Pipeline<'_>,
     job: &JobHandle,
     fetcher: &Fetcher,
+    tree: TreeLimits,
     work: Work,
     previous: &SourceState,
 ) -> Result<SourceState, RefreshSummary> {
     let mut tally = Tally::default();
     let mut run = JobRun::new(pipeline, job);
+    let trees = Trees {
+        limits: tree,
+        memory: pipeline.memory.clone(),
+    };
     let leftovers = match work {
         Work::Site(plan) => site(&mut tally, &mut run, job, fetcher, plan, previous).await,
-        Work::Git(plan) => repository(&mut tally, &mut run, job, plan, previous).await,
+        Work::Git(plan) => repository(&mut tally, &mut run, job, plan, &trees, previous).await,
         Work::Package(release, route) => {
+            let reach = Reach { fetcher, trees };
             package(
-                &mut tally, &mut run, job, fetcher, &release, &route, previous,
+                &mut tally, &mut run, job, &reach, &release, &route, previous,
             )
             .await
         }
@@ -92,6 +100,20 @@ pub async fn run(
         return Err(tally.summary(job));
     }
     Ok(tally.state(job))
+}
+
+/// What bounds a repository's tree listing: its limits, and the memory
+/// budget its paths are reserved from.
+struct Trees {
+    limits: TreeLimits,
+    memory: MemoryBudget,
+}
+
+/// What a package's fetch reaches: its registry and sites over HTTP, a
+/// repository through git.
+struct Reach<'a> {
+    fetcher: &'a Fetcher,
+    trees: Trees,
 }
 
 /// What becomes of the pages of the last fetch that this one did not meet.
@@ -162,6 +184,7 @@ async fn repository(
     run: &mut JobRun<'_, '_>,
     job: &JobHandle,
     plan: GitPlan,
+    trees: &Trees,
     previous: &SourceState,
 ) -> Leftovers {
     let address = format!("{} @ {}", plan.remote.url(), plan.target.name);
@@ -173,14 +196,20 @@ async fn repository(
     let _stop_on_drop = crate::process::StopOnDrop(stop.clone());
     let fetched = {
         let stop = stop.clone();
+        let (tree, memory) = (trees.limits, trees.memory.clone());
         tokio::task::spawn_blocking(move || {
+            let bounds = FetchBounds {
+                limits: &plan.limits,
+                tree,
+                memory: &memory,
+                wall,
+            };
             git::tree::fetch_docs(
                 &plan.remote,
                 &plan.target,
                 plan.docs_path.as_deref(),
                 &plan.selection,
-                &plan.limits,
-                wall,
+                bounds,
                 &stop,
             )
         })
@@ -207,6 +236,7 @@ async fn repository(
         docs.root,
         docs.left_out
     ));
+    tally.notes.extend(docs.unusable.notes());
     job.expect(docs.files.len());
     for file in docs.files {
         let record = PageRecord {
@@ -243,11 +273,12 @@ async fn package(
     tally: &mut Tally,
     run: &mut JobRun<'_, '_>,
     job: &JobHandle,
-    fetcher: &Fetcher,
+    reach: &Reach<'_>,
     release: &Release,
     route: &PackageRoute,
     previous: &SourceState,
 ) -> Leftovers {
+    let fetcher = reach.fetcher;
     let address = release.url.to_string();
     tally.archive = Some(address.clone());
     let bytes = match registry::download(fetcher, release).await {
@@ -283,7 +314,9 @@ async fn package(
         .choose(fetcher, release, &bytes, &mut tally.notes)
         .await
     {
-        Chosen::Repository(plan) => return repository(tally, run, job, *plan, previous).await,
+        Chosen::Repository(plan) => {
+            return repository(tally, run, job, *plan, &reach.trees, previous).await
+        }
         Chosen::Site(plan, origin) => {
             tally.notes.push(origin);
             return site(tally, run, job, fetcher, *plan, previous).await;

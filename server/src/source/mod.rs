@@ -13,6 +13,8 @@
 //! - [`releases`]: which releases a `track` pattern follows.
 //! - [`job`]: a source's fetch run as a job, published whole.
 //! - [`tally`]: what a fetch met, and the verdict, state and summary after it.
+//! - `userinfo`: a URL's user name and password, refused (secrets go by
+//!   reference).
 
 pub mod address;
 pub mod crawl;
@@ -27,6 +29,7 @@ pub mod robots;
 pub mod scope;
 pub mod sitemap;
 pub mod tally;
+pub(crate) mod userinfo;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -54,6 +57,10 @@ pub struct SourceSettings {
     pub max_time: Duration,
     /// URL prefixes fetched from elsewhere (`--rewrite-url`).
     pub rewrites: Rewrites,
+    /// Source fetches run at once, at most (`--source-fetches`).
+    pub fetches: usize,
+    /// How much of a Git tree a fetch lists.
+    pub tree: git::listing::TreeLimits,
 }
 
 /// URL prefixes fetched from elsewhere, as git's `insteadOf`: the longest
@@ -134,6 +141,8 @@ impl Default for SourceSettings {
             concurrency: 4,
             max_time: Duration::from_secs(3600),
             rewrites: Rewrites::default(),
+            fetches: 2,
+            tree: git::listing::TreeLimits::default(),
         }
     }
 }
@@ -149,6 +158,12 @@ pub enum Origin {
 /// Why a source cannot be added.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
+    #[error(
+        "{0} carries a user name or password: a source's URL is stored and shown to \
+         whoever reads the library, so it may hold no secret; give the secret as a named \
+         credential the operator declares (`credential`: NAME)"
+    )]
+    UserInUrl(String),
     #[error("{0:?} is neither an http(s) URL, a Git repository (git+https://…, …/name.git) nor a package (pypi:NAME[==VER], npm:NAME[@VER], crates:NAME[@VER])")]
     NotASource(String),
     #[error(transparent)]
@@ -179,8 +194,17 @@ pub enum SourceError {
 
 impl Origin {
     /// Reads a request's `url`: a package spec, else an http(s) URL.
+    ///
+    /// A URL carrying a user name or password, in any form (a site, a
+    /// repository, `git+https://`), is refused before anything else reads
+    /// it, and the error shows it without them.
     pub fn parse(raw: &str) -> Result<Self, SourceError> {
         let raw = raw.trim();
+        if let Some(shown) = userinfo::stripped(raw) {
+            return Err(SourceError::UserInUrl(index_core::validate::cut(
+                &shown, 200,
+            )));
+        }
         if let Some(spec) = PackageSpec::parse(raw)? {
             return Ok(Self::Package(spec));
         }
@@ -221,6 +245,12 @@ pub struct SourceState {
     /// The pages (or package files) the version holds, by address.
     #[serde(default)]
     pub pages: BTreeMap<String, PageRecord>,
+    /// The job fetching it now, written when it starts and cleared when
+    /// it publishes: when it is not `last_refresh`'s, that job has not
+    /// ended where the source could be told (its process was killed), and
+    /// the listing shows it instead (`engine/sources.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
 }
 
 /// A stored source, read.

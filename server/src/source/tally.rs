@@ -189,6 +189,7 @@ impl Tally {
             last_refresh: Some(summary),
             refreshed_at: now_secs(),
             pages: self.pages,
+            job: None,
         }
     }
 
@@ -219,6 +220,62 @@ impl Tally {
             failed: self.failed,
             notes: self.notes.clone(),
         }
+    }
+}
+
+/// How a job that ended without its process keeping the source's state
+/// went (it was killed, and ended `interrupted` by another process), from
+/// its stored status: what it did file by file, and why it ended. `at` is
+/// when its status was last written, in seconds since the epoch; `pages`
+/// what the version holds.
+pub fn summary_of_stored(
+    status: &index_core::job::JobStatus,
+    at: u64,
+    pages: usize,
+) -> RefreshSummary {
+    let count =
+        |wanted: fn(&FileState) -> bool| status.files.iter().filter(|f| wanted(&f.state)).count();
+    let failures: Vec<PageFailure> = status
+        .files
+        .iter()
+        .filter_map(|f| match &f.state {
+            FileState::Failed { reason } => Some(PageFailure {
+                url: f.file_path.clone(),
+                reason: reason.clone(),
+            }),
+            _ => None,
+        })
+        .collect();
+    RefreshSummary {
+        job_id: status.id.clone(),
+        finished_at: rfc3339(at),
+        state: status.state,
+        pages,
+        changed: count(|s| matches!(s, FileState::Stored { .. })),
+        unchanged: count(|s| matches!(s, FileState::Unchanged)),
+        removed: count(|s| matches!(s, FileState::Removed { .. })),
+        failed: failures.len(),
+        failures: failures.into_iter().take(LISTED_FAILURES).collect(),
+        notes: status.error.iter().chain(&status.notes).cloned().collect(),
+    }
+}
+
+/// How a job went that left no status at all: its process died before it
+/// wrote one. `pages` is what the version holds.
+pub fn summary_of_vanished(job_id: &str, pages: usize) -> RefreshSummary {
+    RefreshSummary {
+        job_id: job_id.to_owned(),
+        finished_at: rfc3339(now_secs()),
+        state: JobState::Interrupted,
+        pages,
+        changed: 0,
+        unchanged: 0,
+        removed: 0,
+        failures: Vec::new(),
+        failed: 0,
+        notes: vec![
+            "its process stopped (killed, crashed or restarted) before the job wrote its status; nothing it fetched was published".to_owned(),
+        ],
     }
 }
 

@@ -74,6 +74,35 @@ pub async fn engine(dir: &Path) -> Engine {
     Engine::open(&engine_config(dir)).await.expect("engine")
 }
 
+/// The hosts the package registries are fetched from.
+const REGISTRY_HOSTS: [&str; 5] = [
+    "pypi.org",
+    "files.pythonhosted.org",
+    "registry.npmjs.org",
+    "index.crates.io",
+    "static.crates.io",
+];
+
+/// The addresses the package registries' hosts resolve to here that the
+/// address rules refuse: tests that fetch from the real registries allow
+/// them. A test machine may send those hosts to a stand-in on a reserved
+/// address (one in a documentation range, which the rules refuse); with
+/// public DNS this is empty.
+pub fn registry_addresses() -> Vec<std::net::IpAddr> {
+    use std::net::ToSocketAddrs;
+    let policy = docshelf_server::source::AddressPolicy::default();
+    let mut found: Vec<std::net::IpAddr> = REGISTRY_HOSTS
+        .iter()
+        .filter_map(|host| (*host, 443).to_socket_addrs().ok())
+        .flatten()
+        .map(|addr| addr.ip())
+        .filter(|ip| policy.check(*ip).is_err())
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
 /// A loopback port nothing listens on (it was free a moment ago): for a
 /// server a test starts, or to stand for one that is not there.
 pub fn free_port() -> u16 {

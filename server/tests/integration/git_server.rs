@@ -98,6 +98,15 @@ impl Repo {
         }
     }
 
+    /// Adds a symbolic link at `path` to `target` and commits it.
+    pub fn link(&self, path: &str, target: &str) {
+        let path = self.work.join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+        std::os::unix::fs::symlink(target, path).expect("symlink");
+        self.git(&["add", "--all"]);
+        self.git(&["commit", "--quiet", "-m", "link"]);
+    }
+
     /// Pushes the branch and every tag to the bare `root/NAME.git`.
     pub fn push(&self, root: &Path, name: &str) {
         let bare = root.join(format!("{name}.git"));

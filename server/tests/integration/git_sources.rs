@@ -482,7 +482,11 @@ async fn packages_are_followed_to_the_docs_in_their_repositories() {
     let dir = tempfile::tempdir().expect("dir");
     let config = EngineConfig {
         sources: SourceConfig {
-            allow_addresses: vec![IpAddr::from([127, 0, 0, 1])],
+            allow_addresses: [
+                vec![IpAddr::from([127, 0, 0, 1])],
+                common::registry_addresses(),
+            ]
+            .concat(),
             rewrite_urls: vec![("https://github.com/".into(), format!("{}/", git.base))],
             ..SourceConfig::default()
         },

@@ -86,8 +86,10 @@ async fn docs_rs_mirror(dir: &Path) -> (String, Arc<Mutex<Vec<String>>>) {
 fn sources(mirrors: Vec<(String, String)>) -> SourceConfig {
     let mut rewrite_urls = mirrors;
     rewrite_urls.push(("https://".into(), "http://127.0.0.1:9/".into()));
+    let mut allow_addresses = vec![IpAddr::from([127, 0, 0, 1])];
+    allow_addresses.extend(common::registry_addresses());
     SourceConfig {
-        allow_addresses: vec![IpAddr::from([127, 0, 0, 1])],
+        allow_addresses,
         rewrite_urls,
         crawl_rate: 1000.0,
         ..SourceConfig::default()

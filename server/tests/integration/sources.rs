@@ -622,6 +622,7 @@ async fn packages_come_from_their_registries() {
     // whether or not those hosts are reachable from the machine.
     let config = EngineConfig {
         sources: SourceConfig {
+            allow_addresses: common::registry_addresses(),
             rewrite_urls: vec![("https://".into(), "http://127.0.0.1:9/".into())],
             ..SourceConfig::default()
         },
@@ -717,6 +718,10 @@ async fn a_refused_package_fails_is_retried_and_can_be_deleted() {
     let dir = tempfile::tempdir().expect("dir");
     let config = EngineConfig {
         max_files: 1,
+        sources: SourceConfig {
+            allow_addresses: common::registry_addresses(),
+            ..SourceConfig::default()
+        },
         ..common::engine_config(dir.path())
     };
     let engine = Engine::open(&config).await.expect("engine");

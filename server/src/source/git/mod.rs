@@ -2,10 +2,17 @@
 //! commit) and a docs folder, read into a library version.
 //!
 //! - [`remote`]: the git CLI, run so that it reaches only what a source may.
+//! - `moved`: where a redirecting Git server says the repository went.
+//! - [`listing`]: a commit's tree listed, bounded while it is read.
+//! - [`names`]: which files cannot be stored as they are named, and the
+//!   notes saying so.
 //! - [`refs`]: the repository's tags and branches, and which one a source reads.
 //! - [`tree`]: the docs folder of one commit, fetched alone (trees first,
 //!   then only the chosen files).
 
+pub mod listing;
+mod moved;
+pub mod names;
 pub mod refs;
 pub mod remote;
 pub mod tree;
@@ -80,8 +87,18 @@ pub enum GitError {
     Unauthorized { url: String, with_credential: bool },
     #[error("{0} is not a Git repository this server can read (not found)")]
     NoRepository(String),
-    #[error("{0} redirects elsewhere: give the URL it redirects to (docshelf does not follow a Git server's redirects, so that none can lead a fetch into the server's own network)")]
-    Redirected(String),
+    #[error(
+        "{url} redirects {}: the repository has moved; give the URL it moved to \
+         (docshelf does not follow a Git server's redirects, so that none can lead a fetch \
+         into the server's own network)",
+        match .to { Some(to) => format!("to {to}"), None => "elsewhere (it did not say where)".to_owned() }
+    )]
+    Redirected {
+        url: String,
+        /// Where to: the repository URL its `Location` names, without any
+        /// user part, cut to length; `None` when it named none usable.
+        to: Option<String>,
+    },
     #[error("{0} has no such ref")]
     NoRef(String),
     #[error("{url} has no tag or branch {given:?}{}", known(.tags))]
@@ -102,10 +119,24 @@ pub enum GitError {
     NoDocsPath(String),
     #[error("no file docshelf reads under {0}")]
     NoDocs(String),
+    #[error("no documentation file under {root} can be stored: {why}")]
+    NoUsableDocs { root: String, why: String },
     #[error("the docs folder holds {found} files docshelf reads, more than the {max} an archive may hold; give a narrower docs path")]
     TooManyFiles { found: usize, max: usize },
     #[error("the fetch wrote more than {} MiB; give a narrower docs path", .max / (1024 * 1024))]
     TooLarge { max: u64 },
+    #[error("{} lists more than {limit} {what} (--git-max-tree-entries, --git-max-tree-mib); {}",
+        match .folder { Some(f) => format!("the docs folder {f:?}"), None => "the repository's tree".to_owned() },
+        if .folder.is_some() { "give a narrower docs path" } else { "give the docs folder as docs_path, so that only it is listed" })]
+    TreeTooLarge {
+        /// The docs folder listed, when one was given.
+        folder: Option<String>,
+        /// `paths`, or `MiB of listing`.
+        what: &'static str,
+        limit: u64,
+    },
+    #[error("the repository's tree: {0}")]
+    Memory(String),
     #[error("the git command is not installed on the server (Debian: apt install git)")]
     NoGit,
     #[error("git: {0}")]

@@ -12,7 +12,7 @@
 //!   an address that was checked, never to a second answer of the DNS.
 //! - **Redirects** are not followed (`http.followRedirects=false`): a Git
 //!   server's redirect could otherwise lead a fetch into the server's own
-//!   network. The message says which URL to give instead.
+//!   network. The message says where the repository moved ([`moved`]).
 //! - **Protocols**: only http(s); no `file://`, `ext::` or ssh, even for
 //!   submodules or a lazy fetch.
 //! - **Nothing of the server's user**: no global or system config, no
@@ -24,13 +24,13 @@
 
 use std::net::IpAddr;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{ChildStdout, Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use url::{Host, Url};
 
-use super::GitError;
+use super::{moved, GitError};
 use crate::process::{self, Bounds, ProcessError};
 use crate::source::credential::Secret;
 use crate::source::fetch::FetchError;
@@ -141,6 +141,9 @@ impl Remote {
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_TERMINAL_PROMPT", "0")
+            // A docs folder given to `ls-tree` is a path, never pathspec
+            // magic (`:(glob)`, `:!`).
+            .env("GIT_LITERAL_PATHSPECS", "1")
             .env("GIT_ASKPASS", "/bin/false");
         let scheme = self.url.scheme();
         let mut config: Vec<(&str, String)> = vec![
@@ -195,15 +198,57 @@ impl Remote {
             .map_err(|e| GitError::Local(e.to_string()))?;
         let mut command = self.git(dir);
         command.args(args);
-        match process::run_within("git", &mut command, Stdio::from(out), bounds, stop) {
-            Ok(_) => read_all(reader),
+        let ended = process::run_within("git", &mut command, Stdio::from(out), bounds, stop);
+        self.ended(ended, dir, bounds, stop)?;
+        read_all(reader)
+    }
+
+    /// Runs `args` in `dir` within `bounds`, its output read by `read` as
+    /// git writes it. What `read` refuses (it stopped reading) is the
+    /// answer, whatever git did then; otherwise git's failures are, as for
+    /// [`Self::run`].
+    pub fn read<T: Send>(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        bounds: &Bounds,
+        stop: &AtomicBool,
+        read: impl FnOnce(ChildStdout) -> Result<T, GitError> + Send,
+    ) -> Result<T, GitError> {
+        let mut command = self.git(dir);
+        command.args(args);
+        let streamed = match process::run_reading("git", &mut command, bounds, stop, read) {
+            Ok(streamed) => streamed,
+            Err(err) => return self.ended(Err(err), dir, bounds, stop),
+        };
+        let read = streamed.read?;
+        self.ended(streamed.ended, dir, bounds, stop)?;
+        Ok(read)
+    }
+
+    /// How a git run ended, as a [`GitError`] that says what to do.
+    fn ended<T>(
+        &self,
+        ended: Result<T, ProcessError>,
+        dir: &Path,
+        bounds: &Bounds,
+        stop: &AtomicBool,
+    ) -> Result<T, GitError> {
+        match ended {
+            Ok(done) => Ok(done),
             Err(ProcessError::Failed { status, .. }) if wrote_too_much(status) => {
                 Err(GitError::TooLarge {
                     max: bounds.file_bytes.unwrap_or_default(),
                 })
             }
             Err(ProcessError::Failed { stderr, .. }) => {
-                Err(self.failure(&stderr, bounds.file_bytes.unwrap_or_default()))
+                match self.failure(&stderr, bounds.file_bytes.unwrap_or_default()) {
+                    GitError::Redirected { url, .. } => Err(GitError::Redirected {
+                        url,
+                        to: self.moved_to(dir, bounds, stop),
+                    }),
+                    other => Err(other),
+                }
             }
             Err(ProcessError::Spawn { source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound =>
@@ -213,6 +258,25 @@ impl Remote {
             Err(ProcessError::Stopped) => Err(GitError::Stopped),
             Err(err) => Err(GitError::Tool(err.to_string())),
         }
+    }
+
+    /// Where a redirecting server says the repository went: `ls-remote`
+    /// run again with git's HTTP trace written to a file (headers only;
+    /// git redacts credentials in it), and the `Location` read from it.
+    /// `None` when the second run says nothing usable.
+    fn moved_to(&self, dir: &Path, bounds: &Bounds, stop: &AtomicBool) -> Option<String> {
+        let trace = tempfile::NamedTempFile::new().ok()?;
+        let mut command = self.git(dir);
+        command
+            .env("GIT_TRACE_CURL", trace.path())
+            .env("GIT_TRACE_CURL_NO_DATA", "1")
+            .env("GIT_TRACE_REDACT", "1")
+            .args(["ls-remote", self.url.as_str()]);
+        // It fails again, as the first run did: the trace is what counts.
+        let _ = process::run_within("git", &mut command, Stdio::null(), bounds, stop);
+        let text = std::fs::read(trace.path()).ok()?;
+        let location = moved::location_in_trace(&String::from_utf8_lossy(&text))?.to_owned();
+        moved::moved_to(&self.url, &location)
     }
 
     /// What a failed git run means, from its error output (git's own
@@ -231,11 +295,12 @@ impl Remote {
                 with_credential: self.authorization.is_some(),
             };
         }
+        // Before "not found": a redirect's body may say that too.
+        if (300..400).any(said) {
+            return GitError::Redirected { url, to: None };
+        }
         if said(404) || lower.contains("not found") && lower.contains("repository") {
             return GitError::NoRepository(url);
-        }
-        if (300..400).any(said) {
-            return GitError::Redirected(url);
         }
         if lower.contains("couldn't find remote ref") || lower.contains("not our ref") {
             return GitError::NoRef(url);
@@ -266,6 +331,28 @@ fn read_all(mut file: std::fs::File) -> Result<Vec<u8>, GitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_redirect_is_told_from_a_missing_repository() {
+        let url = Url::parse("http://127.0.0.1:9/repo.git").unwrap();
+        let policy = AddressPolicy {
+            allow_private: true,
+            allowed: Vec::new(),
+        };
+        let remote = Remote::connect(&url, &policy, None).await.unwrap();
+        // A forge's 301 whose body says the old name is not found.
+        let stderr = "remote: Repository not found at this address\n\
+            fatal: unable to access 'http://127.0.0.1:9/repo.git/': The requested URL returned error: 301\n";
+        assert!(matches!(
+            remote.failure(stderr, 0),
+            GitError::Redirected { .. }
+        ));
+        let missing = "fatal: repository 'http://127.0.0.1:9/repo.git/' not found\n";
+        assert!(matches!(
+            remote.failure(missing, 0),
+            GitError::NoRepository(_)
+        ));
+    }
 
     #[tokio::test]
     async fn loopback_is_refused_unless_allowed() {

@@ -4,7 +4,9 @@
 //! ([`ingest_core::docs_tree`]), then a sparse checkout of just the files
 //! docshelf reads there, whose contents git fetches in one batch. A server
 //! that cannot filter sends the whole commit instead; the bounds hold
-//! either way.
+//! either way. The listing is bounded as it is read ([`listing`]), and a
+//! file that cannot be stored under its name is left out and said so
+//! ([`super::names`]).
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -14,9 +16,12 @@ use index_core::format::Format;
 use ingest_core::docs_tree::{find_docs_root, select_files, DocsRoot, DocsSelection};
 use ingest_core::extract::ArchiveLimits;
 
+use super::listing::{self, TreeLimits};
+use super::names::{LeftOut, Skip};
 use super::refs::Target;
 use super::remote::Remote;
 use super::GitError;
+use crate::ingest::MemoryBudget;
 use crate::process::Bounds;
 
 /// One documentation file of the commit.
@@ -36,28 +41,42 @@ pub struct DocsFetch {
     pub files: Vec<TreeFile>,
     /// The commit's files that are not documentation, counted.
     pub left_out: usize,
+    /// The documentation files that cannot be stored as they are named,
+    /// or are links or submodules, by reason.
+    pub unusable: LeftOut,
+}
+
+/// What bounds a fetch of the docs.
+#[derive(Debug, Clone, Copy)]
+pub struct FetchBounds<'a> {
+    pub limits: &'a ArchiveLimits,
+    pub tree: TreeLimits,
+    /// Where the listing's memory is reserved from.
+    pub memory: &'a MemoryBudget,
+    /// Each git run's wall (and CPU) time.
+    pub wall: Duration,
 }
 
 /// Fetches the documentation of `target` from `remote`: under `docs_path`
 /// when given, else under the folder found. Blocks: call it on a blocking
-/// thread. `wall` bounds each git run; `stop` ends it early.
+/// thread. `stop` ends it early.
 pub fn fetch_docs(
     remote: &Remote,
     target: &Target,
     docs_path: Option<&str>,
     selection: &DocsSelection,
-    limits: &ArchiveLimits,
-    wall: Duration,
+    bounds: FetchBounds<'_>,
     stop: &AtomicBool,
 ) -> Result<DocsFetch, GitError> {
+    let limits = bounds.limits;
     let home = tempfile::tempdir().map_err(|e| GitError::Local(e.to_string()))?;
-    let bounds = Bounds {
-        cpu: wall,
-        wall,
+    let run_bounds = Bounds {
+        cpu: bounds.wall,
+        wall: bounds.wall,
         memory_bytes: 2 << 30,
         file_bytes: Some(limits.max_total_bytes),
     };
-    let git = |dir: &Path, args: &[&str]| remote.run(dir, args, &bounds, stop);
+    let git = |dir: &Path, args: &[&str]| remote.run(dir, args, &run_bounds, stop);
     let repo = home.path().join("repo");
     let repo_arg = repo.to_string_lossy().into_owned();
     git(home.path(), &["init", "--quiet", &repo_arg])?;
@@ -74,15 +93,23 @@ pub fn fetch_docs(
             &target.fetch,
         ],
     )?;
-    let listing = git(&repo, &["ls-tree", "-r", "-z", "--name-only", "FETCH_HEAD"])?;
-    let paths: Vec<&str> = listing
-        .split(|&b| b == 0)
-        .filter_map(|p| std::str::from_utf8(p).ok())
-        .filter(|p| !p.is_empty())
-        .collect();
-    let root = match docs_path {
+    let folder = docs_path
+        .map(|f| f.trim_matches('/'))
+        .filter(|f| !f.is_empty());
+    // A docs folder given is listed alone: a narrower path is a smaller
+    // listing.
+    let listing = listing::list(
+        remote,
+        &repo,
+        folder,
+        bounds.tree,
+        bounds.memory,
+        &run_bounds,
+        stop,
+    )?;
+    let paths: Vec<&str> = listing.paths.iter().map(String::as_str).collect();
+    let root = match folder {
         Some(folder) => {
-            let folder = folder.trim_matches('/');
             let prefix = format!("{folder}/");
             if !paths.iter().any(|p| p.starts_with(&prefix)) {
                 return Err(GitError::NoDocsPath(folder.to_owned()));
@@ -91,9 +118,20 @@ pub fn fetch_docs(
         }
         None => find_docs_root(&paths),
     };
-    let docs = select_files(&paths, &root, false, selection);
+    let chosen = select_files(&paths, &root, false, selection);
+    let mut unusable = LeftOut::default();
+    let docs: Vec<_> = chosen
+        .iter()
+        .filter(|d| listing.keeps(d.path, &mut unusable))
+        .collect();
     if docs.is_empty() {
-        return Err(GitError::NoDocs(root.to_string()));
+        return Err(match unusable.total() {
+            0 => GitError::NoDocs(root.to_string()),
+            _ => GitError::NoUsableDocs {
+                root: root.to_string(),
+                why: unusable.notes().join("; "),
+            },
+        });
     }
     if docs.len() > limits.max_entries {
         return Err(GitError::TooManyFiles {
@@ -113,14 +151,14 @@ pub fn fetch_docs(
     let mut files = Vec::with_capacity(docs.len());
     for doc in &docs {
         let path = repo.join(doc.path);
-        // A symbolic link in the tree is not followed out of it.
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        // The listing said it is a file; should the checkout say otherwise,
+        // a link is still not followed out of the tree.
+        let is_file = std::fs::symlink_metadata(&path).map(|meta| (meta.is_file(), meta.len()));
+        let Ok((true, len)) = is_file else {
+            unusable.add(Skip::SymbolicLink, doc.path.as_bytes());
             continue;
         };
-        if !meta.is_file() {
-            continue;
-        }
-        total += meta.len();
+        total += len;
         if total > limits.max_total_bytes {
             return Err(GitError::TooLarge {
                 max: limits.max_total_bytes,
@@ -135,8 +173,9 @@ pub fn fetch_docs(
     }
     Ok(DocsFetch {
         root,
-        left_out: paths.len() - docs.len(),
+        left_out: paths.len() - chosen.len(),
         files,
+        unusable,
     })
 }
 
