@@ -298,6 +298,8 @@ error_codes! {
         "Something answered 409 without a code of its own.";
     VersionBusy = "version_busy": Conflict,
         "Another job is writing the same library version; wait for it to end, then send again.";
+    TokenNameTaken = "token_name_taken": Conflict,
+        "A token of that name exists (revoked ones keep theirs, so that the audit log names one token); choose another name.";
     // 413, 414, 415
     BodyTooLarge = "body_too_large": TooLarge,
         "The request body is larger than the server accepts (`--max-body-mib`).";

@@ -74,13 +74,16 @@ fn validate(what: &'static str, raw: &str) -> Result<String, NameError> {
             max: MAX_NAME,
         });
     }
-    if let Some(found) = name
-        .chars()
-        .find(|&c| !(c.is_alphanumeric() || matches!(c, ' ' | '.' | '_' | '-' | '+' | '@')))
-    {
+    if let Some(found) = name.chars().find(|&c| !is_name_char(c)) {
         return Err(NameError::BadCharacter { what, found });
     }
     Ok(name.to_owned())
+}
+
+/// Whether a stored library or version name may hold `c`: letters, digits,
+/// spaces and `. _ - + @`. Grant patterns are made of the same (and `*`).
+pub fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, ' ' | '.' | '_' | '-' | '+' | '@')
 }
 
 /// A library name to store, trimmed.
