@@ -369,6 +369,24 @@ pub struct AuditEntry {
     pub outcome: String,
 }
 
+impl AuditEntry {
+    /// The entry with its control and bidi characters escaped
+    /// ([`crate::validate::one_line`]), so one entry shows as one line
+    /// however it is printed: a target is what a client sent, and a name
+    /// holding `\n` and a made-up line would otherwise print as a second
+    /// entry. Every view of the log reads entries through this.
+    pub fn one_line(self) -> Self {
+        let line = |text: String| crate::validate::one_line(&text).into_owned();
+        Self {
+            at_micros: self.at_micros,
+            token: line(self.token),
+            action: line(self.action),
+            target: line(self.target),
+            outcome: line(self.outcome),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
