@@ -230,7 +230,7 @@ error_codes! {
     NoFiles = "no_files": BadInput,
         "An upload carried no file.";
     InvalidArguments = "invalid_arguments": BadInput,
-        "A dashboard server function's arguments do not decode.";
+        "A dashboard server function's or an MCP tool's arguments do not decode (`max_tokens: \"100\"` where a number is expected), or an MCP listing's cursor is not one the server gave.";
     UnparsableRequest = "unparsable_request": BadInput,
         "The request's HTTP head could not be parsed, or it has more than one `Host` header.";
     McpParseError = "mcp_parse_error": BadInput,

@@ -17,12 +17,14 @@
 //! Stateless HTTP clients keep the stickiness by passing back the
 //! `session_id` that every search returns.
 //!
-//! - [`tools`]: the tools and the server of one connection.
+//! - [`tools`]: the tools and the server of one connection; [`arguments`]:
+//!   their arguments, decoded by the tool so a failure carries our body.
 //! - [`resources`]: stored documents as resources, whole or by section.
 //! - [`rpc`]: JSON-RPC's own errors, decided by what a message is.
 //! - [`stdio`]: the stdio transport's line filter in front of rmcp.
 //! - [`http`]: the same screening in front of rmcp's HTTP transport.
 
+mod arguments;
 pub mod http;
 pub mod resources;
 pub mod rpc;
