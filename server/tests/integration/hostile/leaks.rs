@@ -110,6 +110,43 @@ async fn raw_get(url: &str, token: &str) -> (StatusCode, String, String) {
     (status, kind, res.text().await.expect("body"))
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_show_a_scoped_token_no_store_wide_counts() {
+    let seeded = Seeded::start().await;
+    let url = format!("{}/metrics", seeded.base);
+    let (status, _, everything) = raw_get(&url, ADMIN).await;
+    assert_eq!(status, StatusCode::OK);
+    let store_wide = [
+        "docshelf_ingested_files",
+        "docshelf_stored_chunks",
+        "docshelf_upload_vectors",
+    ];
+    for name in store_wide {
+        assert!(
+            everything.contains(name),
+            "{name} missing for the admin:\n{everything}"
+        );
+    }
+    assert!(
+        everything.contains("docshelf_ingested_files_total{outcome=\"stored\"} 2"),
+        "{everything}"
+    );
+
+    let (status, _, scoped) = raw_get(&url, &seeded.reader).await;
+    assert_eq!(status, StatusCode::OK);
+    for name in store_wide {
+        assert!(
+            !scoped.contains(name),
+            "{name} shown to a scoped token:\n{scoped}"
+        );
+    }
+    // The process's own figures stay.
+    assert!(
+        scoped.contains("docshelf_http_requests_total{method=\"POST\",route=\"/api/upload\""),
+        "{scoped}"
+    );
+}
+
 /// One MCP session over streamable HTTP, as `token`.
 struct Mcp {
     url: String,
