@@ -6,7 +6,7 @@
 //! `kind` every other error carries (a tool's arguments that do not
 //! decode, a resource's `max_tokens` that is not a number).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use docshelf_server::http::{Access, RouterConfig};
 use reqwest::{Client, RequestBuilder, StatusCode};
@@ -145,6 +145,52 @@ async fn metrics_show_a_scoped_token_no_store_wide_counts() {
         scoped.contains("docshelf_http_requests_total{method=\"POST\",route=\"/api/upload\""),
         "{scoped}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hidden_job_is_answered_as_an_unknown_one() {
+    let seeded = Seeded::start().await;
+    let hidden = seeded.beta_job.clone();
+    // An id of the same shape and length that no job has.
+    let unknown = {
+        let mut id = hidden.clone();
+        let last = id.pop().expect("an id");
+        id.push(if last == '9' { '8' } else { '9' });
+        id
+    };
+    for suffix in ["", "/events"] {
+        let at = |id: &str| format!("{}/api/jobs/{id}{suffix}", seeded.base);
+        let (s1, kind1, body1) = raw_get(&at(&hidden), &seeded.reader).await;
+        let (s2, kind2, body2) = raw_get(&at(&unknown), &seeded.reader).await;
+        assert_eq!(s1, StatusCode::NOT_FOUND, "{body1}");
+        assert_eq!((s1, &kind1), (s2, &kind2));
+        // Byte for byte, once each names its own id.
+        assert_eq!(
+            body1.replace(&hidden, "ID"),
+            body2.replace(&unknown, "ID"),
+            "{suffix}"
+        );
+        // The admin sees the job: it is there.
+        let (status, _, _) = raw_get(&at(&hidden), ADMIN).await;
+        assert_eq!(status, StatusCode::OK, "{suffix}");
+    }
+
+    // How long each takes, printed for whoever looks; never asserted (a
+    // shared machine's timings say nothing a test could hold).
+    let median = |url: String, token: String| async move {
+        let mut took = Vec::new();
+        for _ in 0..15 {
+            let started = Instant::now();
+            let _ = raw_get(&url, &token).await;
+            took.push(started.elapsed());
+        }
+        took.sort();
+        took[took.len() / 2]
+    };
+    let at = |id: &str| format!("{}/api/jobs/{id}", seeded.base);
+    let hidden_took = median(at(&hidden), seeded.reader.clone()).await;
+    let unknown_took = median(at(&unknown), seeded.reader.clone()).await;
+    eprintln!("GET /api/jobs/{{id}} as a scoped token, median of 15: hidden {hidden_took:?}, unknown {unknown_took:?}");
 }
 
 /// One MCP session over streamable HTTP, as `token`.
