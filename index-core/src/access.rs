@@ -69,6 +69,14 @@ pub enum GrantError {
     Shape(String),
     #[error("the library pattern {0:?} is empty or longer than 200 characters")]
     Pattern(String),
+    /// A character no library name holds: the grant would match nothing,
+    /// and a NUL or a bidirectional override would make it read, in a
+    /// listing, as a grant on another library.
+    #[error("a library pattern holds what library names do (letters, digits, spaces and . _ - + @) and *, not {}", shown(*found))]
+    PatternCharacter { found: char },
+    /// Library names are stored trimmed, so `" alpha "` matches none.
+    #[error("the library pattern {0:?} starts or ends with a space, so it matches no library (names are stored trimmed)")]
+    PatternSpaces(String),
     #[error("a token needs at least one grant")]
     NoGrants,
     #[error("a token needs a name of 1 to 64 letters, digits, '-', '_' or '.'")]
@@ -79,6 +87,17 @@ pub enum GrantError {
     TooManyGrants,
     #[error("the expiry must be in the future")]
     Expired,
+}
+
+/// A character as a message shows it: itself where it prints as itself,
+/// else its code point, so a message never carries a control or bidi
+/// character.
+fn shown(c: char) -> String {
+    if crate::validate::is_control_or_bidi(c) || c.is_whitespace() {
+        format!("U+{:04X}", c as u32)
+    } else {
+        format!("{c:?}")
+    }
 }
 
 /// Most grants one token holds.
@@ -110,10 +129,24 @@ impl std::fmt::Display for Grant {
 }
 
 impl Grant {
+    /// The pattern could match a library: within its length, of the
+    /// characters library names are made of (`validate::library`) and `*`,
+    /// and not padded with spaces, which stored names never are. An admin
+    /// grant is checked too, though it covers every library whatever it
+    /// says: a token's listing shows it.
     fn check(&self) -> Result<(), GrantError> {
         let pattern = self.libraries.as_str();
         if pattern.is_empty() || pattern.chars().count() > 200 {
-            return Err(GrantError::Pattern(pattern.chars().take(40).collect()));
+            return Err(GrantError::Pattern(crate::validate::cut(pattern, 40)));
+        }
+        if let Some(found) = pattern
+            .chars()
+            .find(|&c| !(c == '*' || crate::validate::is_name_char(c)))
+        {
+            return Err(GrantError::PatternCharacter { found });
+        }
+        if pattern.trim() != pattern {
+            return Err(GrantError::PatternSpaces(pattern.to_owned()));
         }
         Ok(())
     }
@@ -345,6 +378,24 @@ pub struct AuditEntry {
     pub outcome: String,
 }
 
+impl AuditEntry {
+    /// The entry with its control and bidi characters escaped
+    /// ([`crate::validate::one_line`]), so one entry shows as one line
+    /// however it is printed: a target is what a client sent, and a name
+    /// holding `\n` and a made-up line would otherwise print as a second
+    /// entry. Every view of the log reads entries through this.
+    pub fn one_line(self) -> Self {
+        let line = |text: String| crate::validate::one_line(&text).into_owned();
+        Self {
+            at_micros: self.at_micros,
+            token: line(self.token),
+            action: line(self.action),
+            target: line(self.target),
+            outcome: line(self.outcome),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -400,6 +451,45 @@ mod tests {
         assert!("owner:x".parse::<Grant>().is_err());
         assert!("read".parse::<Grant>().is_err());
         assert!("read:".parse::<Grant>().is_err());
+        assert_eq!("read: alpha ".parse::<Grant>().unwrap().libraries, "alpha");
+    }
+
+    #[test]
+    fn patterns_that_could_match_no_library_are_refused() {
+        let request = |libraries: &str| NewToken {
+            name: "probe".into(),
+            grants: vec![Grant {
+                role: Role::Read,
+                libraries: libraries.into(),
+            }],
+            expires_in_days: None,
+        };
+        for ok in ["alpha", "team-*", "*", "my docs", "é+@_.-"] {
+            assert_eq!(request(ok).check(), Ok(()), "{ok:?}");
+        }
+        for (bad, found) in [
+            ("al\0pha", '\0'),
+            ("al\u{202E}pha", '\u{202E}'),
+            ("al\u{2066}pha", '\u{2066}'),
+            ("a\nb", '\n'),
+            ("a/b", '/'),
+        ] {
+            assert_eq!(
+                request(bad).check(),
+                Err(GrantError::PatternCharacter { found }),
+                "{bad:?}"
+            );
+        }
+        for bad in [" alpha ", "alpha ", " *"] {
+            assert_eq!(
+                request(bad).check(),
+                Err(GrantError::PatternSpaces(bad.to_owned())),
+                "{bad:?}"
+            );
+        }
+        let message = request("a\u{202E}b").check().unwrap_err().to_string();
+        assert!(message.contains("U+202E"), "{message}");
+        assert!(!message.chars().any(crate::validate::is_control_or_bidi));
     }
 
     #[test]

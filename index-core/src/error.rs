@@ -230,7 +230,7 @@ error_codes! {
     NoFiles = "no_files": BadInput,
         "An upload carried no file.";
     InvalidArguments = "invalid_arguments": BadInput,
-        "A dashboard server function's arguments do not decode.";
+        "A dashboard server function's or an MCP tool's arguments do not decode (`max_tokens: \"100\"` where a number is expected), or an MCP listing's cursor is not one the server gave.";
     UnparsableRequest = "unparsable_request": BadInput,
         "The request's HTTP head could not be parsed, or it has more than one `Host` header.";
     McpParseError = "mcp_parse_error": BadInput,
@@ -298,6 +298,8 @@ error_codes! {
         "Something answered 409 without a code of its own.";
     VersionBusy = "version_busy": Conflict,
         "Another job is writing the same library version; wait for it to end, then send again.";
+    TokenNameTaken = "token_name_taken": Conflict,
+        "A token of that name exists (revoked ones keep theirs, so that the audit log names one token); choose another name.";
     // 413, 414, 415
     BodyTooLarge = "body_too_large": TooLarge,
         "The request body is larger than the server accepts (`--max-body-mib`).";

@@ -17,6 +17,25 @@ pub enum ReadError {
     Name(#[from] NameError),
     #[error("max_tokens must be {}..{}", budget::MIN_TOKENS, budget::MAX_TOKENS)]
     BudgetOutOfRange,
+    /// A budget that is not a whole number (`1e12`, `ten`), as a resource
+    /// address's query gives it: shown cut ([`validate::cut`]).
+    #[error(
+        "max_tokens {given:?} is not a whole number; it must be {min}..{max}",
+        given = .0,
+        min = budget::MIN_TOKENS,
+        max = budget::MAX_TOKENS
+    )]
+    BudgetNotANumber(String),
+    /// A resource address not of the shape `docshelf://LIBRARY/VERSION/PATH`;
+    /// shown cut.
+    #[error("{0:?} is not docshelf://LIBRARY/VERSION/PATH[?section=…&max_tokens=…]")]
+    Address(String),
+    /// A resource address whose percent-encoded bytes are not UTF-8.
+    #[error("{0:?} holds an encoded byte sequence that is not UTF-8")]
+    Encoding(String),
+    /// A resource address's query names a parameter reads do not take.
+    #[error("unknown parameter {0:?} (section, max_tokens)")]
+    Parameter(String),
 }
 
 /// What to read of a stored document, checked ([`DocumentRead::new`]).

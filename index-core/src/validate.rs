@@ -74,13 +74,16 @@ fn validate(what: &'static str, raw: &str) -> Result<String, NameError> {
             max: MAX_NAME,
         });
     }
-    if let Some(found) = name
-        .chars()
-        .find(|&c| !(c.is_alphanumeric() || matches!(c, ' ' | '.' | '_' | '-' | '+' | '@')))
-    {
+    if let Some(found) = name.chars().find(|&c| !is_name_char(c)) {
         return Err(NameError::BadCharacter { what, found });
     }
     Ok(name.to_owned())
+}
+
+/// Whether a stored library or version name may hold `c`: letters, digits,
+/// spaces and `. _ - + @`. Grant patterns are made of the same (and `*`).
+pub fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, ' ' | '.' | '_' | '-' | '+' | '@')
 }
 
 /// A library name to store, trimmed.
@@ -97,16 +100,17 @@ pub fn version(raw: &str) -> Result<String, NameError> {
     Ok(v)
 }
 
-/// Whether `c` is a control character or one that reorders or hides text
-/// when shown (bidirectional embeddings, overrides and isolates, marks,
+/// Whether `c` is a control character or one that breaks, reorders or
+/// hides text when shown (the line and paragraph separators U+2028 and
+/// U+2029, bidirectional embeddings, overrides and isolates, marks,
 /// zero-width characters, the BOM): what makes a name read as something
-/// it is not.
+/// it is not, or a log line as two.
 pub fn is_control_or_bidi(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
             '\u{200B}'..='\u{200F}'
-                | '\u{202A}'..='\u{202E}'
+                | '\u{2028}'..='\u{202E}'
                 | '\u{2060}'..='\u{206F}'
                 | '\u{061C}'
                 | '\u{FEFF}'
@@ -308,6 +312,33 @@ pub fn cut(text: &str, chars: usize) -> String {
     shown
 }
 
+/// `text` with every control and bidi character ([`is_control_or_bidi`])
+/// written out as an escape (`\n`, `\r`, `\t`, else `\u{202E}`), so it
+/// shows as one line, in the order it was written: what a log shows of a
+/// value a client chose. Unlike [`cut`], nothing is dropped, so an
+/// admin reading the log sees what was sent.
+///
+/// A backslash is left as it is: the escaped text holds no control
+/// character, so escaping it again changes nothing, and every view of a
+/// log (the store, the engine's listing, a client printing an older
+/// server's answer) can apply it without stacking escapes.
+pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_control_or_bidi) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\n' => shown.push_str("\\n"),
+            '\r' => shown.push_str("\\r"),
+            '\t' => shown.push_str("\\t"),
+            c if is_control_or_bidi(c) => shown.push_str(&format!("\\u{{{:04X}}}", c as u32)),
+            c => shown.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(shown)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,6 +472,23 @@ mod tests {
         ));
         let shown = file_path(&"../".repeat(10_000)).unwrap_err().to_string();
         assert!(shown.len() < 200, "{shown}");
+    }
+
+    #[test]
+    fn one_line_escapes_what_would_break_or_reorder_a_line() {
+        assert_eq!(one_line("react/18"), "react/18");
+        assert_eq!(
+            one_line("x\n2024-01-01  admin  delete  ok  prod"),
+            "x\\n2024-01-01  admin  delete  ok  prod"
+        );
+        assert_eq!(
+            one_line("a\u{202E}b\u{2069}\0\r\t"),
+            "a\\u{202E}b\\u{2069}\\u{0000}\\r\\t"
+        );
+        assert_eq!(one_line("a\u{2028}b"), "a\\u{2028}b");
+        let once = one_line("a\u{2066}b\nc");
+        assert_eq!(one_line(&once), once, "escaping twice changes nothing");
+        assert!(!once.chars().any(is_control_or_bidi));
     }
 
     #[test]

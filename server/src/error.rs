@@ -157,6 +157,7 @@ impl EngineError {
                 AccessError::TooManyAttempts(_) => ErrorCode::TooManyAttempts,
                 AccessError::NotPermitted { .. } => ErrorCode::NotPermitted,
                 AccessError::UnknownToken(_) => ErrorCode::UnknownToken,
+                AccessError::NameTaken(_) => ErrorCode::TokenNameTaken,
                 AccessError::Grant(_) => ErrorCode::InvalidGrant,
                 AccessError::Random(_) | AccessError::Corrupt(_) => ErrorCode::Internal,
                 AccessError::Store(_) => ErrorCode::Internal,

@@ -1,6 +1,12 @@
 //! Prometheus metrics: HTTP requests by route, searches, and ingestion.
 //!
-//! One registry per engine; `GET /metrics` renders it in the text format.
+//! One set per engine; `GET /metrics` renders it in the text format, in one
+//! of two [`View`]s. The process's own figures (requests by route and
+//! status, searches by mode, their latencies) say how busy the server is.
+//! The store's (files ingested, chunks stored, vectors embedded or reused)
+//! count what was written into every library, so they are shown only to a
+//! caller who may read every library: a token scoped to some libraries
+//! would otherwise watch uploads into the others come and go.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -10,6 +16,15 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
+
+/// Which metrics a rendering holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// Every metric, the store's counts included.
+    Everything,
+    /// The process's own: HTTP requests and searches, with their latencies.
+    Process,
+}
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RouteLabels {
@@ -39,7 +54,11 @@ fn latency_histogram() -> Histogram {
 
 /// Every metric docshelf keeps.
 pub struct Metrics {
-    registry: Mutex<Registry>,
+    /// Every metric, for [`View::Everything`].
+    everything: Mutex<Registry>,
+    /// The process's own, for [`View::Process`]: the same counters, also
+    /// registered here.
+    process: Mutex<Registry>,
     http_requests: Family<RouteLabels, Counter>,
     http_seconds: Histograms<RouteLabels>,
     searches: Family<ModeLabels, Counter>,
@@ -59,7 +78,8 @@ pub struct SourceLabels {
 impl Default for Metrics {
     fn default() -> Self {
         let metrics = Self {
-            registry: Mutex::new(Registry::with_prefix("docshelf")),
+            everything: Mutex::new(Registry::with_prefix("docshelf")),
+            process: Mutex::new(Registry::with_prefix("docshelf")),
             http_requests: Family::default(),
             http_seconds: Family::new_with_constructor(latency_histogram),
             searches: Family::default(),
@@ -69,38 +89,40 @@ impl Default for Metrics {
             chunks_embedded: Family::default(),
         };
         {
-            let mut r = metrics.lock();
-            r.register(
-                "http_requests",
-                "HTTP requests by method, route and status",
-                metrics.http_requests.clone(),
-            );
-            r.register(
-                "http_request_duration_seconds",
-                "HTTP request latency by method, route and status",
-                metrics.http_seconds.clone(),
-            );
-            r.register(
-                "searches",
-                "Searches run, by mode",
-                metrics.searches.clone(),
-            );
-            r.register(
-                "search_duration_seconds",
-                "Search latency by mode",
-                metrics.search_seconds.clone(),
-            );
-            r.register(
+            let (mut everything, mut process) = (lock(&metrics.everything), lock(&metrics.process));
+            for r in [&mut *everything, &mut *process] {
+                r.register(
+                    "http_requests",
+                    "HTTP requests by method, route and status",
+                    metrics.http_requests.clone(),
+                );
+                r.register(
+                    "http_request_duration_seconds",
+                    "HTTP request latency by method, route and status",
+                    metrics.http_seconds.clone(),
+                );
+                r.register(
+                    "searches",
+                    "Searches run, by mode",
+                    metrics.searches.clone(),
+                );
+                r.register(
+                    "search_duration_seconds",
+                    "Search latency by mode",
+                    metrics.search_seconds.clone(),
+                );
+            }
+            everything.register(
                 "ingested_files",
                 "Uploaded files by outcome (stored, failed, skipped)",
                 metrics.files.clone(),
             );
-            r.register(
+            everything.register(
                 "stored_chunks",
                 "Chunks written to the store",
                 metrics.chunks_stored.clone(),
             );
-            r.register(
+            everything.register(
                 "upload_vectors",
                 "Uploaded chunks' vectors by source: embedded by the model, or reused from the same text stored before",
                 metrics.chunks_embedded.clone(),
@@ -110,11 +132,11 @@ impl Default for Metrics {
     }
 }
 
-impl Metrics {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
-        self.registry.lock().unwrap_or_else(|p| p.into_inner())
-    }
+fn lock(registry: &Mutex<Registry>) -> std::sync::MutexGuard<'_, Registry> {
+    registry.lock().unwrap_or_else(|p| p.into_inner())
+}
 
+impl Metrics {
     pub fn http_request(&self, labels: RouteLabels, took: Duration) {
         self.http_requests.get_or_create(&labels).inc();
         self.http_seconds
@@ -163,11 +185,46 @@ impl Metrics {
         (count("model"), count("reused"))
     }
 
-    /// The Prometheus text exposition.
-    pub fn render(&self) -> String {
+    /// The Prometheus text exposition of `view`.
+    pub fn render(&self, view: View) -> String {
+        let registry = match view {
+            View::Everything => &self.everything,
+            View::Process => &self.process,
+        };
         let mut out = String::new();
         // Writing to a String cannot fail.
-        let _ = prometheus_client::encoding::text::encode(&mut out, &self.lock());
+        let _ = prometheus_client::encoding::text::encode(&mut out, &lock(registry));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_process_view_leaves_the_stores_counts_out() {
+        let metrics = Metrics::default();
+        metrics.search("hybrid", Duration::from_millis(5));
+        metrics.file("stored");
+        metrics.chunks_stored(7);
+        metrics.chunks_embedded(5, 2);
+        let everything = metrics.render(View::Everything);
+        let process = metrics.render(View::Process);
+        for store_wide in [
+            "docshelf_ingested_files",
+            "docshelf_stored_chunks",
+            "docshelf_upload_vectors",
+        ] {
+            assert!(everything.contains(store_wide), "{everything}");
+            assert!(!process.contains(store_wide), "{process}");
+        }
+        for own in [
+            "docshelf_searches_total{mode=\"hybrid\"} 1",
+            "docshelf_search_duration_seconds",
+        ] {
+            assert!(everything.contains(own), "{everything}");
+            assert!(process.contains(own), "{process}");
+        }
     }
 }

@@ -40,6 +40,8 @@ pub enum AccessError {
     NotPermitted { caller: String, action: String },
     #[error("no token with id {0:?} (GET /api/tokens lists them)")]
     UnknownToken(String),
+    #[error("a token named {0:?} exists already (revoked tokens keep their names, so that the audit log names one token); choose another name")]
+    NameTaken(String),
     #[error(transparent)]
     Grant(#[from] GrantError),
     #[error("cannot make a token secret: {0}")]
@@ -157,6 +159,11 @@ impl Registry {
     }
 
     /// Makes a token for `request`, recorded as made by `by`.
+    ///
+    /// Its name is one no token of the store has, in any case, revoked or
+    /// not: the audit log names tokens, and two of one name would read as
+    /// one. (Two replicas making the same name at the same moment can
+    /// both succeed; tokens are made by people, not in races.)
     pub async fn create(
         &self,
         store: &Store,
@@ -164,6 +171,11 @@ impl Registry {
         request: NewToken,
     ) -> Result<CreatedToken, AccessError> {
         request.check()?;
+        for stored in store.tokens().await? {
+            if read(&stored)?.info.name.eq_ignore_ascii_case(&request.name) {
+                return Err(AccessError::NameTaken(request.name));
+            }
+        }
         let token = secret::generate().map_err(AccessError::Random)?;
         let now = now_secs();
         let info = TokenInfo {

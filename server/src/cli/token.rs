@@ -204,7 +204,8 @@ pub async fn audit(args: AuditArgs) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
-    for e in &entries {
+    // Escaped here too: an older server's answer may not be.
+    for e in entries.into_iter().map(AuditEntry::one_line) {
         writeln!(
             out,
             "{}  {:<20} {:<15} {:<10} {}",

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use index_core::access::{AuditEntry, Caller, CreatedToken, NewToken, Role, TokenInfo};
 use index_core::catalog::LibraryInfo;
+use index_core::validate;
 
 use super::{Engine, EngineError};
 use crate::access::AccessError;
@@ -30,7 +31,14 @@ impl Engine {
 
     /// Fails unless `caller` holds `role` on `library`: a caller without
     /// a token, where the server has tokens, is told it needs one.
+    ///
+    /// The name is checked first ([`validate::lookup`]): a write names its
+    /// library before anything else, and a name with a control character
+    /// or over its limit is refused as `invalid_name` whatever the caller
+    /// holds, so what the audit log records of it is a refusal for the
+    /// name, not a permission question about a library that cannot exist.
     pub fn require(&self, caller: &Caller, role: Role, library: &str) -> Result<(), EngineError> {
+        validate::lookup("library", library)?;
         if caller.permissions.allows(role, library) {
             return Ok(());
         }
@@ -77,6 +85,10 @@ impl Engine {
     /// A write refused to a caller without a token, where the server has
     /// tokens, is not entered: anyone can send those, and each entry is a
     /// commit, so logging them would let anyone grow the log.
+    ///
+    /// The target is what the client named: it is cut to 500 characters
+    /// and stored with its control and bidi characters escaped
+    /// ([`AuditEntry::one_line`]), so no name can add a line to the log.
     pub async fn audited<T>(
         &self,
         caller: &Caller,
@@ -97,7 +109,8 @@ impl Engine {
             action: action.to_owned(),
             target: target.chars().take(500).collect(),
             outcome,
-        };
+        }
+        .one_line();
         if let Err(err) = self.store.append_audit(&entry).await {
             tracing::error!(%err, action, "cannot append to the audit log");
         }
@@ -106,7 +119,9 @@ impl Engine {
 
     /// Makes a token (admins only); its secret is in the answer and
     /// nowhere else.
-    #[tracing::instrument(skip_all, fields(name = %request.name))]
+    // The name as Debug: it is not checked yet, and a `\n` in it must not
+    // start a line of the server's log.
+    #[tracing::instrument(skip_all, fields(name = ?request.name))]
     pub async fn create_token(
         &self,
         caller: &Caller,
@@ -149,14 +164,17 @@ impl Engine {
         self.audited(caller, "revoke_token", &target, result).await
     }
 
-    /// The newest audit entries, newest first (admins only).
+    /// The newest audit entries, newest first (admins only), each one line
+    /// ([`AuditEntry::one_line`]; entries written before targets were
+    /// escaped are escaped here), for every face that shows them.
     pub async fn audit_log(
         &self,
         caller: &Caller,
         limit: usize,
     ) -> Result<Vec<AuditEntry>, EngineError> {
         self.require_admin(caller, "read the audit log")?;
-        Ok(self.store.audit(limit.min(MAX_AUDIT_ENTRIES)).await?)
+        let entries = self.store.audit(limit.min(MAX_AUDIT_ENTRIES)).await?;
+        Ok(entries.into_iter().map(AuditEntry::one_line).collect())
     }
 }
 

@@ -5,6 +5,7 @@ use index_core::access::Caller;
 use index_core::{AskStatus, EmbeddingStatus, ServerStatus, StoreCounts, StoreStatus};
 
 use super::{Engine, EngineError, MODEL_NAME};
+use crate::metrics::View;
 
 impl Engine {
     /// A snapshot of the engine's state. Its counts are of the libraries
@@ -78,6 +79,21 @@ impl Engine {
 }
 
 impl Engine {
+    /// The metrics `caller` may see, as Prometheus text: every metric for a
+    /// caller who may read every library (an admin, a `read:*` token, the
+    /// caller without a token where reads are open), who learns nothing
+    /// from the store's counts that the catalog does not show it; the
+    /// process's own for any other. Counters cannot be split by library,
+    /// so a scoped caller gets none of the store's rather than all of them:
+    /// uploads into libraries it cannot see would show as counts moving.
+    pub fn metrics_text(&self, caller: &Caller) -> String {
+        let view = match caller.permissions.reads_everything() {
+            true => View::Everything,
+            false => View::Process,
+        };
+        self.metrics.render(view)
+    }
+
     /// The store's counts, or those of the caller's libraries.
     async fn counts(&self, caller: &Caller) -> Result<StoreCounts, EngineError> {
         if caller.permissions.reads_everything() {

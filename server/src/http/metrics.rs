@@ -7,17 +7,20 @@ use axum::http::{header, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::auth::Who;
 use super::AppState;
 use crate::metrics::RouteLabels;
 
-/// Prometheus text exposition of every metric.
-pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+/// Prometheus text exposition of the metrics the caller may see
+/// ([`crate::engine::Engine::metrics_text`]: the store's counts only for a
+/// caller who reads every library).
+pub async fn metrics(State(state): State<AppState>, Who(caller): Who) -> impl IntoResponse {
     (
         [(
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
-        state.engine.metrics().render(),
+        state.engine.metrics_text(&caller),
     )
 }
 

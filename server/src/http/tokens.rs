@@ -24,9 +24,10 @@ use super::AppState;
     request_body = NewToken,
     responses(
         (status = 201, body = CreatedToken),
-        (status = 400, description = "A bad name, grant or expiry", body = ErrorBody),
+        (status = 400, description = "A bad name, grant (a pattern with a character no library name has, or padded with spaces) or expiry", body = ErrorBody),
         (status = 401, description = "A token is required", body = ErrorBody),
         (status = 403, description = "The token is not an admin's", body = ErrorBody),
+        (status = 409, description = "A token of that name exists (revoked ones keep their names)", body = ErrorBody),
         (status = 413, description = "The body is larger than the server accepts", body = ErrorBody),
         (status = 415, description = "The body is not JSON", body = ErrorBody),
     ),

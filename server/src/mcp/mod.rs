@@ -19,13 +19,15 @@
 //! caller's: another token that names one is answered as for an id never
 //! used ([`sessions`], `engine::sessions`).
 //!
-//! - [`tools`]: the tools and the server of one connection.
+//! - [`tools`]: the tools and the server of one connection; [`arguments`]:
+//!   their arguments, decoded by the tool so a failure carries our body.
 //! - [`resources`]: stored documents as resources, whole or by section.
 //! - [`rpc`]: JSON-RPC's own errors, decided by what a message is.
 //! - [`stdio`]: the stdio transport's line filter in front of rmcp.
 //! - [`http`]: the same screening in front of rmcp's HTTP transport.
 //! - [`sessions`]: an HTTP session answers only the caller that opened it.
 
+mod arguments;
 pub mod http;
 pub mod resources;
 pub mod rpc;

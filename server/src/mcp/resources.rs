@@ -6,7 +6,9 @@
 //! percent-encoded.
 
 use index_core::access::Caller;
-use index_core::reading::{DocumentPart, DocumentRead};
+use index_core::reading::{DocumentPart, DocumentRead, ReadError};
+use index_core::validate::cut;
+use index_core::{ErrorBody, ErrorCode, ErrorKind};
 use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
@@ -41,31 +43,29 @@ pub fn uri_of(library: &str, version: &str, file_path: &str) -> String {
 }
 
 /// What a resource address asks to read: its shape parsed here, its parts
-/// checked as `get_document`'s arguments are ([`DocumentRead::new`]).
-pub fn parse(uri: &str) -> Result<DocumentRead, ErrorData> {
-    let bad = |message: String| ErrorData::invalid_params(message, None);
-    let shape =
-        || format!("{uri:?} is not docshelf://LIBRARY/VERSION/PATH[?section=…&max_tokens=…]");
-    let rest = uri.strip_prefix(SCHEME).ok_or_else(|| bad(shape()))?;
+/// checked as `get_document`'s arguments are ([`DocumentRead::new`]). Every
+/// refusal is a [`ReadError`], so it reaches the client as every other
+/// error does: with the table's code in the error's data ([`to_error`]).
+pub fn parse(uri: &str) -> Result<DocumentRead, ReadError> {
+    let shown = || cut(uri, 200);
+    let rest = uri
+        .strip_prefix(SCHEME)
+        .ok_or_else(|| ReadError::Address(shown()))?;
     let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
     let mut parts = location.splitn(3, '/');
     let (Some(library), Some(version), Some(path)) = (parts.next(), parts.next(), parts.next())
     else {
-        return Err(bad(shape()));
+        return Err(ReadError::Address(shown()));
     };
     let decode = |s: &str| {
         percent_decode_str(s)
             .decode_utf8()
             .map(|d| d.into_owned())
-            .map_err(|_| {
-                bad(format!(
-                    "{uri:?} holds an encoded byte sequence that is not UTF-8"
-                ))
-            })
+            .map_err(|_| ReadError::Encoding(shown()))
     };
     let (library, version, file_path) = (decode(library)?, decode(version)?, decode(path)?);
     if library.is_empty() || version.is_empty() || file_path.is_empty() {
-        return Err(bad(shape()));
+        return Err(ReadError::Address(shown()));
     }
     let (mut section, mut max_tokens) = (None, None);
     for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
@@ -74,14 +74,10 @@ pub fn parse(uri: &str) -> Result<DocumentRead, ErrorData> {
             "max_tokens" => {
                 let n = value
                     .parse()
-                    .map_err(|_| bad(format!("max_tokens {value:?} is not a number")))?;
+                    .map_err(|_| ReadError::BudgetNotANumber(cut(&value, 40)))?;
                 max_tokens = Some(n);
             }
-            other => {
-                return Err(bad(format!(
-                    "{uri:?}: unknown parameter {other:?} (section, max_tokens)"
-                )))
-            }
+            other => return Err(ReadError::Parameter(cut(other, 40))),
         }
     }
     DocumentRead::new(
@@ -91,7 +87,6 @@ pub fn parse(uri: &str) -> Result<DocumentRead, ErrorData> {
         section.as_deref(),
         max_tokens,
     )
-    .map_err(|e| to_error(e.into()))
 }
 
 /// The template agents fill in to read a document or a section.
@@ -120,7 +115,10 @@ pub async fn list(
     let from: usize = match cursor {
         None => 0,
         Some(c) => c.parse().map_err(|_| {
-            ErrorData::invalid_params(format!("cursor {c:?} is not one this server gave"), None)
+            rpc_error(ErrorBody::new(
+                ErrorCode::InvalidArguments,
+                format!("cursor {:?} is not one this server gave", cut(c, 40)),
+            ))
         })?,
     };
     let mut documents = engine.readable_documents(caller).await.map_err(to_error)?;
@@ -156,7 +154,7 @@ pub async fn read(
     caller: &Caller,
     uri: &str,
 ) -> Result<ReadResourceResult, ErrorData> {
-    let read = parse(uri)?;
+    let read = parse(uri).map_err(|e| to_error(e.into()))?;
     let part: DocumentPart = engine
         .read_document(caller, &read)
         .await
@@ -165,15 +163,21 @@ pub async fn read(
     Ok(ReadResourceResult::new(vec![contents]))
 }
 
-/// An engine error as MCP's: not found as `resource_not_found`, bad input
-/// as invalid parameters, the rest as internal; the message and the error
-/// body (its `code`) as every face gives them.
+/// An engine error as MCP's ([`rpc_error`] of its body: internal faults
+/// logged and reported by correlation id, as on every face).
 fn to_error(err: EngineError) -> ErrorData {
-    let body = err.body();
+    rpc_error(err.body())
+}
+
+/// An error body as MCP's: not found as `resource_not_found`, bad input as
+/// invalid parameters, the rest as internal; the message, and the body
+/// itself (its `code` and `kind`) as the error's data, as every face gives
+/// them.
+fn rpc_error(body: ErrorBody) -> ErrorData {
     let data = serde_json::to_value(&body).ok();
-    match err.kind() {
-        index_core::ErrorKind::NotFound => ErrorData::resource_not_found(body.error, data),
-        index_core::ErrorKind::BadInput => ErrorData::invalid_params(body.error, data),
+    match body.kind {
+        ErrorKind::NotFound => ErrorData::resource_not_found(body.error, data),
+        ErrorKind::BadInput => ErrorData::invalid_params(body.error, data),
         _ => ErrorData::internal_error(body.error, data),
     }
 }
@@ -206,5 +210,16 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_budget_that_is_not_a_number_is_refused_as_a_read_with_its_code() {
+        let err = parse("docshelf://g/v/x.md?max_tokens=1e12").expect_err("refused");
+        assert_eq!(err, ReadError::BudgetNotANumber("1e12".into()));
+        let answer = to_error(err.into());
+        let data = answer.data.expect("the error body as data");
+        assert_eq!(data["code"], "invalid_read", "{data}");
+        assert_eq!(data["kind"], "bad_input", "{data}");
+        assert_eq!(answer.code, ErrorData::invalid_params("", None).code);
     }
 }

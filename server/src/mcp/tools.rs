@@ -26,6 +26,7 @@ use index_core::source::SourceRequest;
 use rmcp::service::RequestContext;
 use rmcp::service::RoleServer;
 
+use super::arguments::Arguments;
 use super::resources;
 use crate::engine::{Engine, EngineError};
 
@@ -135,9 +136,13 @@ impl DocshelfMcp {
     )]
     async fn search_docs(
         &self,
-        Parameters(mut params): Parameters<SearchParams>,
+        Parameters(params): Parameters<Arguments<SearchParams>>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let mut params = match params.decoded("search_docs") {
+            Ok(params) => params,
+            Err(body) => return error_result(&body),
+        };
         let caller = self.caller(&context);
         // Clients without MCP sessions keep stickiness by passing back the
         // session id of an earlier answer; others get the connection's.
@@ -157,9 +162,13 @@ impl DocshelfMcp {
     )]
     async fn get_document(
         &self,
-        Parameters(args): Parameters<GetDocument>,
+        Parameters(args): Parameters<Arguments<GetDocument>>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let args = match args.decoded("get_document") {
+            Ok(args) => args,
+            Err(body) => return error_result(&body),
+        };
         let caller = self.caller(&context);
         let read = match args.read() {
             Ok(read) => read,
@@ -198,9 +207,13 @@ impl DocshelfMcp {
     )]
     async fn resolve_library(
         &self,
-        Parameters(args): Parameters<ResolveLibrary>,
+        Parameters(args): Parameters<Arguments<ResolveLibrary>>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let args = match args.decoded("resolve_library") {
+            Ok(args) => args,
+            Err(body) => return error_result(&body),
+        };
         if let Err(err) = validate::required("name", &args.name) {
             return tool_error(&err.into());
         }
@@ -234,9 +247,13 @@ impl DocshelfMcp {
     )]
     async fn add_docs(
         &self,
-        Parameters(request): Parameters<SourceRequest>,
+        Parameters(request): Parameters<Arguments<SourceRequest>>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let request = match request.decoded("add_docs") {
+            Ok(request) => request,
+            Err(body) => return error_result(&body),
+        };
         match self
             .engine
             .add_source(&self.caller(&context), request)
