@@ -273,9 +273,13 @@ impl DocshelfMcp {
     )]
     async fn compare_versions(
         &self,
-        Parameters(args): Parameters<CompareVersions>,
+        Parameters(args): Parameters<Arguments<CompareVersions>>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let args = match args.decoded("compare_versions") {
+            Ok(args) => args,
+            Err(body) => return error_result(&body),
+        };
         match self
             .engine
             .compare_versions(&self.caller(&context), &args.library, &args.changes)
