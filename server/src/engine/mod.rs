@@ -24,6 +24,7 @@ mod ask;
 mod catalog;
 mod changes;
 mod conversations;
+mod credentials;
 mod jobs;
 mod reading;
 mod scope;

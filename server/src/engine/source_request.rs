@@ -14,7 +14,7 @@ use url::Url;
 
 use super::{Engine, EngineError};
 use crate::source::crawl::Plan;
-use crate::source::credential::{Lent, SiteCredential};
+use crate::source::credential::SiteCredential;
 use crate::source::fetch::FetchError;
 use crate::source::git::{self, GitPlan, Remote};
 use crate::source::job::Work;
@@ -220,25 +220,6 @@ impl Engine {
         Ok(Remote::connect(&fetch_url, self.fetcher.policy(), secret)
             .await
             .map_err(SourceError::from)?)
-    }
-
-    /// The credential `request` names, lent to a source of `library` for
-    /// requests to `sent_to`: the one check of whether a source may use a
-    /// credential ([`crate::source::credential::Credentials::lend`]).
-    fn lend(
-        &self,
-        request: &SourceRequest,
-        library: &str,
-        sent_to: &Url,
-    ) -> Result<Option<Lent>, EngineError> {
-        let Some(asked) = request.credential.as_deref() else {
-            return Ok(None);
-        };
-        let lent = self
-            .credentials
-            .lend(asked, library, &[sent_to])
-            .map_err(SourceError::from)?;
-        Ok(Some(lent))
     }
 
     /// Refuses at once a start URL whose host is refused or does not

@@ -9,9 +9,7 @@ use std::time::Duration;
 use index_core::access::{Caller, Role};
 use index_core::catalog::{Deleted, Target};
 use index_core::job::{JobState, JobStatus};
-use index_core::source::{
-    CredentialList, RefreshSummary, SourceAccepted, SourceInfo, SourceList, SourceRequest,
-};
+use index_core::source::{RefreshSummary, SourceAccepted, SourceInfo, SourceList, SourceRequest};
 use index_core::validate;
 
 use super::source_request::Prepared;
@@ -98,16 +96,6 @@ impl Engine {
         };
         self.audited(caller, "delete_source", &target.to_string(), result)
             .await
-    }
-
-    /// The credentials the operator declared: names, where each is sent
-    /// and for which libraries, never a secret or where it is kept. For
-    /// admins, who tell writers which name a private source takes.
-    pub fn credentials(&self, caller: &Caller) -> Result<CredentialList, EngineError> {
-        self.require_admin(caller, "list the server's credentials")?;
-        Ok(CredentialList {
-            credentials: self.credentials.list(),
-        })
     }
 
     /// Every stored source the caller may read, with its last fetch and

@@ -1,10 +1,12 @@
 //! The MCP server: docshelf's search for coding agents, over stdio
 //! (`docshelf mcp`) and streamable HTTP (`/mcp` on a running server).
 //!
-//! Five tools, thin over the [`Engine`] so that agents, the REST API and the
+//! Seven tools, thin over the [`Engine`] so that agents, the REST API and the
 //! dashboard get the same answers and the same error messages:
-//! `search_docs`, `get_document`, `list_libraries`, `resolve_library`, and
-//! `add_docs` (a site or a package fetched into a library), a write. Over
+//! `search_docs`, `get_document`, `list_libraries`, `resolve_library`,
+//! `compare_versions` (what changed between two versions), `add_docs` (a
+//! site or a package fetched into a library, a write), and
+//! `list_credentials` (the operator's credentials, for admins). Over
 //! HTTP each call acts as its request's token, as the REST API does: it
 //! sees only the libraries the token may read, and writes only where it
 //! may write.
@@ -20,7 +22,8 @@
 //! used ([`sessions`], `engine::sessions`).
 //!
 //! - [`tools`]: the tools and the server of one connection; [`arguments`]:
-//!   their arguments, decoded by the tool so a failure carries our body.
+//!   their arguments, decoded by the tool so a failure carries our body;
+//!   [`results`]: how their answers and errors are written.
 //! - [`resources`]: stored documents as resources, whole or by section.
 //! - [`rpc`]: JSON-RPC's own errors, decided by what a message is.
 //! - [`stdio`]: the stdio transport's line filter in front of rmcp.
@@ -30,6 +33,7 @@
 mod arguments;
 pub mod http;
 pub mod resources;
+mod results;
 pub mod rpc;
 pub mod sessions;
 pub mod stdio;
