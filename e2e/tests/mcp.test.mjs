@@ -77,7 +77,7 @@ for (const [name, makeTransport] of Object.entries(transports)) {
       await client?.close();
     });
 
-    test('lists the five tools with schemas and descriptions', async () => {
+    test('lists the seven tools with schemas and descriptions', async () => {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name).sort();
       assert.deepEqual(names, ['add_docs', 'compare_versions', 'get_document', 'list_credentials', 'list_libraries', 'resolve_library', 'search_docs']);
