@@ -3,6 +3,7 @@
 //! ([`ingest_core::compare`]), the answer cut to a token budget.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use index_core::access::Caller;
 use index_core::changes::{ChangeTotals, ChangesRequest, SectionChangeKind, VersionChanges};
@@ -10,6 +11,7 @@ use index_core::document::{reassemble, ChunkSpan, Piece};
 use index_core::search::SearchHit;
 use ingest_core::compare::{compare, Doc};
 use ingest_core::sections;
+use moka::sync::Cache;
 
 use super::{Engine, EngineError};
 use crate::search::tokens;
@@ -99,15 +101,15 @@ impl Engine {
 pub struct ChangedSections {
     /// The newer version, the one whose hits are kept.
     version: String,
-    /// (file path, chunk index) of every chunk in a section added or
+    /// By file path, the indexes of its chunks in a section added or
     /// changed.
-    chunks: HashSet<(String, u32)>,
+    chunks: HashMap<String, HashSet<u32>>,
 }
 
 impl ChangedSections {
     fn new(changes: &VersionChanges, after: &[Whole]) -> Self {
         let by_path: HashMap<&str, &Whole> = after.iter().map(|w| (w.path.as_str(), w)).collect();
-        let mut chunks = HashSet::new();
+        let mut chunks: HashMap<String, HashSet<u32>> = HashMap::new();
         for document in &changes.documents {
             let Some(whole) = by_path.get(document.file_path.as_str()) else {
                 continue;
@@ -128,7 +130,10 @@ impl ChangedSections {
                     .iter()
                     .any(|&range| holds(range, (span.start, span.end)))
                 {
-                    chunks.insert((document.file_path.clone(), span.chunk_index));
+                    chunks
+                        .entry(document.file_path.clone())
+                        .or_default()
+                        .insert(span.chunk_index);
                 }
             }
         }
@@ -139,7 +144,9 @@ impl ChangedSections {
     }
 
     fn has(&self, file_path: &str, chunk_index: u32) -> bool {
-        self.chunks.contains(&(file_path.to_owned(), chunk_index))
+        self.chunks
+            .get(file_path)
+            .is_some_and(|held| held.contains(&chunk_index))
     }
 
     /// Keeps the hits of the newer version in a changed section (a page
@@ -150,9 +157,9 @@ impl ChangedSections {
             if hit.version != self.version {
                 return false;
             }
-            let path = hit.file_path.clone();
-            hit.sections.retain(|s| self.has(&path, s.chunk_index));
-            self.has(&path, hit.chunk_index) || !hit.sections.is_empty()
+            let path = hit.file_path.as_str();
+            hit.sections.retain(|s| self.has(path, s.chunk_index));
+            self.has(path, hit.chunk_index) || !hit.sections.is_empty()
         });
         hits.truncate(k);
     }
@@ -170,16 +177,26 @@ fn holds(section: (usize, usize), chunk: (usize, usize)) -> bool {
     shared > 0 && (shared * 3 >= chunk.1 - chunk.0 || shared * 2 >= section.1 - section.0)
 }
 
+/// Comparisons a `changed_since` search keeps, by (library, older version,
+/// newer version, chunk table version): comparing two versions reads both
+/// whole, which a search must not pay each time. Any commit moves the
+/// table's version, so an entry never outlives what it was read from.
+pub(super) type ChangedCache = Cache<(String, String, String, u64), Arc<ChangedSections>>;
+
+/// Comparisons kept for `changed_since` searches.
+pub(super) const CHANGED_KEPT: u64 = 32;
+
 impl Engine {
     /// The chunks of `library` at `to` in sections added or changed since
-    /// `since`.
+    /// `since`: from the cache while the table is unchanged, else compared
+    /// (the caller's right to read both versions checked first, always).
     pub(super) async fn changed_sections(
         &self,
         caller: &Caller,
         library: &str,
         since: &str,
         to: &str,
-    ) -> Result<ChangedSections, EngineError> {
+    ) -> Result<Arc<ChangedSections>, EngineError> {
         let request = ChangesRequest {
             from: since.to_owned(),
             to: to.to_owned(),
@@ -187,8 +204,26 @@ impl Engine {
             max_tokens: None,
         };
         request.check(library)?;
+        let from = self.version_of(caller, library, since).await?;
+        let to = self.version_of(caller, library, to).await?;
+        let key = (
+            library.to_owned(),
+            from.clone(),
+            to.clone(),
+            self.store.table_version().await?,
+        );
+        if let Some(kept) = self.changed.get(&key) {
+            return Ok(kept);
+        }
+        let request = ChangesRequest {
+            from,
+            to,
+            ..request
+        };
         let (changes, after) = self.compared(caller, library, &request).await?;
-        Ok(ChangedSections::new(&changes, &after))
+        let changed = Arc::new(ChangedSections::new(&changes, &after));
+        self.changed.insert(key, changed.clone());
+        Ok(changed)
     }
 }
 

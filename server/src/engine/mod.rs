@@ -106,6 +106,8 @@ pub struct Engine {
     fetcher: crate::source::Fetcher,
     /// The credentials the operator declared, by name (`--credential`).
     credentials: crate::source::credential::Credentials,
+    /// Comparisons `changed_since` searches reuse ([`changes::ChangedCache`]).
+    changed: changes::ChangedCache,
     /// The store's access tokens, cached (see [`crate::access::registry`]).
     tokens: crate::access::Registry,
     started: Instant,
@@ -177,6 +179,7 @@ impl Engine {
             )
             .context("cannot build the HTTP client sources are fetched with")?,
             credentials: declared_credentials(&config.sources)?,
+            changed: moka::sync::Cache::new(changes::CHANGED_KEPT),
             tokens: crate::access::Registry::new(config.read_consistency()),
             started: Instant::now(),
         };

@@ -183,7 +183,7 @@ async fn two_versions_compare_section_by_section_on_rest_and_the_cli() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_search_changed_since_a_version_finds_only_what_changed_after_it() {
     let dir = tempfile::tempdir().expect("dir");
-    let (_engine, base) = two_versions(dir.path()).await;
+    let (engine, base) = two_versions(dir.path()).await;
     let search = |body: Value| {
         let base = base.clone();
         async move { common::post_json(&base, "/api/search", body).await }
@@ -220,6 +220,28 @@ async fn a_search_changed_since_a_version_finds_only_what_changed_after_it() {
         .expect("results")
         .iter()
         .all(|h| h["version"] == "2.0"));
+
+    // 2.0 published again with same.md changed: the comparison searches
+    // reuse is not kept past the write.
+    ingest(
+        &engine,
+        "widgets",
+        "2.0",
+        vec![
+            upload("guide.md", GUIDE_2),
+            upload("help/faq.md", FAQ),
+            upload("new.md", "# New\n\nA new page.\n"),
+            upload(
+                "same.md",
+                "# Same\n\nNothing new here, but now quite different.\n",
+            ),
+        ],
+    )
+    .await;
+    let (_, again) =
+        search(serde_json::json!({"query": query, "library": "widgets", "changed_since": "1.0"}))
+            .await;
+    assert!(files(&again).contains(&"same.md".to_owned()), "{again}");
 
     // It compares two versions of one library: it needs the library.
     let (status, refused) =

@@ -9,6 +9,7 @@
 //! - [`wait`]: waiting for what another task or process does.
 
 mod docs;
+pub mod mcp;
 mod process;
 mod server;
 mod wait;

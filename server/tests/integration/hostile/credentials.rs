@@ -24,6 +24,7 @@ use docshelf_server::http::{Access, RouterConfig};
 use docshelf_server::source::credential::Declared;
 use docshelf_server::store::sources::StoredSource;
 
+use crate::common::mcp::Mcp;
 use crate::common::{self, finished_job, serve_app};
 use crate::git_server::{GitServer, Repo};
 
@@ -150,57 +151,12 @@ fn private_repository() -> GitServer {
     )
 }
 
-/// Calls an MCP tool over HTTP as `token`, the way an agent does
-/// (initialize, initialized, tools/call), and returns the call's result.
+/// Calls an MCP tool over HTTP as `token`, in a session of its own, and
+/// returns the call's answer.
 async fn mcp_tool(base: &str, token: &str, tool: &str, arguments: Value) -> Value {
-    let client = Client::new();
-    let post = |body: Value, session: Option<String>| {
-        let mut request = client
-            .post(format!("{base}/mcp"))
-            .bearer_auth(token)
-            .header("accept", "application/json, text/event-stream")
-            .json(&body);
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session);
-        }
-        request.send()
-    };
-    let init = post(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "hostile", "version": "1"}}}),
-        None,
-    )
-    .await
-    .expect("initialize");
-    let session = init
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let _ = init.text().await;
-    post(
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        session.clone(),
-    )
-    .await
-    .expect("initialized");
-    let answer = post(
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-               "params": {"name": tool, "arguments": arguments}}),
-        session,
-    )
-    .await
-    .expect("tools/call")
-    .text()
-    .await
-    .expect("answer");
-    answer
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .find(|message| message["id"] == 2)
-        .unwrap_or_else(|| panic!("no answer to the call: {answer}"))
+    let mut mcp = Mcp::open(base, token).await;
+    mcp.request("tools/call", json!({"name": tool, "arguments": arguments}))
+        .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,6 +13,7 @@ use reqwest::{Client, RequestBuilder, StatusCode};
 use serde_json::{json, Value};
 
 use crate::common;
+use crate::common::mcp::Mcp;
 
 const ADMIN: &str = "admin-s3cret";
 
@@ -191,76 +192,6 @@ async fn a_hidden_job_is_answered_as_an_unknown_one() {
     let hidden_took = median(at(&hidden), seeded.reader.clone()).await;
     let unknown_took = median(at(&unknown), seeded.reader.clone()).await;
     eprintln!("GET /api/jobs/{{id}} as a scoped token, median of 15: hidden {hidden_took:?}, unknown {unknown_took:?}");
-}
-
-/// One MCP session over streamable HTTP, as `token`.
-struct Mcp {
-    url: String,
-    token: String,
-    session: Option<String>,
-    next_id: u64,
-}
-
-impl Mcp {
-    async fn open(base: &str, token: &str) -> Self {
-        let mut mcp = Self {
-            url: format!("{base}/mcp"),
-            token: token.to_owned(),
-            session: None,
-            next_id: 0,
-        };
-        let ready = mcp
-            .request(
-                "initialize",
-                json!({
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "hostile", "version": "1"},
-                }),
-            )
-            .await;
-        assert!(ready["result"]["serverInfo"].is_object(), "{ready}");
-        let res = mcp
-            .post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .send()
-            .await
-            .expect("initialized");
-        assert!(res.status().is_success(), "{}", res.status());
-        mcp
-    }
-
-    fn post(&self, message: Value) -> RequestBuilder {
-        let request = Client::new()
-            .post(&self.url)
-            .bearer_auth(&self.token)
-            .header("accept", "application/json, text/event-stream")
-            .json(&message);
-        match &self.session {
-            Some(session) => request.header("mcp-session-id", session),
-            None => request,
-        }
-    }
-
-    /// Sends a request and returns its answer (a JSON body, or the event
-    /// of a stream that carries it).
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        let res = self
-            .post(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .send()
-            .await
-            .expect("an answer");
-        if let Some(session) = res.headers().get("mcp-session-id") {
-            self.session = Some(session.to_str().expect("ASCII").to_owned());
-        }
-        let text = res.text().await.expect("body");
-        std::iter::once(text.as_str())
-            .chain(text.lines().filter_map(|l| l.strip_prefix("data:")))
-            .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-            .find(|message| message["id"] == id)
-            .unwrap_or_else(|| panic!("no answer to {method} in {text}"))
-    }
 }
 
 /// Asserts `body` is docshelf's error body with `code`, of kind bad input.
