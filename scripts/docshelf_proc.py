@@ -51,7 +51,7 @@ def start(binary, store, model, extra=(), wait_s=120):
 def wait_in_memory(base, wait_s=120, name="docshelf"):
     """Waits until the server answers searches from its in-memory copy of
     the store (read in the background after start-up); False if it never
-    does within `wait_s` (a store larger than --resident-chunks). Says so
+    does within `wait_s` (a store larger than --resident-mib). Says so
     on stderr then: the results are the same from disk, but any time the
     caller prints is the disk path's."""
     deadline = time.monotonic() + wait_s

@@ -11,13 +11,22 @@
 # AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and run each replica on a
 # machine of its own with the same --data. Needs nginx (apt-get install
 # nginx) and a built docshelf (make build).
+#
+# `ROUTE=library examples/replicas/run.sh` puts HAProxy (haproxy.cfg) in
+# front instead, routing each library's searches to one replica, so that
+# each holds its share of the libraries in memory (docs/operations.md).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 bin=${DOCSHELF_BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/docshelf/target}/debug/docshelf}
 model=${DOCSHELF_MODEL_DIR:-$root/models/all-MiniLM-L6-v2}
 bucket=${DOCSHELF_S3_BUCKET:-docshelf}
-command -v nginx >/dev/null || { echo "run.sh: nginx is needed (apt-get install nginx)" >&2; exit 1; }
+route=${ROUTE:-client}
+if [ "$route" = library ]; then
+  command -v haproxy >/dev/null || { echo "run.sh: haproxy is needed (apt-get install haproxy)" >&2; exit 1; }
+else
+  command -v nginx >/dev/null || { echo "run.sh: nginx is needed (apt-get install nginx)" >&2; exit 1; }
+fi
 [ -x "$bin" ] || { echo "run.sh: no docshelf at $bin (make build)" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/docshelf-replicas.XXXXXX")
@@ -38,6 +47,11 @@ for port in 8081 8082 8083; do
     >"$work/replica-$port.log" 2>&1 &
   echo "==> replica on 127.0.0.1:$port (log $work/replica-$port.log)"
 done
-nginx -p "$work" -c "$here/nginx.conf" -g 'daemon off;' &
-echo "==> nginx on http://127.0.0.1:8080"
+if [ "$route" = library ]; then
+  (cd "$work" && haproxy -db -f "$here/haproxy.cfg") &
+  echo "==> HAProxy on http://127.0.0.1:8080, routing by library"
+else
+  nginx -p "$work" -c "$here/nginx.conf" -g 'daemon off;' &
+  echo "==> nginx on http://127.0.0.1:8080"
+fi
 wait

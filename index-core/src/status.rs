@@ -63,11 +63,46 @@ pub struct StoreStatus {
     /// serve the same data once they show the same version.
     #[serde(default)]
     pub table_version: Option<u64>,
-    /// Whether searches answer from this server's in-memory copy of the
-    /// table right now (`false` while it is read after start-up or a
-    /// write, and when the store is larger than `--resident-chunks`).
+    /// Whether every published library version is held in this server's
+    /// memory right now, so that any search answers from memory (`false`
+    /// while versions are read after start-up or a publish, and while the
+    /// store is larger than `--resident-mib`: see `memory`).
     #[serde(default)]
     pub in_memory: bool,
+    /// What this server holds in memory and how it has served.
+    #[serde(default)]
+    pub memory: MemoryStatus,
+}
+
+/// The library versions a server holds in memory (`--resident-mib`):
+/// searches whose every version is held answer from memory, the others
+/// from the store's indexes while their versions are read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MemoryStatus {
+    /// The budget in bytes (0: nothing is held).
+    pub budget_bytes: u64,
+    /// Bytes the versions held take.
+    pub held_bytes: u64,
+    /// Library versions held.
+    pub versions_held: u64,
+    /// Library versions published in the store.
+    pub versions_published: u64,
+    /// Chunks held.
+    pub chunks_held: u64,
+    /// Search legs (dense, keyword) and section reads since start-up
+    /// answered from memory.
+    pub hits: u64,
+    /// Search legs and section reads since start-up answered from the
+    /// store because a version they cover was not held.
+    pub misses: u64,
+    /// Versions read into memory since start-up.
+    pub loads: u64,
+    /// Versions dropped to make room since start-up.
+    pub evictions: u64,
+    /// Versions found larger than the whole budget (searched from the
+    /// store only).
+    pub too_large: u64,
 }
 
 /// How much a store holds.
@@ -118,6 +153,18 @@ mod tests {
                 }),
                 table_version: Some(4),
                 in_memory: true,
+                memory: MemoryStatus {
+                    budget_bytes: 1 << 30,
+                    held_bytes: 5,
+                    versions_held: 1,
+                    versions_published: 2,
+                    chunks_held: 3,
+                    hits: 4,
+                    misses: 1,
+                    loads: 1,
+                    evictions: 0,
+                    too_large: 0,
+                },
             },
             embedding: EmbeddingStatus {
                 model: "all-MiniLM-L6-v2".into(),

@@ -17,6 +17,9 @@
 //!   `DOCSHELF_BENCH_ROWS`, `DOCSHELF_BENCH_CONCURRENCY`): a corpus of that
 //!   many chunks grown from the git manual's real ones ([`corpus`]),
 //!   searched in-process and over HTTP ([`scale`], [`http`]).
+//! - **While another library is published** (`make bench-segments`, env
+//!   `DOCSHELF_BENCH_WRITES_STORE`): one library searched while another is
+//!   published over and over, from memory and from the store ([`writes`]).
 
 #[path = "search/corpus.rs"]
 mod corpus;
@@ -26,6 +29,8 @@ mod cross_encoder_dir;
 mod http;
 #[path = "search/scale.rs"]
 mod scale;
+#[path = "search/writes.rs"]
+mod writes;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -62,6 +67,9 @@ pub fn env_usize(name: &str) -> Option<usize> {
 #[tokio::main]
 async fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    if let Some(store) = std::env::var_os("DOCSHELF_BENCH_WRITES_STORE") {
+        return writes::run(&root, Path::new(&store)).await;
+    }
     match env_usize("DOCSHELF_BENCH_ROWS") {
         // The side-by-side script only needs the corpus made and its path.
         Some(rows) if std::env::var_os("DOCSHELF_BENCH_PREPARE_ONLY").is_some() => {

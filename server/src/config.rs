@@ -157,16 +157,17 @@ pub struct EngineConfig {
     )]
     pub read_consistency_secs: f64,
 
-    /// Most chunks the store keeps a copy of in memory, which searches
-    /// answer from (their text and 8-bit vectors; docs/configuration.md
-    /// says what a chunk costs). A larger store is searched on disk only;
-    /// 0 never copies.
+    /// Memory for the library versions held in memory, which searches
+    /// answer from (their text, 8-bit vectors and keyword postings), in
+    /// MiB. Versions are read as they are first searched and dropped least
+    /// recently searched first; a version not held is searched on disk.
+    /// 0 holds none. Default: a third of the machine's memory.
     #[arg(
-        long = "resident-chunks",
-        env = "DOCSHELF_RESIDENT_CHUNKS",
-        default_value_t = crate::store::resident::DEFAULT_MAX_ROWS
+        long = "resident-mib",
+        env = "DOCSHELF_RESIDENT_MIB",
+        default_value_t = crate::store::resident::default_budget_mib()
     )]
-    pub resident_chunks: usize,
+    pub resident_mib: u64,
 
     #[command(flatten)]
     pub sources: SourceConfig,
@@ -550,7 +551,7 @@ impl EngineConfig {
             extract_memory_mib: crate::ingest::memory::default_budget_mib(),
             extract_timeout_secs: default::EXTRACT_TIMEOUT_SECS,
             read_consistency_secs: default::READ_CONSISTENCY_SECS,
-            resident_chunks: crate::store::resident::DEFAULT_MAX_ROWS,
+            resident_mib: crate::store::resident::default_budget_mib(),
             sources: SourceConfig::default(),
             ocr: OcrConfig::default(),
         }

@@ -1,4 +1,5 @@
-//! Prometheus metrics: HTTP requests by route, searches, and ingestion.
+//! Prometheus metrics: HTTP requests by route, searches, what is held in
+//! memory, and ingestion.
 //!
 //! One set per engine; `GET /metrics` renders it in the text format, in one
 //! of two [`View`]s. The process's own figures (requests by route and
@@ -14,6 +15,7 @@ use std::time::Duration;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
@@ -66,6 +68,26 @@ pub struct Metrics {
     files: Family<OutcomeLabels, Counter>,
     chunks_stored: Counter,
     chunks_embedded: Family<SourceLabels, Counter>,
+    memory: MemoryMetrics,
+}
+
+/// The in-memory segments' figures (see `store::resident`), mirrored from
+/// the store's own counts each time metrics are rendered.
+#[derive(Default)]
+struct MemoryMetrics {
+    budget_bytes: Gauge,
+    held_bytes: Gauge,
+    versions_held: Gauge,
+    /// Searches by where they were answered (`memory`, `store`).
+    searches: Family<AnsweredLabels, Counter>,
+    loads: Counter,
+    evictions: Counter,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct AnsweredLabels {
+    /// `memory` or `store`.
+    pub from: &'static str,
 }
 
 /// Where an uploaded chunk's vector came from.
@@ -87,6 +109,7 @@ impl Default for Metrics {
             files: Family::default(),
             chunks_stored: Counter::default(),
             chunks_embedded: Family::default(),
+            memory: MemoryMetrics::default(),
         };
         {
             let (mut everything, mut process) = (lock(&metrics.everything), lock(&metrics.process));
@@ -110,6 +133,37 @@ impl Default for Metrics {
                     "search_duration_seconds",
                     "Search latency by mode",
                     metrics.search_seconds.clone(),
+                );
+                let memory = &metrics.memory;
+                r.register(
+                    "memory_budget_bytes",
+                    "Memory allowed for library versions held in memory (--resident-mib)",
+                    memory.budget_bytes.clone(),
+                );
+                r.register(
+                    "memory_held_bytes",
+                    "Memory the library versions held take",
+                    memory.held_bytes.clone(),
+                );
+                r.register(
+                    "memory_versions_held",
+                    "Library versions held in memory",
+                    memory.versions_held.clone(),
+                );
+                r.register(
+                    "memory_searches",
+                    "Search legs by where they were answered: memory, or the store (a version not held)",
+                    memory.searches.clone(),
+                );
+                r.register(
+                    "memory_loads",
+                    "Library versions read into memory",
+                    memory.loads.clone(),
+                );
+                r.register(
+                    "memory_evictions",
+                    "Library versions dropped from memory to make room",
+                    memory.evictions.clone(),
                 );
             }
             everything.register(
@@ -183,6 +237,31 @@ impl Metrics {
                 .get()
         };
         (count("model"), count("reused"))
+    }
+
+    /// Mirrors the store's in-memory figures (counts since start-up).
+    pub fn memory(&self, stats: &crate::store::resident::ResidentStats) {
+        let m = &self.memory;
+        let gauge = |g: &Gauge, v: u64| {
+            g.set(i64::try_from(v).unwrap_or(i64::MAX));
+        };
+        gauge(&m.budget_bytes, stats.budget_bytes);
+        gauge(&m.held_bytes, stats.held_bytes);
+        gauge(&m.versions_held, stats.segments);
+        // Counters only rise: add what was counted since the last render.
+        let catch_up = |c: &Counter, total: u64| {
+            c.inc_by(total.saturating_sub(c.get()));
+        };
+        catch_up(
+            &m.searches.get_or_create(&AnsweredLabels { from: "memory" }),
+            stats.hits,
+        );
+        catch_up(
+            &m.searches.get_or_create(&AnsweredLabels { from: "store" }),
+            stats.misses,
+        );
+        catch_up(&m.loads, stats.loads);
+        catch_up(&m.evictions, stats.evictions);
     }
 
     /// The Prometheus text exposition of `view`.

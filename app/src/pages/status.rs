@@ -85,8 +85,16 @@ fn StatusTable(status: ServerStatus) -> impl IntoView {
             <dd data-field="table-version">{table_version}</dd>
             <dt>"Searches read"</dt>
             <dd data-field="in-memory">
-                {if status.store.in_memory { "a copy in memory" } else { "the store on disk" }}
+                {if status.store.in_memory {
+                    "memory, for every library"
+                } else if status.store.memory.versions_held > 0 {
+                    "memory for the versions held, the store for the others"
+                } else {
+                    "the store on disk"
+                }}
             </dd>
+            <dt>"Held in memory"</dt>
+            <dd data-field="memory">{memory_line(&status.store.memory)}</dd>
             <dt>"Model"</dt>
             <dd data-field="model">{embedding.model.clone()} " (" {embedding.model_dir.clone()} ")"</dd>
             <dt>"Embedding backend"</dt>
@@ -101,4 +109,30 @@ fn StatusTable(status: ServerStatus) -> impl IntoView {
             <dd data-field="uptime">{format!("{} s", status.uptime_secs)}</dd>
         </dl>
     }
+}
+
+/// What the server holds in memory, in one line: versions, bytes against
+/// the budget, and how searches were answered.
+fn memory_line(memory: &index_core::status::MemoryStatus) -> String {
+    if memory.budget_bytes == 0 {
+        return "nothing (--resident-mib 0)".to_owned();
+    }
+    let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+    format!(
+        "{} of {} versions ({} chunks), {:.1} of {:.0} MiB; searches from memory {}, from the store {}; {} read, {} dropped{}",
+        memory.versions_held,
+        memory.versions_published,
+        memory.chunks_held,
+        mib(memory.held_bytes),
+        mib(memory.budget_bytes),
+        memory.hits,
+        memory.misses,
+        memory.loads,
+        memory.evictions,
+        if memory.too_large > 0 {
+            format!(", {} too large for the budget", memory.too_large)
+        } else {
+            String::new()
+        }
+    )
 }

@@ -10,9 +10,13 @@
 //! The index does not tokenize: the caller feeds it tokens from the same
 //! analyzer LanceDB's index uses, and the scores follow Lance's BM25
 //! (k1 = 1.2, b = 0.75, idf = ln(1 + (N − n + 0.5) / (n + 0.5)), the
-//! `(k1 + 1)` numerator kept), with the collection's statistics taken over
-//! every row whatever the scope, as Lance's are. So both ways of answering
-//! rank alike, and which one answered is invisible to a client.
+//! `(k1 + 1)` numerator kept). The collection's statistics (N, the
+//! average length, each term's n) are an index's own by default
+//! ([`Bm25Index::search`]), or summed over several indexes
+//! ([`Statistics::add`], [`Bm25Index::search_with`]): the server holds one
+//! index per library version and scores a search over several of them with
+//! the statistics of all it searches, without building an index of them
+//! all.
 //!
 //! Rows are numbered in the order they are added; a search takes the rows
 //! in scope as ranges of those numbers, as the copy's dense scan
@@ -132,11 +136,6 @@ impl Bm25Builder {
         // Rows without a token count in neither statistic, as in Lance.
         let documents = self.lengths.iter().filter(|&&l| l > 0).count();
         let total: u64 = self.lengths.iter().map(|&l| u64::from(l)).sum();
-        let average_length = if documents == 0 {
-            0.0
-        } else {
-            total as f32 / documents as f32
-        };
         let entries: usize = self.postings.iter().map(Vec::len).sum();
         let mut starts = Vec::with_capacity(self.postings.len() + 1);
         let (mut rows, mut frequencies) =
@@ -158,7 +157,41 @@ impl Bm25Builder {
             frequencies,
             lengths: self.lengths,
             documents,
-            average_length,
+            tokens: total,
+        }
+    }
+}
+
+/// The collection statistics BM25 scores a query with: rows with a token
+/// (N), their tokens, and how many of them hold each of the query's tokens
+/// (n), in the query's order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Statistics {
+    pub documents: u64,
+    pub tokens: u64,
+    pub containing: Vec<u64>,
+}
+
+impl Statistics {
+    /// Adds another index's statistics for the same query.
+    pub fn add(&mut self, other: &Statistics) {
+        self.documents += other.documents;
+        self.tokens += other.tokens;
+        if self.containing.len() < other.containing.len() {
+            self.containing.resize(other.containing.len(), 0);
+        }
+        for (sum, n) in self.containing.iter_mut().zip(&other.containing) {
+            *sum += n;
+        }
+    }
+
+    fn average_length(&self) -> f32 {
+        if self.documents == 0 {
+            0.0
+        } else {
+            // As [`Bm25Builder::finish`] divides: one index scores alike
+            // either way.
+            self.tokens as f32 / self.documents as f32
         }
     }
 }
@@ -176,7 +209,8 @@ pub struct Bm25Index {
     lengths: Vec<u32>,
     /// Rows with at least one token: the N of the idf.
     documents: usize,
-    average_length: f32,
+    /// Tokens in all rows.
+    tokens: u64,
 }
 
 impl Bm25Index {
@@ -211,10 +245,42 @@ impl Bm25Index {
         keep: Option<&Keep<'_>>,
         k: usize,
     ) -> Vec<(usize, f32)> {
+        let statistics = self.statistics(query);
+        self.search_with(query, ranges, keep, k, &statistics)
+    }
+
+    /// This index's statistics for `query`'s tokens: what
+    /// [`Bm25Index::search_with`] takes, summed over every index searched.
+    pub fn statistics(&self, query: &[&str]) -> Statistics {
+        Statistics {
+            documents: self.documents as u64,
+            tokens: self.tokens,
+            containing: query
+                .iter()
+                .map(|token| {
+                    self.terms.get(*token).map_or(0, |&term| {
+                        (self.starts[term as usize + 1] - self.starts[term as usize]) as u64
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// [`Self::search`] scored with `statistics` (for `query`'s tokens, in
+    /// order) instead of this index's own.
+    pub fn search_with(
+        &self,
+        query: &[&str],
+        ranges: &[Range<usize>],
+        keep: Option<&Keep<'_>>,
+        k: usize,
+        statistics: &Statistics,
+    ) -> Vec<(usize, f32)> {
         if k == 0 || self.is_empty() {
             return Vec::new();
         }
-        let documents = self.documents as f32;
+        let documents = statistics.documents as f32;
+        let average_length = statistics.average_length();
         // Scores by row, in a buffer as long as the index: a common term
         // touches a large share of a large copy's rows, and adding into a
         // buffer costs far less than into a hash map. Its pages are zeroed
@@ -223,14 +289,19 @@ impl Bm25Index {
         // n ≤ N, and the frequency ≥ 1), so a zero score is an untouched row.
         let mut scores = vec![0.0f32; self.lengths.len()];
         let mut touched: Vec<u32> = Vec::new();
-        for token in query {
+        for (at, token) in query.iter().enumerate() {
             let Some(&term) = self.terms.get(*token) else {
                 continue;
             };
             let postings = self.starts[term as usize]..self.starts[term as usize + 1];
             let (in_rows, frequencies) =
                 (&self.rows[postings.clone()], &self.frequencies[postings]);
-            let containing = in_rows.len() as f32;
+            // At least this index's own rows, whatever was summed.
+            let containing = statistics
+                .containing
+                .get(at)
+                .map_or(0, |&n| n)
+                .max(in_rows.len() as u64) as f32;
             let idf = ((documents - containing + 0.5) / (containing + 0.5) + 1.0).ln();
             for range in ranges {
                 let from = in_rows.partition_point(|&r| (r as usize) < range.start);
@@ -243,7 +314,7 @@ impl Bm25Index {
                     if *score == 0.0 {
                         touched.push(row);
                     }
-                    *score += idf * self.weight(row, frequency);
+                    *score += idf * self.weight(row, frequency, average_length);
                 }
             }
         }
@@ -255,9 +326,9 @@ impl Bm25Index {
     }
 
     /// The frequency half of BM25 for a term seen `frequency` times in `row`.
-    fn weight(&self, row: u32, frequency: u32) -> f32 {
+    fn weight(&self, row: u32, frequency: u32, average_length: f32) -> f32 {
         let length = self.lengths[row as usize] as f32;
-        let norm = K1 * (1.0 - B + B * length / self.average_length);
+        let norm = K1 * (1.0 - B + B * length / average_length);
         let frequency = frequency as f32;
         (K1 + 1.0) * frequency / (frequency + norm)
     }
@@ -314,6 +385,37 @@ mod tests {
         "the stash keeps work aside",
         "git merge and git rebase compared at length with many more words here",
     ];
+
+    /// Two indexes searched with their statistics summed score every row
+    /// as one index of all their rows does: what the server's search over
+    /// several library versions relies on.
+    #[test]
+    fn summed_statistics_score_as_one_index() {
+        let (first, second) = ROWS.split_at(2);
+        let (a, b, whole) = (index(first), index(second), index(ROWS));
+        let query = ["rebase", "branch", "git", "absent"];
+        let mut statistics = a.statistics(&query);
+        statistics.add(&b.statistics(&query));
+        assert_eq!(statistics, whole.statistics(&query));
+        let mut split: Vec<(usize, f32)> = a.search_with(&query, &[0..2], None, 10, &statistics);
+        split.extend(
+            b.search_with(&query, &[0..3], None, 10, &statistics)
+                .into_iter()
+                .map(|(row, score)| (row + 2, score)),
+        );
+        split.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+        let together = whole.search(&query, &[0..ROWS.len()], None, 10);
+        assert_eq!(split.len(), together.len());
+        for ((row, score), (expected_row, expected)) in split.iter().zip(&together) {
+            assert_eq!(row, expected_row);
+            assert!(
+                (score - expected).abs() < 1e-6,
+                "{row}: {score} vs {expected}"
+            );
+        }
+        // Alone, an index scores by its own rows: another ranking.
+        assert_ne!(a.search(&query, &[0..2], None, 10), split[..2].to_vec());
+    }
 
     #[test]
     fn scores_follow_the_formula() {

@@ -49,7 +49,7 @@ mod split;
 
 pub use activation::gelu_in_place;
 pub use attention::{attention, Shape};
-pub use bm25::{Analyze, Bm25Builder, Bm25Index};
+pub use bm25::{Analyze, Bm25Builder, Bm25Index, Statistics};
 pub use packed::PackedWeights;
 pub use reduced::{Bf16Weights, Int8Weights, ReducedProduct};
 pub use scan::QuantizedRows;

@@ -53,10 +53,10 @@ pub struct EvalArgs {
     #[arg(long, value_name = "S,D")]
     pub lead_prior: Option<String>,
 
-    /// Most chunks searched from the in-memory copy of the store (0: every
-    /// search on disk, to compare the two).
-    #[arg(long, default_value_t = crate::store::resident::DEFAULT_MAX_ROWS)]
-    pub resident_chunks: usize,
+    /// Memory for the library versions searched from memory, in MiB (0:
+    /// every search on disk, to compare the two).
+    #[arg(long, default_value_t = crate::store::resident::default_budget_mib())]
+    pub resident_mib: u64,
 
     /// Print the report as JSON.
     #[arg(long)]
@@ -83,7 +83,7 @@ pub async fn eval(args: EvalArgs) -> anyhow::Result<()> {
     let config = EngineConfig {
         max_files: 100_000,
         max_expanded_mib: 4096,
-        resident_chunks: args.resident_chunks,
+        resident_mib: args.resident_mib,
         ..EngineConfig::new(store.to_string_lossy(), args.model.clone())
     };
     let mut engine = Engine::open(&config).await?;

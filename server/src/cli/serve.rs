@@ -128,6 +128,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     if let Some(every) = config.engine.sources.refresh_every {
         engine.schedule_refreshes(every);
     }
+    engine.schedule_searched_writes();
     // Load the model before listening: the first search is not slow, and
     // the status says at once whether the model works.
     engine.warm().await;

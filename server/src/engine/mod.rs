@@ -16,7 +16,9 @@
 //!   what names a session (its caller and its id).
 //! - [`ask`]: answers written by the language model (see [`crate::ask`]).
 //! - [`catalog`]: libraries, documents, deletes and feedback.
-//! - [`status`]: a snapshot of the engine's state.
+//! - [`status`]: a snapshot of the engine's state; [`memory`]: the library
+//!   versions held in memory, reported, and the searches noted to read
+//!   first at the next start.
 //! - [`EngineError`] (in [`crate::error`]): why a request was refused.
 
 mod access;
@@ -26,6 +28,7 @@ mod changes;
 mod conversations;
 mod credentials;
 mod jobs;
+mod memory;
 mod reading;
 mod scope;
 mod search;
@@ -125,7 +128,9 @@ impl Engine {
         }
         let store = Store::open_watching(&location, &config.s3, config.read_consistency())
             .await?
-            .with_resident_rows(config.resident_chunks);
+            .with_resident_budget(
+                usize::try_from(config.resident_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
+            );
         // A job killed before it folded its rows into the full-text
         // indexes left documents that LanceDB's index cannot see (the
         // keyword leg asks it while the in-memory copy is not current):
@@ -141,10 +146,11 @@ impl Engine {
             }
             Err(err) => tracing::warn!(%err, "cannot read the full-text index's coverage"),
         }
-        // Starts copying the chunk table into memory in the background, so
-        // the first searches after start-up need not start it.
-        if let Err(err) = store.resident_ready().await {
-            tracing::warn!(%err, "cannot read the chunk table's version");
+        // Starts reading every published version into memory in the
+        // background (the newest first, as the budget allows): searches
+        // answer from the store at once, and from memory as versions arrive.
+        if let Err(err) = store.warm_resident().await {
+            tracing::warn!(%err, "cannot list the published versions to hold in memory");
         }
         let jobs = Jobs::new(store.runs().id());
         let ocr = detect_ocr(&config.ocr).await;

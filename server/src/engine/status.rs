@@ -52,6 +52,7 @@ impl Engine {
                 counts,
                 table_version: self.store.table_version().await.ok(),
                 in_memory: self.store.resident_ready().await.unwrap_or(false),
+                memory: self.memory_status().await,
             },
             embedding: EmbeddingStatus {
                 model: MODEL_NAME.to_owned(),
@@ -91,6 +92,7 @@ impl Engine {
             true => View::Everything,
             false => View::Process,
         };
+        self.metrics.memory(&self.store.resident_stats());
         self.metrics.render(view)
     }
 

@@ -258,7 +258,7 @@ pub fn default_budget_mib() -> u64 {
 }
 
 /// The machine's memory (`MemTotal` of /proc/meminfo), where it can be read.
-fn machine_memory() -> Option<u64> {
+pub(crate) fn machine_memory() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

@@ -1,8 +1,11 @@
 //! What the store holds, by library, version and document.
 //!
-//! Listing scans three small columns of every row, so the result is cached
+//! Listing scans a few small columns of every row, so the result is cached
 //! and keyed on the table version: any write (ours, or another server's once
-//! it is seen) makes a new version and the next listing rescans.
+//! it is seen) makes a new version and the next listing rescans. The same
+//! scan stamps every library version's rows, which tells the in-memory
+//! copy which of its segments are still current
+//! ([`super::resident::published`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,6 +16,7 @@ use index_core::catalog::{Deleted, DocumentInfo, LibraryInfo, VersionInfo};
 use index_core::StoreCounts;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
+use super::resident::published::{PublishedVersion, PublishedVersions, Stamp};
 use super::{filter, string_column, Store, StoreError};
 
 /// Every document, and the libraries they make up, as of one table
@@ -24,6 +28,7 @@ pub(super) struct Catalog {
     version: u64,
     documents: Arc<Vec<DocumentInfo>>,
     libraries: Arc<Vec<LibraryInfo>>,
+    published: Arc<PublishedVersions>,
 }
 
 pub use index_core::catalog::Target;
@@ -62,25 +67,72 @@ impl Store {
         Ok(self.catalog().await?.1)
     }
 
-    /// The documents and libraries as of the table's current version.
-    async fn catalog(&self) -> Result<(Arc<Vec<DocumentInfo>>, Arc<Vec<LibraryInfo>>), StoreError> {
+    /// Every published library version and its rows' stamp, as of the
+    /// table's current version.
+    pub async fn published(&self) -> Result<Arc<PublishedVersions>, StoreError> {
+        Ok(self.catalog().await?.2)
+    }
+
+    /// The documents, libraries and published versions as of the table's
+    /// current version.
+    async fn catalog(
+        &self,
+    ) -> Result<
+        (
+            Arc<Vec<DocumentInfo>>,
+            Arc<Vec<LibraryInfo>>,
+            Arc<PublishedVersions>,
+        ),
+        StoreError,
+    > {
         let version = self.chunks.version().await?;
         if let Some(c) = self.catalog.read().await.as_ref() {
             if c.version == version {
-                return Ok((c.documents.clone(), c.libraries.clone()));
+                return Ok((
+                    c.documents.clone(),
+                    c.libraries.clone(),
+                    c.published.clone(),
+                ));
             }
         }
-        let documents = Arc::new(self.scan_documents().await?);
+        let (documents, stamps) = self.scan_documents().await?;
+        let documents = Arc::new(documents);
         let libraries = Arc::new(summarise(&documents));
+        let mut versions: Vec<PublishedVersion> = libraries
+            .iter()
+            .flat_map(|l| {
+                l.versions.iter().map(|v| PublishedVersion {
+                    library: l.name.clone(),
+                    version: v.version.clone(),
+                    chunks: v.chunks as usize,
+                    stamp: stamps
+                        .get(&(l.name.clone(), v.version.clone()))
+                        .copied()
+                        .unwrap_or_default(),
+                    updated_at: v.updated_at,
+                })
+            })
+            .collect();
+        // By name, as `PublishedVersions::get` searches (a library's versions are
+        // listed newest first).
+        versions.sort_unstable_by(|a, b| (&a.library, &a.version).cmp(&(&b.library, &b.version)));
+        let published = Arc::new(PublishedVersions {
+            table_version: version,
+            versions,
+        });
         *self.catalog.write().await = Some(Catalog {
             version,
             documents: documents.clone(),
             libraries: libraries.clone(),
+            published: published.clone(),
         });
-        Ok((documents, libraries))
+        Ok((documents, libraries, published))
     }
 
-    async fn scan_documents(&self) -> Result<Vec<DocumentInfo>, StoreError> {
+    /// Every document, and each library version's [`Stamp`].
+    async fn scan_documents(
+        &self,
+    ) -> Result<(Vec<DocumentInfo>, BTreeMap<(String, String), Stamp>), StoreError> {
         let batches: Vec<RecordBatch> = self
             .chunks
             .query()
@@ -89,6 +141,7 @@ impl Store {
                 "version",
                 "file_path",
                 "title",
+                "chunk_id",
                 "created_at",
             ]))
             .execute()
@@ -96,6 +149,7 @@ impl Store {
             .try_collect()
             .await?;
         let mut docs: BTreeMap<(String, String, String), DocumentInfo> = BTreeMap::new();
+        let mut stamps: BTreeMap<(String, String), Stamp> = BTreeMap::new();
         for batch in &batches {
             let (library, version, path, title) = (
                 string_column(batch, "library")?,
@@ -107,7 +161,25 @@ impl Store {
                 .column_by_name("created_at")
                 .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>())
                 .ok_or_else(|| StoreError::Shape("created_at is not a timestamp".into()))?;
+            let id = string_column(batch, "chunk_id")?;
+            // Rows come a version at a time as a rule: the stamp's entry
+            // is looked up again only when the version changes.
+            let mut stamp: Option<(&str, &str, Stamp)> = None;
             for row in 0..batch.num_rows() {
+                let (l, v) = (library.value(row), version.value(row));
+                match &mut stamp {
+                    Some((sl, sv, s)) if *sl == l && *sv == v => {
+                        s.add(id.value(row), created.value(row));
+                    }
+                    _ => {
+                        if let Some((sl, sv, s)) = stamp.take() {
+                            fold(&mut stamps, sl, sv, s);
+                        }
+                        let mut s = Stamp::default();
+                        s.add(id.value(row), created.value(row));
+                        stamp = Some((l, v, s));
+                    }
+                }
                 let key = (
                     library.value(row).to_owned(),
                     version.value(row).to_owned(),
@@ -127,8 +199,11 @@ impl Store {
                 doc.chunks += 1;
                 doc.updated_at = doc.updated_at.max(at);
             }
+            if let Some((l, v, s)) = stamp {
+                fold(&mut stamps, l, v, s);
+            }
         }
-        Ok(docs.into_values().collect())
+        Ok((docs.into_values().collect(), stamps))
     }
 
     /// How many libraries, documents and chunks are stored.
@@ -169,6 +244,14 @@ impl Store {
         };
         Ok(Deleted { chunks, ..counted })
     }
+}
+
+/// Adds a run of one version's rows to its stamp.
+fn fold(stamps: &mut BTreeMap<(String, String), Stamp>, library: &str, version: &str, run: Stamp) {
+    let total = stamps
+        .entry((library.to_owned(), version.to_owned()))
+        .or_default();
+    total.merge(run);
 }
 
 /// Every library with its versions (newest first) and counts, from the

@@ -15,8 +15,10 @@
 //! - [`filter`]: scopes (library, version, path prefix) as SQL predicates.
 //! - [`retrieve`]: the dense and keyword retrievers.
 //! - [`vector_index`]: the vector index's partitions, probes and rebuilds.
-//! - [`resident`]: the table copied into memory, which searches answer
-//!   from while it is current.
+//! - [`resident`]: library versions held in memory, one segment each,
+//!   which searches answer from while every version they cover is held
+//!   and current; [`searched`]: which versions were searched last, to hold
+//!   those first after a start.
 //! - [`staging`]: what a job has embedded, set aside until it publishes
 //!   the whole of it in one commit.
 //! - [`catalog`]: libraries, versions and documents; deletes.
@@ -54,6 +56,7 @@ pub mod resident;
 pub mod retrieve;
 pub mod runs;
 pub mod schema;
+mod searched;
 pub mod session_log;
 pub mod sources;
 pub mod staging;
@@ -150,7 +153,9 @@ pub struct Store {
     vector_index_min_rows: usize,
     /// For a store on an object store: asks it whether it answers.
     probe: Option<remote::Probe>,
-    /// The chunk table in memory (off unless [`Self::with_resident_rows`]).
+    /// When library versions were last searched by name (see [`searched`]).
+    searched: Table,
+    /// Library versions in memory (off unless [`Self::with_resident_budget`]).
     resident: resident::Resident,
 }
 
@@ -162,29 +167,97 @@ impl Store {
         self
     }
 
-    /// Keeps a copy of the chunk table in memory for the search legs while
-    /// it holds at most `rows` rows (0: never; see [`resident`]). The first
-    /// copy is read in the background once the table is quiet.
-    pub fn with_resident_rows(mut self, rows: usize) -> Self {
-        self.resident = resident::Resident::new(rows);
+    /// Holds library versions in memory for the search legs, up to
+    /// `budget` bytes (0: never; see [`resident`]). Versions are read in
+    /// the background as searches first ask for them.
+    pub fn with_resident_budget(mut self, budget: usize) -> Self {
+        self.resident = resident::Resident::new(budget);
         self
     }
 
-    /// Reads the in-memory copy now (see [`Self::with_resident_rows`]);
-    /// whether one matching the current version is held after.
+    /// Reads every published version not held into memory now, within the
+    /// budget (see [`Self::with_resident_budget`]); whether all are held
+    /// after.
     pub async fn reload_resident(&self) -> Result<bool, StoreError> {
-        self.resident.reload(&self.chunks).await
+        let published = self.published().await?;
+        self.resident.load_all(&self.chunks, &published).await
     }
 
-    /// Whether searches answer from memory right now, and if not, starts
-    /// a copy in the background (when one is configured).
+    /// Starts reading every published version into memory in the
+    /// background as the budget allows: the most recently searched first
+    /// (as any process on the store noted them, see [`searched`]), then
+    /// the most recently published.
+    pub async fn warm_resident(&self) -> Result<(), StoreError> {
+        if self.resident.enabled() {
+            let published = self.published().await?;
+            let searched = match self.searched_order().await {
+                Ok(order) => order,
+                Err(err) => {
+                    tracing::warn!(%err, "cannot read which versions were searched last");
+                    Vec::new()
+                }
+            };
+            self.resident.warm(&self.chunks, &published, &searched);
+        }
+        Ok(())
+    }
+
+    /// Starts reading `library` at `version` into memory in the background
+    /// after this process published it: in place of its old segment if that
+    /// was held, else only into room the budget has free.
+    pub async fn hold_published(&self, library: &str, version: &str) -> Result<(), StoreError> {
+        if self.resident.enabled() {
+            let published = self.published().await?;
+            if let Some(p) = published.get(library, version) {
+                self.resident.after_publish(&self.chunks, p);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every published version is held and current, so that any
+    /// search answers from memory right now. Asking reads nothing in.
     pub async fn resident_ready(&self) -> Result<bool, StoreError> {
-        Ok(self.resident.current(&self.chunks).await?.is_some())
+        self.resident_covers(&filter::Scope::default()).await
     }
 
-    /// Bytes the in-memory copy holds (whatever its version), if any.
+    /// Whether a search of `scope` would answer from memory right now.
+    /// Asking reads nothing in: only searches do.
+    pub async fn resident_covers(&self, scope: &filter::Scope) -> Result<bool, StoreError> {
+        if !self.resident.enabled() {
+            return Ok(false);
+        }
+        let published = self.published().await?;
+        let held = self
+            .resident
+            .covering(&self.chunks, &published, scope, false);
+        Ok(held.await?.is_some())
+    }
+
+    /// What the in-memory segments hold and how they have served.
+    pub fn resident_stats(&self) -> resident::ResidentStats {
+        self.resident.stats()
+    }
+
+    /// Bytes the in-memory segments hold.
     pub fn resident_bytes(&self) -> Option<usize> {
-        self.resident.held().map(|c| c.bytes())
+        let held = self.resident.stats().held_bytes as usize;
+        (held > 0).then_some(held)
+    }
+
+    /// The held segments of every version `scope` covers, when all are
+    /// held and current (see [`resident::Resident::covering`]).
+    pub(crate) async fn held_for(
+        &self,
+        scope: &filter::Scope,
+    ) -> Result<Option<resident::Held>, StoreError> {
+        if !self.resident.enabled() {
+            return Ok(None);
+        }
+        let published = self.published().await?;
+        self.resident
+            .covering(&self.chunks, &published, scope, true)
+            .await
     }
 
     /// Searches the vector index with these settings.

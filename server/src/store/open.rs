@@ -9,9 +9,9 @@ use tokio::sync::RwLock;
 
 use super::indexes::{add_input_hash, add_search_text};
 use super::{
-    audit, feedback, job_log, legacy, local_dir, remote, resident, runs, schema, session_log,
-    sources, staging, tokens, writers, S3Config, Store, StoreError, VectorSearchTuning, CHUNKS,
-    VECTOR_INDEX_MIN_ROWS,
+    audit, feedback, job_log, legacy, local_dir, remote, resident, runs, schema, searched,
+    session_log, sources, staging, tokens, writers, S3Config, Store, StoreError,
+    VectorSearchTuning, CHUNKS, VECTOR_INDEX_MIN_ROWS,
 };
 
 impl Store {
@@ -95,6 +95,7 @@ impl Store {
                 staging::STAGED,
                 tokens::TOKENS,
                 audit::AUDIT,
+                searched::SEARCHED,
             ]
             .iter()
             .any(|table| !names.iter().any(|n| n == table))
@@ -140,6 +141,9 @@ impl Store {
         let audit = open_or_create(audit::AUDIT, audit::audit_schema())
             .await
             .map_err(open_err)?;
+        let searched = open_or_create(searched::SEARCHED, searched::searched_schema())
+            .await
+            .map_err(open_err)?;
         let legacy = match names.iter().any(|n| n == legacy::CHUNKS_V1) {
             true => Some(
                 db.open_table(legacy::CHUNKS_V1)
@@ -174,6 +178,7 @@ impl Store {
             sources,
             tokens,
             audit,
+            searched,
             audit_appends: Default::default(),
             runs,
             write,

@@ -53,8 +53,8 @@ impl Store {
 
     /// Chunks of several documents, each within its range of chunk
     /// indexes, in no particular order: what a budgeted answer reads its
-    /// passages' whole sections from. From the in-memory copy while it is
-    /// current, else in one query.
+    /// passages' whole sections from. From the in-memory segments while
+    /// their versions are held and current, else in one query.
     pub async fn documents_chunks(
         &self,
         documents: &[DocumentRange<'_>],
@@ -62,8 +62,16 @@ impl Store {
         if documents.is_empty() {
             return Ok(Vec::new());
         }
-        if let Some(copy) = self.resident.current(&self.chunks).await? {
-            return Ok(copy.documents_chunks(documents));
+        let versions = filter::Scope {
+            targets: documents
+                .iter()
+                .map(|d| (d.library.to_owned(), Some(d.version.to_owned())))
+                .collect(),
+            only_listed: true,
+            ..filter::Scope::default()
+        };
+        if let Some(held) = self.held_for(&versions).await? {
+            return Ok(held.documents_chunks(documents));
         }
         let filter = documents
             .iter()

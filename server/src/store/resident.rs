@@ -1,414 +1,630 @@
-//! A copy of the chunk table held in memory, which the search legs answer
-//! from while it matches the table's current version.
+//! The chunk table held in memory, one segment per published library
+//! version, under a memory budget; what the search legs answer from while
+//! every version a search covers is held and current.
 //!
-//! Why: on the 100k-chunk search bench (one library of 10k searched) most
-//! of the dense leg's LanceDB query was a fixed cost that no index setting
-//! removed, and reading the stored text of a leg's 50 candidates cost more
-//! again. Scanning the library's 10k vectors as 8-bit codes takes a small
-//! fraction of that (`make bench-kernels`), and a chunk read from memory
-//! costs a copy. So the dense leg scans this copy
-//! ([`QuantizedRows`], exact up to quantisation, so no recall to tune), and
-//! the keyword leg searches the copy's own BM25 postings
-//! ([`super::keywords`]), which read text and score as LanceDB's full-text
-//! index does: asking that index cost a few milliseconds a search however
-//! small the table.
+//! Why a copy at all: on the 100k-chunk search bench (one library of 10k
+//! searched) most of the dense leg's LanceDB query was a fixed cost that no
+//! index setting removed, and reading the stored text of a leg's 50
+//! candidates cost more again. Scanning a library's vectors as 8-bit codes
+//! takes a small fraction of that (`make bench-kernels`), and a chunk read
+//! from memory costs a copy. So the dense leg scans the segments'
+//! [`docshelf_kernels::QuantizedRows`] (exact up to quantisation, so no
+//! recall to tune), and the keyword leg searches their own BM25 postings
+//! ([`super::keywords`]), read by LanceDB's own analyzer (docs/benchmarks.md,
+//! "Searches answer from memory").
 //!
-//! **Consistency.** A copy is tagged with the table version it was read
-//! at, and a search uses it only while the table (as this process sees
-//! it) is still at that version. After any commit, by this process or
-//! another, searches go to LanceDB as before, so a write is searchable at
-//! once, and a reload starts in the background once the table has been
-//! quiet for [`QUIET`] (an upload commits once per document: reloading
-//! after each would compete with its embedding for the CPU).
+//! **Why segments.** A copy of the whole table was stale after any commit
+//! anywhere (every search then went to LanceDB until the whole table had
+//! been read again), was all or nothing above a row cap, and made start-up
+//! read everything before it served. A published version never changes in
+//! place, so a [`Segment`] per version is read once, and a publish or a
+//! delete touches only its own: a segment is current while its rows'
+//! [`published::Stamp`] matches the one the catalog reads for the table's
+//! current version, whoever wrote to the table meanwhile.
 //!
-//! On that bench (`make bench-search`) the dense search became several
-//! times faster; with the keyword leg's single field as well (see
-//! `schema::search_text`), hybrid search took about a third of its time
-//! and 16 clients over HTTP got three times the searches a second
-//! (docs/benchmarks.md, "Searches answer from memory").
+//! **Consistency.** A search uses the segments only when every library
+//! version in its scope is held and current; otherwise LanceDB answers it
+//! whole (so a write is searchable at once and a delete gone at once) and
+//! the versions missing are loaded in the background, one at a time.
 //!
-//! **Memory.** A chunk's 384 bytes of codes, its stored columns and its
-//! share of the keyword postings (measured per chunk in docs/benchmarks.md,
-//! "Search on 700-byte chunks" and "The keyword leg from memory"). While a
-//! new copy is read the old one is still held, and while its postings are
-//! built their per-term lists sit beside the final arrays. A
-//! table of more than the configured rows (`--resident-chunks`) is not
-//! copied and is searched on disk only.
+//! **Keyword statistics.** BM25's N, average length and each term's n are
+//! summed over the segments a search covers ([`docshelf_kernels::Statistics`]):
+//! the statistics of what is searched. LanceDB's own index counts the whole
+//! table whatever the scope, so for a search scoped to some libraries the
+//! two can rank a near tie differently; the eval sets' figures for both are
+//! in docs/benchmarks.md ("Segments by library version").
+//!
+//! **Memory.** Segments are kept under a budget (`--resident-mib`) and
+//! evicted whole, least recently searched first: a version not held is
+//! searched on disk, then loaded if it fits. A version larger than the
+//! whole budget is never held. While a version is reloaded after a publish
+//! its old segment is still held until the new one replaces it.
 
 mod documents;
-mod order;
+mod held;
+pub mod published;
+mod segment;
 
-use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
 
-use arrow_array::RecordBatch;
-use docshelf_kernels::{Bm25Index, Keep, QuantizedRows};
-use futures::TryStreamExt;
-use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::Table;
 
+pub use held::Held;
+use published::{PublishedVersion, PublishedVersions, Stamp};
+pub use segment::Segment;
+
 use super::filter::Scope;
-use super::keywords::{self, Analyzer};
-use super::schema::{self, ChunkColumns, StoredChunk};
-use super::{Retrieved, StoreError};
-use crate::embed::DIM;
+use super::keywords::Analyzer;
+use super::StoreError;
 
-/// How long the table must go without a commit before a reload starts.
-pub const QUIET: Duration = Duration::from_secs(2);
-
-/// The default most rows held in memory (what a million chunks of 700
-/// bytes cost: docs/benchmarks.md, "The keyword leg from memory").
-pub const DEFAULT_MAX_ROWS: usize = 1_000_000;
-
-/// The chunk table at one version, in memory.
-pub struct Copy {
-    version: u64,
-    /// The table's stored columns, batch by batch as read: Arrow arrays
-    /// keep the text in a few large buffers rather than a string per field
-    /// per chunk.
-    batches: Vec<ChunkColumns>,
-    /// The copy's rows, sorted by library, version, path and chunk index,
-    /// so that a scope is a few row ranges and a document's chunks a run
-    /// within one: (batch, row within it).
-    rows: Vec<(u32, u32)>,
-    /// The rows' vectors, in the same order.
-    vectors: QuantizedRows,
-    /// The rows' `search_text` as BM25 postings, in the same order.
-    keywords: Bm25Index,
-    /// What reads a query into the tokens `keywords` holds.
-    analyzer: Analyzer,
-    /// Each (library, version) and its rows, in name order.
-    groups: Vec<order::Group>,
+/// The default budget: a third of the machine's memory (8 GiB of 24 here),
+/// at least 256 MiB. A third leaves the rest to the upload's extraction
+/// budget (an eighth), the model, searches and the page cache that
+/// LanceDB reads through.
+pub fn default_budget_mib() -> u64 {
+    const MIB: u64 = 1 << 20;
+    let total = crate::ingest::memory::machine_memory().unwrap_or(8 * 1024 * MIB);
+    (total / 3 / MIB).max(256)
 }
 
-impl Copy {
-    /// The table version this copy was read at.
-    pub fn version(&self) -> u64 {
-        self.version
-    }
+/// Most versions a search may cover for its versions to be noted as
+/// searched: a search of one library's few versions says what its users
+/// read; one of hundreds (a token's every library) does not.
+const NAMED_AT_MOST: usize = 16;
 
-    /// How many chunks it holds.
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
+/// What a row costs in memory at the least: its vector's 8-bit codes.
+/// A version whose rows cost more than the budget by this alone is not
+/// read at all (reading it to measure it would take that much memory and
+/// more); one that passes is read, measured, and kept only if it fits.
+const LEAST_ROW_BYTES: usize = crate::embed::DIM;
 
-    /// Whether it holds no chunk.
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
+/// What the copy holds and how it has served, for status and metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResidentStats {
+    /// The budget in bytes (0: no copy).
+    pub budget_bytes: u64,
+    /// Bytes the held segments take.
+    pub held_bytes: u64,
+    /// Library versions held.
+    pub segments: u64,
+    /// Chunks held.
+    pub chunks: u64,
+    /// Search legs (and section reads) answered from memory.
+    pub hits: u64,
+    /// Search legs (and section reads) answered from disk because a
+    /// version they cover was not held.
+    pub misses: u64,
+    /// Segments read.
+    pub loads: u64,
+    /// Segments dropped to make room.
+    pub evictions: u64,
+    /// Versions found larger than the whole budget.
+    pub too_large: u64,
+}
 
-    /// The `limit` chunks in `scope` nearest `vector` by cosine.
-    pub fn nearest(&self, vector: &[f32], scope: &Scope, limit: usize) -> Vec<Retrieved> {
-        self.in_scope(scope, |ranges, keep| {
-            self.vectors.nearest(vector, ranges, keep, limit)
-        })
-    }
+/// The store's in-memory segments, their budget and their loads.
+pub struct Resident {
+    inner: Arc<Inner>,
+}
 
-    /// The `limit` chunks in `scope` best matching `query` by BM25, as
-    /// LanceDB's full-text index would rank them (see [`super::keywords`]).
-    pub fn keyword(&self, query: &str, scope: &Scope, limit: usize) -> Vec<Retrieved> {
-        let tokens = self.analyzer.query_tokens(query);
-        let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
-        self.in_scope(scope, |ranges, keep| {
-            self.keywords.search(&tokens, ranges, keep, limit)
-        })
-    }
+struct Inner {
+    budget: usize,
+    /// Held segments by library, then version (borrowed names look up
+    /// without an allocation).
+    held: RwLock<HashMap<String, HashMap<String, Entry>>>,
+    held_bytes: AtomicUsize,
+    /// Ticks once per search: when each segment was last used.
+    clock: AtomicU64,
+    /// Versions waiting to be loaded.
+    queue: Mutex<Queue>,
+    /// Whether the loading task runs.
+    loading: AtomicBool,
+    /// One segment read at a time, by the loader or [`Resident::load_all`].
+    reading: tokio::sync::Mutex<()>,
+    /// Versions larger than the whole budget, at the stamp seen: not
+    /// tried again until they change.
+    refused: Mutex<HashMap<(String, String), Stamp>>,
+    /// The table version whose deleted versions were last dropped.
+    swept: AtomicU64,
+    /// Versions searches named since they were last written to the store
+    /// (see `store::searched`), and when (microseconds since the epoch).
+    searched: Mutex<HashMap<(String, String), i64>>,
+    analyzer: tokio::sync::OnceCell<Analyzer>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    loads: AtomicU64,
+    evictions: AtomicU64,
+    too_large: AtomicU64,
+}
 
-    /// How many rows `scope`'s libraries and versions hold (before any file
-    /// prefix): what a search of it scans at most.
-    pub fn rows_in(&self, scope: &Scope) -> usize {
-        self.ranges(scope).map(|rows| rows.len()).sum()
-    }
+/// Versions waiting to be loaded, in order, and the set of them.
+type Queue = (VecDeque<Wanted>, HashSet<(String, String)>);
 
-    /// The row ranges of `scope`'s libraries and versions, in row order.
-    fn ranges<'a>(&'a self, scope: &'a Scope) -> impl Iterator<Item = Range<usize>> + 'a {
-        let matcher = scope.matcher();
-        self.groups
-            .iter()
-            .filter(move |(library, version, _)| matcher.covers(library, version))
-            .map(|(_, _, rows)| rows.clone())
-    }
+struct Entry {
+    segment: Arc<Segment>,
+    used: AtomicU64,
+}
 
-    /// The hits `search` finds among the rows in `scope`, given as row
-    /// ranges and, with a file prefix, a test per row.
-    fn in_scope(
-        &self,
-        scope: &Scope,
-        search: impl FnOnce(&[Range<usize>], Option<&Keep<'_>>) -> Vec<(usize, f32)>,
-    ) -> Vec<Retrieved> {
-        let ranges = coalesced(self.ranges(scope));
-        let keep = |row: usize| {
-            let (batch, at) = self.rows[row];
-            scope.covers_path(self.batches[batch as usize].file_path(at as usize))
-        };
-        // Without a prefix every row in range is kept: no call per row.
-        let keep: Option<&Keep<'_>> = scope.file_prefix.as_ref().map(|_| &keep as _);
-        search(&ranges, keep)
-            .into_iter()
-            .map(|(row, score)| Retrieved {
-                chunk: self.chunk(row),
-                score,
-            })
-            .collect()
-    }
+/// A version to load, as the catalog last saw it.
+struct Wanted {
+    library: String,
+    version: String,
+    chunks: usize,
+    stamp: Stamp,
+    /// Whether older segments may be dropped to make room for it: yes for
+    /// a version a search asked for, no for warming at start-up, which
+    /// fills the budget and stops (warming in order would otherwise drop
+    /// the first versions, the most wanted, for the last).
+    make_room: bool,
+}
 
-    fn chunk(&self, row: usize) -> StoredChunk {
-        let (batch, at) = self.rows[row];
-        self.batches[batch as usize].chunk(at as usize)
-    }
-
-    /// Bytes held: the columns' buffers, the vectors' codes, the keyword
-    /// postings and the row table.
-    pub fn bytes(&self) -> usize {
-        let columns: usize = self.batches.iter().map(ChunkColumns::buffer_bytes).sum();
-        columns
-            + self.vectors.bytes()
-            + self.keywords.bytes()
-            + self.rows.capacity() * std::mem::size_of::<(u32, u32)>()
-    }
-
-    /// Reads every row of `table`; `None` when the table moved on while it
-    /// was being read (the copy would match no version).
-    async fn read(table: &Table) -> Result<Option<Self>, StoreError> {
-        let version = table.version().await?;
-        let mut columns = schema::STORED_COLUMNS.to_vec();
-        columns.push("vector");
-        let mut stream = table
-            .query()
-            .select(Select::columns(&columns))
-            .execute()
-            .await?;
-        let (mut batches, mut read_order) = (Vec::new(), Vec::new());
-        let mut vectors = QuantizedRows::with_capacity(DIM, 0);
-        while let Some(batch) = stream.try_next().await? {
-            let batch: RecordBatch = batch;
-            let stored = ChunkColumns::copied_out(&batch).map_err(StoreError::Shape)?;
-            let index = u32::try_from(batches.len())
-                .map_err(|_| StoreError::Shape("too many batches".into()))?;
-            read_order.extend((0..stored.len() as u32).map(|row| (index, row)));
-            let slice = std::slice::from_ref(&batch);
-            for vector in schema::vectors_from_batches(slice).map_err(StoreError::Shape)? {
-                if vector.len() != DIM {
-                    return Err(StoreError::Shape(format!(
-                        "a stored vector has {} components, not {DIM}",
-                        vector.len()
-                    )));
-                }
-                vectors.push(&vector);
-            }
-            batches.push(stored);
+impl Wanted {
+    fn of(p: &PublishedVersion, make_room: bool) -> Self {
+        Self {
+            library: p.library.clone(),
+            version: p.version.clone(),
+            chunks: p.chunks,
+            stamp: p.stamp,
+            make_room,
         }
-        if table.version().await? != version {
+    }
+}
+
+impl Resident {
+    /// Holds segments up to `budget` bytes (0: none).
+    pub fn new(budget: usize) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                budget,
+                held: RwLock::new(HashMap::new()),
+                held_bytes: AtomicUsize::new(0),
+                clock: AtomicU64::new(1),
+                queue: Mutex::new((VecDeque::new(), HashSet::new())),
+                loading: AtomicBool::new(false),
+                reading: tokio::sync::Mutex::new(()),
+                refused: Mutex::new(HashMap::new()),
+                swept: AtomicU64::new(u64::MAX),
+                searched: Mutex::new(HashMap::new()),
+                analyzer: tokio::sync::OnceCell::new(),
+                hits: AtomicU64::new(0),
+                misses: AtomicU64::new(0),
+                loads: AtomicU64::new(0),
+                evictions: AtomicU64::new(0),
+                too_large: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Whether segments are held at all.
+    pub fn enabled(&self) -> bool {
+        self.inner.budget > 0
+    }
+
+    /// The segments of every version `scope` covers, if all are held and
+    /// current as of `published`. Otherwise `None`, and for a search
+    /// (`counted`) the missing ones are queued to load from `table`. A
+    /// search is counted as a hit or a miss; a question about readiness
+    /// (not `counted`) is neither, and reads nothing in: a status page
+    /// polled, or a replica's health check, must not fill the memory with
+    /// versions no search asked for.
+    pub async fn covering(
+        &self,
+        table: &Table,
+        published: &PublishedVersions,
+        scope: &Scope,
+        counted: bool,
+    ) -> Result<Option<Held>, StoreError> {
+        if !self.enabled() {
             return Ok(None);
         }
-        let (order, groups) = order::by_document(&batches, &read_order);
-        let rows: Vec<(u32, u32)> = order.iter().map(|&read| read_order[read]).collect();
-        let vectors = vectors.reordered(&order);
-        // Reading every chunk's text into postings takes seconds at a
-        // million chunks: off the async workers, which serve searches.
-        let (batches, rows, keywords) = tokio::task::spawn_blocking(move || {
-            let keywords = keywords::index(&batches, &rows);
-            (batches, rows, keywords)
-        })
-        .await
-        .map_err(|e| StoreError::TaskStopped(format!("indexing the copy's text: {e}")))?;
-        Ok(Some(Self {
-            version,
-            batches,
-            rows,
-            vectors,
-            keywords: keywords?,
-            analyzer: Analyzer::new()?,
-            groups,
-        }))
+        let inner = &self.inner;
+        inner.sweep(published);
+        let matcher = scope.matcher();
+        let now = inner.clock.fetch_add(1, Ordering::Relaxed);
+        let (mut segments, mut missing) = (Vec::new(), Vec::new());
+        let mut named: Vec<(String, String)> = Vec::new();
+        let naming = counted && !scope.targets.is_empty();
+        {
+            let held = inner.read_held();
+            for p in published
+                .versions
+                .iter()
+                .filter(|p| matcher.covers(&p.library, &p.version))
+            {
+                if naming && named.len() <= NAMED_AT_MOST {
+                    named.push((p.library.clone(), p.version.clone()));
+                }
+                match held.get(&p.library).and_then(|v| v.get(&p.version)) {
+                    Some(entry) if entry.segment.stamp() == p.stamp => {
+                        entry.used.store(now, Ordering::Relaxed);
+                        segments.push(Arc::clone(&entry.segment));
+                    }
+                    _ => missing.push(p),
+                }
+            }
+        }
+        if !named.is_empty() && named.len() <= NAMED_AT_MOST {
+            inner.note_searched(named);
+        }
+        if !missing.is_empty() {
+            if counted {
+                inner.misses.fetch_add(1, Ordering::Relaxed);
+                self.request(table, missing.into_iter().map(|p| Wanted::of(p, true)));
+            }
+            return Ok(None);
+        }
+        if counted {
+            inner.hits.fetch_add(1, Ordering::Relaxed);
+        }
+        // Built once, by the first search that needs it.
+        inner
+            .analyzer
+            .get_or_try_init(|| async { Analyzer::new() })
+            .await?;
+        Ok(Some(Held::new(segments, Arc::clone(&self.inner))))
+    }
+
+    /// Takes the searches noted since the last call (see
+    /// `store::searched`).
+    pub fn take_searched(&self) -> HashMap<(String, String), i64> {
+        std::mem::take(
+            &mut *self
+                .inner
+                .searched
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        )
+    }
+
+    /// Notes again searches that could not be written, unless a newer
+    /// search of the same version was noted meanwhile.
+    pub fn note_searched_again(&self, noted: HashMap<(String, String), i64>) {
+        let mut searched = self
+            .inner
+            .searched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for (key, at) in noted {
+            let entry = searched.entry(key).or_insert(at);
+            *entry = (*entry).max(at);
+        }
+    }
+
+    /// Whether every published version is held and current.
+    pub fn holds_all(&self, published: &PublishedVersions) -> bool {
+        let held = self.inner.read_held();
+        self.enabled()
+            && published.versions.iter().all(|p| {
+                held.get(&p.library)
+                    .and_then(|v| v.get(&p.version))
+                    .is_some_and(|e| e.segment.stamp() == p.stamp)
+            })
+    }
+
+    /// Queues every published version to load in the background: first
+    /// those in `searched` (the most recently searched first), then the
+    /// others, the most recently published first. What start-up calls, so
+    /// that searches answer from the store at once and from memory as
+    /// versions arrive, the versions users read first.
+    pub fn warm(
+        &self,
+        table: &Table,
+        published: &PublishedVersions,
+        searched: &[(String, String)],
+    ) {
+        if !self.enabled() {
+            return;
+        }
+        let mut order: Vec<&PublishedVersion> = published.versions.iter().collect();
+        let rank: HashMap<(&str, &str), usize> = searched
+            .iter()
+            .enumerate()
+            .map(|(at, (l, v))| ((l.as_str(), v.as_str()), at))
+            .collect();
+        order.sort_by_key(|p| {
+            let searched = rank.get(&(p.library.as_str(), p.version.as_str()));
+            (
+                searched.copied().unwrap_or(usize::MAX),
+                std::cmp::Reverse(p.updated_at),
+            )
+        });
+        self.request(table, order.into_iter().map(|p| Wanted::of(p, false)));
+    }
+
+    /// Queues `published`, just published by this process, to load: in
+    /// place of its old segment when that is held (it costs about the
+    /// same), else only into free room.
+    pub fn after_publish(&self, table: &Table, published: &PublishedVersion) {
+        if !self.enabled() {
+            return;
+        }
+        let held = self
+            .inner
+            .read_held()
+            .get(&published.library)
+            .is_some_and(|v| v.contains_key(&published.version));
+        self.request(table, [Wanted::of(published, held)]);
+    }
+
+    /// Reads every published version not held now, in `published`'s
+    /// order, within the budget: what tests, benches and the eval harness
+    /// call to search from memory at once. Returns whether all are held.
+    pub async fn load_all(
+        &self,
+        table: &Table,
+        published: &PublishedVersions,
+    ) -> Result<bool, StoreError> {
+        if !self.enabled() {
+            return Ok(false);
+        }
+        for p in &published.versions {
+            self.inner.load(table, Wanted::of(p, true)).await?;
+        }
+        Ok(self.holds_all(published))
+    }
+
+    /// Queues `wanted` to load, most important first, and starts the
+    /// loader unless it runs.
+    fn request(&self, table: &Table, wanted: impl IntoIterator<Item = Wanted>) {
+        {
+            let mut queue = self.inner.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let (order, queued) = &mut *queue;
+            for w in wanted {
+                if queued.insert((w.library.clone(), w.version.clone())) {
+                    order.push_back(w);
+                }
+            }
+        }
+        if self.inner.loading.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            self.inner.loading.store(false, Ordering::Release);
+            return;
+        };
+        let (inner, table) = (Arc::clone(&self.inner), table.clone());
+        runtime.spawn(async move { inner.load_queued(&table).await });
+    }
+
+    /// What is held and how it has served.
+    pub fn stats(&self) -> ResidentStats {
+        let inner = &self.inner;
+        let held = inner.read_held();
+        let (segments, chunks) = held
+            .values()
+            .flat_map(HashMap::values)
+            .fold((0u64, 0u64), |(s, c), e| {
+                (s + 1, c + e.segment.len() as u64)
+            });
+        ResidentStats {
+            budget_bytes: inner.budget as u64,
+            held_bytes: inner.held_bytes.load(Ordering::Relaxed) as u64,
+            segments,
+            chunks,
+            hits: inner.hits.load(Ordering::Relaxed),
+            misses: inner.misses.load(Ordering::Relaxed),
+            loads: inner.loads.load(Ordering::Relaxed),
+            evictions: inner.evictions.load(Ordering::Relaxed),
+            too_large: inner.too_large.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Inner {
+    /// Notes that a search named `versions` now.
+    fn note_searched(&self, versions: Vec<(String, String)>) {
+        let now = super::now_micros();
+        let mut searched = self.searched.lock().unwrap_or_else(|e| e.into_inner());
+        for key in versions {
+            searched.insert(key, now);
+        }
+    }
+
+    fn read_held(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, HashMap<String, Entry>>> {
+        // A poisoned lock only means a holder panicked; the map is intact.
+        self.held.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write_held(
+        &self,
+    ) -> std::sync::RwLockWriteGuard<'_, HashMap<String, HashMap<String, Entry>>> {
+        self.held.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Drops the segments of versions no longer published, once per table
+    /// version: a deleted version's segment would otherwise hold its
+    /// memory until evicted.
+    fn sweep(&self, published: &PublishedVersions) {
+        if self.swept.swap(published.table_version, Ordering::Relaxed) == published.table_version {
+            return;
+        }
+        let mut held = self.write_held();
+        let mut freed = 0;
+        for (library, versions) in held.iter_mut() {
+            versions.retain(|version, entry| {
+                let keep = published.get(library, version).is_some();
+                if !keep {
+                    freed += entry.segment.bytes();
+                }
+                keep
+            });
+        }
+        held.retain(|_, versions| !versions.is_empty());
+        if freed > 0 {
+            self.held_bytes.fetch_sub(freed, Ordering::Relaxed);
+            release_freed_memory();
+        }
+    }
+
+    /// Loads queued versions until none is left.
+    async fn load_queued(self: Arc<Self>, table: &Table) {
+        loop {
+            let next = {
+                let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                let next = queue.0.pop_front();
+                if let Some(w) = &next {
+                    queue.1.remove(&(w.library.clone(), w.version.clone()));
+                }
+                next
+            };
+            let Some(wanted) = next else {
+                self.loading.store(false, Ordering::Release);
+                // A request queued between the pop and the store found the
+                // loader still running: take it up.
+                let queued = !self
+                    .queue
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+                    .is_empty();
+                if queued && !self.loading.swap(true, Ordering::AcqRel) {
+                    continue;
+                }
+                return;
+            };
+            let (library, version) = (wanted.library.clone(), wanted.version.clone());
+            if let Err(err) = self.load(table, wanted).await {
+                tracing::warn!(%err, library, version, "cannot read a library version into memory; searching it on disk");
+            }
+        }
+    }
+
+    /// Reads `wanted` into a segment unless it is held at its stamp or
+    /// cannot fit, then makes room for it.
+    async fn load(&self, table: &Table, wanted: Wanted) -> Result<(), StoreError> {
+        let _one_at_a_time = self.reading.lock().await;
+        let key = (wanted.library.clone(), wanted.version.clone());
+        let current = self
+            .read_held()
+            .get(&wanted.library)
+            .and_then(|v| v.get(&wanted.version))
+            .is_some_and(|e| e.segment.stamp() == wanted.stamp);
+        if current {
+            return Ok(());
+        }
+        let refused = self
+            .refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            == Some(&wanted.stamp);
+        if refused {
+            return Ok(());
+        }
+        let least = wanted.chunks.saturating_mul(LEAST_ROW_BYTES);
+        if least > self.budget {
+            self.refuse(key, wanted.stamp, least);
+            return Ok(());
+        }
+        let free = || {
+            self.budget
+                .saturating_sub(self.held_bytes.load(Ordering::Relaxed))
+        };
+        if !wanted.make_room && least > free() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let segment = Segment::read(table, &wanted.library, &wanted.version).await?;
+        let bytes = segment.bytes();
+        self.loads.fetch_add(1, Ordering::Relaxed);
+        if bytes > self.budget {
+            self.refuse(key, segment.stamp(), bytes);
+            return Ok(());
+        }
+        if !wanted.make_room && bytes > free() {
+            return Ok(());
+        }
+        tracing::info!(
+            library = wanted.library,
+            version = wanted.version,
+            rows = segment.len(),
+            kib = bytes >> 10,
+            ms = started.elapsed().as_millis() as u64,
+            "read a library version into memory"
+        );
+        self.insert(segment);
+        Ok(())
+    }
+
+    fn refuse(&self, key: (String, String), stamp: Stamp, bytes: usize) {
+        tracing::info!(
+            library = key.0,
+            version = key.1,
+            mib = bytes >> 20,
+            budget_mib = self.budget >> 20,
+            "a library version is larger than --resident-mib: searching it on disk"
+        );
+        self.too_large.fetch_add(1, Ordering::Relaxed);
+        self.refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, stamp);
+    }
+
+    /// Holds `segment` in place of its version's old one, then drops the
+    /// least recently used others until the budget holds.
+    fn insert(&self, segment: Segment) {
+        let bytes = segment.bytes();
+        let (library, version) = (segment.library().to_owned(), segment.version().to_owned());
+        let now = self.clock.load(Ordering::Relaxed);
+        let mut held = self.write_held();
+        let old = held.entry(library.clone()).or_default().insert(
+            version.clone(),
+            Entry {
+                segment: Arc::new(segment),
+                used: AtomicU64::new(now),
+            },
+        );
+        let mut total = self.held_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if let Some(old) = old {
+            total -= old.segment.bytes();
+            self.held_bytes
+                .fetch_sub(old.segment.bytes(), Ordering::Relaxed);
+        }
+        let mut evicted = false;
+        while total > self.budget {
+            let oldest = held
+                .iter()
+                .flat_map(|(l, vs)| vs.iter().map(move |(v, e)| (l, v, e)))
+                .filter(|(l, v, _)| **l != library || **v != version)
+                .min_by_key(|(_, _, e)| e.used.load(Ordering::Relaxed))
+                .map(|(l, v, _)| (l.clone(), v.clone()));
+            let Some((l, v)) = oldest else { break };
+            if let Some(entry) = held.get_mut(&l).and_then(|vs| vs.remove(&v)) {
+                let freed = entry.segment.bytes();
+                total -= freed;
+                self.held_bytes.fetch_sub(freed, Ordering::Relaxed);
+                self.evictions.fetch_add(1, Ordering::Relaxed);
+                evicted = true;
+                tracing::debug!(
+                    library = l,
+                    version = v,
+                    "dropped a library version from memory"
+                );
+            }
+            held.retain(|_, vs| !vs.is_empty());
+        }
+        drop(held);
+        if evicted {
+            release_freed_memory();
+        }
     }
 }
 
 /// Hands memory the allocator holds free back to the system. Reading a
-/// copy allocates its size again in many pieces (Arrow batches, their
-/// compacted columns, the old copy until it is dropped), and glibc keeps
-/// much of what is freed: over ten reloads in a row of the 100k bench
-/// table, the bench process's resident memory stayed about a third lower
-/// with this, for a little more time a reload (`DOCSHELF_BENCH_RELOADS=10`;
-/// docs/benchmarks.md, "Searches answer from memory"). A search still
-/// holding the old copy frees it later; that memory then waits for the next
-/// reload.
+/// segment allocates its size again in many pieces (Arrow batches, their
+/// compacted columns), and glibc keeps much of what is freed: over ten
+/// reloads in a row of the 100k bench table, the bench process's resident
+/// memory stayed about a third lower with this (docs/benchmarks.md,
+/// "Searches answer from memory").
 fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free pages of glibc's heap to the
     // system; it takes no pointers and is safe to call at any time.
     unsafe {
         libc::malloc_trim(0);
-    }
-}
-
-/// The store's in-memory copy and its reloads.
-pub struct Resident {
-    inner: Arc<Inner>,
-}
-
-struct Inner {
-    /// Most rows copied; 0 turns the copy off.
-    max_rows: usize,
-    copy: RwLock<Option<Arc<Copy>>>,
-    /// Set while a reload task runs.
-    loading: AtomicBool,
-    /// Held while a copy is read: a reload asked for while another runs
-    /// waits for it (and then finds its copy current) instead of reading a
-    /// second copy beside it, which doubles both the time and the memory
-    /// (docs/benchmarks.md, "Every library of a million chunks").
-    reading: tokio::sync::Mutex<()>,
-    /// The last version found too large to copy (not counted again).
-    too_large: AtomicU64,
-}
-
-impl Resident {
-    /// Copies tables of at most `max_rows` rows (0: never).
-    pub fn new(max_rows: usize) -> Self {
-        Self {
-            inner: Arc::new(Inner {
-                max_rows,
-                copy: RwLock::new(None),
-                loading: AtomicBool::new(false),
-                reading: tokio::sync::Mutex::new(()),
-                too_large: AtomicU64::new(u64::MAX),
-            }),
-        }
-    }
-
-    /// The copy, if it matches `table`'s current version. Otherwise `None`,
-    /// and a reload is started unless one is running.
-    pub async fn current(&self, table: &Table) -> Result<Option<Arc<Copy>>, StoreError> {
-        if self.inner.max_rows == 0 {
-            return Ok(None);
-        }
-        let version = table.version().await?;
-        if let Some(copy) = self.held().filter(|c| c.version == version) {
-            return Ok(Some(copy));
-        }
-        if self.inner.too_large.load(Ordering::Relaxed) != version {
-            self.reload_in_background(table.clone());
-        }
-        Ok(None)
-    }
-
-    /// The copy held now, whatever its version.
-    pub fn held(&self) -> Option<Arc<Copy>> {
-        self.inner.held()
-    }
-
-    /// Reads the table into a new copy now, unless it is too large; what
-    /// the background reload does once the table is quiet. Returns whether
-    /// a copy of the current version is held after.
-    pub async fn reload(&self, table: &Table) -> Result<bool, StoreError> {
-        self.inner.reload(table).await
-    }
-
-    fn reload_in_background(&self, table: Table) {
-        if self.inner.loading.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let inner = Arc::clone(&self.inner);
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            self.inner.loading.store(false, Ordering::Release);
-            return;
-        };
-        runtime.spawn(async move {
-            if let Err(err) = inner.reload_when_quiet(&table).await {
-                tracing::warn!(%err, "cannot copy the chunk table into memory; searching on disk");
-            }
-            inner.loading.store(false, Ordering::Release);
-        });
-    }
-}
-
-impl Inner {
-    /// The copy held now, whatever its version.
-    fn held(&self) -> Option<Arc<Copy>> {
-        // A poisoned lock only means a reader panicked; the copy is intact.
-        self.copy.read().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// Waits until the table has gone [`QUIET`] without a commit, then
-    /// reloads.
-    async fn reload_when_quiet(&self, table: &Table) -> Result<(), StoreError> {
-        let mut seen = table.version().await?;
-        loop {
-            tokio::time::sleep(QUIET).await;
-            let now = table.version().await?;
-            if now == seen {
-                break;
-            }
-            seen = now;
-        }
-        self.reload(table).await.map(|_| ())
-    }
-
-    #[tracing::instrument(skip_all, fields(rows))]
-    async fn reload(&self, table: &Table) -> Result<bool, StoreError> {
-        if self.max_rows == 0 {
-            return Ok(false);
-        }
-        let _one_at_a_time = self.reading.lock().await;
-        let version = table.version().await?;
-        if self.held().is_some_and(|copy| copy.version == version) {
-            return Ok(true);
-        }
-        let rows = table.count_rows(None).await?;
-        tracing::Span::current().record("rows", rows);
-        if rows > self.max_rows {
-            self.too_large.store(version, Ordering::Relaxed);
-            tracing::info!(
-                rows,
-                max = self.max_rows,
-                "the chunk table is larger than --resident-chunks: searching on disk"
-            );
-            return Ok(false);
-        }
-        let started = Instant::now();
-        let Some(copy) = Copy::read(table).await? else {
-            return Ok(false);
-        };
-        tracing::info!(
-            rows = copy.len(),
-            mib = copy.bytes() >> 20,
-            version = copy.version,
-            ms = started.elapsed().as_millis() as u64,
-            "copied the chunk table into memory"
-        );
-        let current = copy.version == table.version().await?;
-        let old = self
-            .copy
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .replace(Arc::new(copy));
-        drop(old);
-        release_freed_memory();
-        Ok(current)
-    }
-}
-
-/// `ranges` (in row order) with touching ones joined: a token that reads
-/// a thousand small libraries scopes a thousand adjacent groups, which the
-/// scans then cross as one run instead of a thousand short ones.
-fn coalesced(ranges: impl Iterator<Item = Range<usize>>) -> Vec<Range<usize>> {
-    let mut out: Vec<Range<usize>> = Vec::new();
-    for range in ranges {
-        match out.last_mut() {
-            Some(last) if last.end == range.start => last.end = range.end,
-            _ => out.push(range),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn touching_ranges_are_joined_and_gaps_kept() {
-        let joined = super::coalesced([0..3, 3..5, 7..9, 9..10, 12..12].into_iter());
-        assert_eq!(joined, vec![0..5, 7..10, 12..12]);
     }
 }

@@ -6,8 +6,6 @@
 //! exist in scope. The scalar indexes on library, version and file path make
 //! that filter cheap.
 
-use std::sync::Arc;
-
 use arrow_array::{Array, Float32Array, RecordBatch};
 use futures::TryStreamExt;
 use lancedb::index::scalar::{FtsQuery, FullTextSearchQuery, MatchQuery};
@@ -15,7 +13,7 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::DistanceType;
 
 use super::filter::Scope;
-use super::resident::Copy;
+use super::resident::Held;
 use super::schema::{self, StoredChunk};
 use super::vector_index::VectorSearchTuning;
 use super::{filter, Store, StoreError};
@@ -42,8 +40,8 @@ pub struct Retrieved {
 
 impl Store {
     /// The `limit` chunks nearest to `vector` by cosine, within `scope`:
-    /// from the in-memory copy while it is current (see [`super::resident`]),
-    /// else from the vector index.
+    /// from the in-memory segments while every version in scope is held and
+    /// current (see [`super::resident`]), else from the vector index.
     #[tracing::instrument(skip_all, fields(limit, resident))]
     pub async fn dense(
         &self,
@@ -51,11 +49,11 @@ impl Store {
         scope: &Scope,
         limit: usize,
     ) -> Result<Vec<Retrieved>, StoreError> {
-        let copy = self.resident.current(&self.chunks).await?;
-        tracing::Span::current().record("resident", copy.is_some());
-        if let Some(copy) = copy {
+        let held = self.held_for(scope).await?;
+        tracing::Span::current().record("resident", held.is_some());
+        if let Some(held) = held {
             let vector = vector.to_vec();
-            return from_copy(copy, scope, move |c, s| c.nearest(&vector, s, limit)).await;
+            return from_memory(held, scope, move |h, s| h.nearest(&vector, s, limit)).await;
         }
         let sql = scope.to_sql();
         self.dense_with(vector, sql.as_deref(), limit, self.tuning, false)
@@ -97,8 +95,9 @@ impl Store {
 
     /// The `limit` chunks best matching `query` by BM25 over the chunk's
     /// context and text as one field (see [`schema::search_text`]), within
-    /// `scope`: from the in-memory copy's postings while it is current (see
-    /// [`super::keywords`]), else from LanceDB's full-text index.
+    /// `scope`: from the in-memory segments' postings while every version in
+    /// scope is held and current (see [`super::resident`]), else from
+    /// LanceDB's full-text index.
     #[tracing::instrument(skip_all, fields(limit, resident))]
     pub async fn keyword(
         &self,
@@ -106,11 +105,11 @@ impl Store {
         scope: &Scope,
         limit: usize,
     ) -> Result<Vec<Retrieved>, StoreError> {
-        let copy = self.resident.current(&self.chunks).await?;
-        tracing::Span::current().record("resident", copy.is_some());
-        if let Some(copy) = copy {
+        let held = self.held_for(scope).await?;
+        tracing::Span::current().record("resident", held.is_some());
+        if let Some(held) = held {
             let query = query.to_owned();
-            return from_copy(copy, scope, move |c, s| c.keyword(&query, s, limit)).await;
+            return from_memory(held, scope, move |h, s| h.keyword(&query, s, limit)).await;
         }
         if !self.has_fts_index().await? {
             // Nothing was ever indexed: an empty store.
@@ -177,12 +176,12 @@ impl Store {
     }
 }
 
-/// Rows in scope from which a search of the in-memory copy runs on a
-/// thread of its own ([`from_copy`]): the size from which the dense scan is
+/// Rows in scope from which a search of the in-memory segments runs on a
+/// thread of its own ([`from_memory`]): the size from which the scans are
 /// split across the cores, which must not happen on an async worker.
 const OFF_THE_WORKERS: usize = docshelf_kernels::SPLIT_ROWS;
 
-/// `search` of `copy` within `scope`: on this task for a small scope, where
+/// `search` of `held` within `scope`: on this task for a small scope, where
 /// a hand-over would cost a noticeable share of the search
 /// (docs/benchmarks.md, "Every library of a million chunks"), else on the
 /// blocking pool. On the async task, a large scan would run one leg of a
@@ -190,16 +189,16 @@ const OFF_THE_WORKERS: usize = docshelf_kernels::SPLIT_ROWS;
 /// task, and stall whatever else shares its worker; on its own thread the
 /// keyword leg runs while the query is embedded and the dense leg scans, as
 /// LanceDB's own searches did on its threads.
-async fn from_copy<T: Send + 'static>(
-    copy: Arc<Copy>,
+async fn from_memory<T: Send + 'static>(
+    held: Held,
     scope: &Scope,
-    search: impl FnOnce(&Copy, &Scope) -> T + Send + 'static,
+    search: impl FnOnce(&Held, &Scope) -> T + Send + 'static,
 ) -> Result<T, StoreError> {
-    if copy.rows_in(scope) < OFF_THE_WORKERS {
-        return Ok(search(&copy, scope));
+    if held.rows() < OFF_THE_WORKERS {
+        return Ok(search(&held, scope));
     }
     let (scope, span) = (scope.clone(), tracing::Span::current());
-    tokio::task::spawn_blocking(move || span.in_scope(|| search(&copy, &scope)))
+    tokio::task::spawn_blocking(move || span.in_scope(|| search(&held, &scope)))
         .await
         .map_err(|e| StoreError::TaskStopped(format!("a search of the in-memory copy: {e}")))
 }

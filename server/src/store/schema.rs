@@ -391,6 +391,16 @@ impl ChunkColumns {
         self.index.value(row)
     }
 
+    /// Row `row`'s chunk id.
+    pub fn chunk_id(&self, row: usize) -> &str {
+        self.id.value(row)
+    }
+
+    /// When row `row` was written, in microseconds since the epoch.
+    pub fn created_at_micros(&self, row: usize) -> i64 {
+        self.created.value(row)
+    }
+
     /// Row `row`'s context ("" in a v1 table, which has none).
     pub fn context(&self, row: usize) -> &str {
         self.context.as_ref().map_or("", |c| c.value(row))

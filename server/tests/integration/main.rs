@@ -39,6 +39,7 @@ mod private_sites;
 mod ranking;
 mod resident;
 mod rest_api;
+mod routing;
 mod s3_replicas;
 mod search;
 mod shared_store;

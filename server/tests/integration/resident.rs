@@ -1,5 +1,7 @@
-//! The chunk table's in-memory copy: searches answer from it only while it
-//! matches the table, and then give what the disk gives.
+//! The library versions held in memory: searches answer from them only
+//! while every version they cover is held and current, and then give what
+//! the disk gives; a write to one version leaves the others held; a budget
+//! keeps the versions most recently searched.
 
 use std::time::Duration;
 
@@ -10,10 +12,14 @@ use ingest_core::chunk::Chunk;
 use crate::common;
 use crate::synthetic::{document, Rng};
 
-/// Two libraries of 8 pages × 12 chunks, under `guide/` and `api/`.
-async fn fill(store: &Store, rng: &mut Rng) -> Vec<Vec<f32>> {
+/// A budget that holds everything these tests store.
+const ROOMY: usize = 256 << 20;
+
+/// Two libraries of 8 pages × 12 chunks, under `guide/` and `api/`; the
+/// vectors stored, and the documents.
+async fn fill(store: &Store, rng: &mut Rng) -> (Vec<Vec<f32>>, Vec<DocumentChunks>) {
     let centres = rng.centres(12);
-    let mut all = Vec::new();
+    let (mut all, mut documents) = (Vec::new(), Vec::new());
     for library in ["alpha", "beta"] {
         for d in 0..8 {
             let folder = if d % 2 == 0 { "guide" } else { "api" };
@@ -21,36 +27,57 @@ async fn fill(store: &Store, rng: &mut Rng) -> Vec<Vec<f32>> {
                 .map(|i| rng.near(&centres[(d + i) % centres.len()], 0.5))
                 .collect();
             all.extend(vectors.iter().cloned());
-            store
-                .replace_document(&document(
-                    library,
-                    format!("{folder}/page-{d}.md"),
-                    &format!("{library}-{d}-"),
-                    vectors,
-                ))
-                .await
-                .expect("store");
+            let page = document(
+                library,
+                format!("{folder}/page-{d}.md"),
+                &format!("{library}-{d}-"),
+                vectors,
+            );
+            store.replace_document(&page).await.expect("store");
+            documents.push(page);
         }
     }
     store.refresh_indexes().await.expect("refresh");
-    all
+    (all, documents)
 }
 
-/// An empty store at `location` that copies up to `rows` rows into memory.
-async fn resident_store(location: &str, rows: usize) -> Store {
+/// An empty store at `location` that holds up to `budget` bytes of
+/// library versions in memory.
+async fn resident_store(location: &str, budget: usize) -> Store {
     Store::open(location)
         .await
         .expect("store")
-        .with_resident_rows(rows)
+        .with_resident_budget(budget)
 }
 
-/// A store at `location` that copies up to `rows` rows into memory,
-/// filled by [`fill`]; with the vectors it holds.
-async fn filled(location: &str, rows: usize) -> (Store, Vec<Vec<f32>>, Rng) {
-    let store = resident_store(location, rows).await;
+/// A store at `location` holding up to `budget` bytes in memory, filled
+/// by [`fill`]; with the vectors and documents it holds.
+async fn filled(location: &str, budget: usize) -> (Store, Vec<Vec<f32>>, Vec<DocumentChunks>, Rng) {
+    let store = resident_store(location, budget).await;
     let mut rng = Rng::default();
-    let vectors = fill(&store, &mut rng).await;
-    (store, vectors, rng)
+    let (vectors, documents) = fill(&store, &mut rng).await;
+    (store, vectors, documents, rng)
+}
+
+/// A store searched on disk only that holds just the documents of the
+/// library versions `scope` covers: LanceDB then counts the keyword
+/// statistics of those versions alone, as memory does for a search of
+/// `scope` (see `store::resident`, "Keyword statistics").
+async fn disk_of(documents: &[DocumentChunks], scope: &Scope) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&dir.path().display().to_string())
+        .await
+        .expect("store");
+    let within: Vec<DocumentChunks> = documents
+        .iter()
+        .filter(|d| scope.covers(&d.library, &d.version))
+        .cloned()
+        .collect();
+    if !within.is_empty() {
+        store.append_documents(&within).await.expect("append");
+        store.refresh_indexes().await.expect("refresh");
+    }
+    (dir, store)
 }
 
 fn ids(hits: &[Retrieved]) -> Vec<&str> {
@@ -184,7 +211,7 @@ fn real_documents() -> Vec<DocumentChunks> {
 async fn keyword_answers_from_memory_rank_real_text_as_lancedb_does() {
     let dir = tempfile::tempdir().expect("temp dir");
     let location = dir.path().display().to_string();
-    let store = resident_store(&location, 100_000).await;
+    let store = resident_store(&location, ROOMY).await;
     let documents = real_documents();
     for (i, document) in documents.iter().enumerate() {
         store.replace_document(document).await.expect("store");
@@ -194,7 +221,6 @@ async fn keyword_answers_from_memory_rank_real_text_as_lancedb_does() {
     }
     store.refresh_indexes().await.expect("refresh");
     assert!(store.reload_resident().await.expect("copy"));
-    let disk = Store::open(&location).await.expect("reopen");
 
     // Queries: fixed ones (stems, stop words, case, punctuation, a word in
     // no chunk, a repeated word) and word runs taken from the text itself.
@@ -237,6 +263,7 @@ async fn keyword_answers_from_memory_rank_real_text_as_lancedb_does() {
     ];
     let mut compared = 0;
     for scope in &scopes {
+        let (_dir, disk) = disk_of(&documents, scope).await;
         for query in &queries {
             let memory = store.keyword(query, scope, 10).await.expect("memory");
             let on_disk = disk.keyword(query, scope, 10).await.expect("disk");
@@ -288,7 +315,7 @@ fn scopes() -> Vec<Scope> {
 async fn answers_from_memory_are_the_disk_s_answers() {
     let dir = tempfile::tempdir().expect("temp dir");
     let location = dir.path().display().to_string();
-    let (store, vectors, mut rng) = filled(&location, 10_000).await;
+    let (store, vectors, documents, mut rng) = filled(&location, ROOMY).await;
     assert!(store.reload_resident().await.expect("copy"));
     assert!(store.resident_ready().await.expect("version"));
     // The same table, searched on disk only.
@@ -301,9 +328,10 @@ async fn answers_from_memory_are_the_disk_s_answers() {
             let query = rng.near(v, 0.2);
             dense_compared += dense_agrees(&store, &disk, &query, &scope).await.1;
         }
+        let (_dir, scoped_disk) = disk_of(&documents, &scope).await;
         for word in ["guide", "api", "chunk", "7"] {
             let memory = store.keyword(word, &scope, 20).await.expect("memory");
-            let on_disk = disk.keyword(word, &scope, 20).await.expect("disk");
+            let on_disk = scoped_disk.keyword(word, &scope, 20).await.expect("disk");
             same_ranking(&memory, &on_disk, &format!("{word} in {scope:?}"));
             keyword_compared += on_disk.len();
         }
@@ -357,11 +385,11 @@ async fn answers_from_memory_are_the_disk_s_answers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_is_searchable_at_once_and_the_copy_catches_up() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (store, vectors, mut rng) = filled(&dir.path().display().to_string(), 10_000).await;
+    let (store, vectors, _, mut rng) = filled(&dir.path().display().to_string(), ROOMY).await;
     assert!(store.reload_resident().await.expect("copy"));
 
-    // A new page and a deleted one: the copy no longer matches, so
-    // searches go to disk and see both changes at once.
+    // A new page and a deleted one: their versions' segments no longer
+    // match, so searches go to disk and see both changes at once.
     let centre = rng.centres(1).remove(0);
     let fresh = rng.near(&centre, 0.1);
     store
@@ -381,11 +409,11 @@ async fn a_write_is_searchable_at_once_and_the_copy_catches_up() {
     assert!(!store.resident_ready().await.expect("version"));
     check(&store, &fresh, deleted).await;
 
-    // That check started a reload; it runs once the table is quiet.
+    // That check queued the two versions to read again.
     common::wait_for(
         Duration::from_secs(60),
         Duration::from_millis(200),
-        "the copy never caught up",
+        "the segments never caught up",
         || async { store.resident_ready().await.expect("version") },
     )
     .await;
@@ -409,9 +437,9 @@ async fn check(store: &Store, fresh: &[f32], deleted: &[f32]) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_table_over_the_limit_is_searched_on_disk() {
+async fn a_version_over_the_budget_is_searched_on_disk() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (store, vectors, _) = filled(&dir.path().display().to_string(), 100).await;
+    let (store, vectors, _, _) = filled(&dir.path().display().to_string(), 1024).await;
     assert!(!store.reload_resident().await.expect("no copy"));
     assert!(!store.resident_ready().await.expect("version"));
     let hit = store
@@ -419,6 +447,9 @@ async fn a_table_over_the_limit_is_searched_on_disk() {
         .await
         .expect("dense");
     assert_eq!(hit[0].chunk.chunk_id, "alpha-0-5");
+    let stats = store.resident_stats();
+    assert_eq!((stats.segments, stats.held_bytes), (0, 0), "{stats:?}");
+    assert!(stats.too_large >= 2, "{stats:?}");
 }
 
 /// A scope of at least `SPLIT_ROWS` rows is searched on a thread of its
@@ -429,11 +460,11 @@ async fn a_scope_large_enough_to_split_answers_as_the_disk_does() {
     const PER_DOCUMENT: usize = 200;
     let dir = tempfile::tempdir().expect("temp dir");
     let location = dir.path().display().to_string();
-    let store = resident_store(&location, 100_000).await;
+    let store = resident_store(&location, ROOMY).await;
     let mut rng = Rng::default();
     let centres = rng.centres(40);
     let documents = (docshelf_kernels::SPLIT_ROWS + 1_000).div_ceil(PER_DOCUMENT);
-    let mut vectors = Vec::new();
+    let (mut vectors, mut stored) = (Vec::new(), Vec::new());
     let mut batch = Vec::new();
     for d in 0..documents {
         let these: Vec<Vec<f32>> = (0..PER_DOCUMENT)
@@ -448,18 +479,18 @@ async fn a_scope_large_enough_to_split_answers_as_the_disk_does() {
         ));
         if batch.len() == 50 || d + 1 == documents {
             store.append_documents(&batch).await.expect("append");
-            batch.clear();
+            stored.append(&mut batch);
         }
     }
     let small = document("small", "one.md".into(), "small-", vec![vectors[0].clone()]);
     store.append_documents(&[small]).await.expect("append");
     store.refresh_indexes().await.expect("refresh");
     assert!(store.reload_resident().await.expect("copy"));
-    let disk = Store::open(&location).await.expect("reopen");
     let scope = Scope {
         targets: vec![("big".into(), None)],
         ..Scope::default()
     };
+    let (_disk_dir, disk) = disk_of(&stored, &scope).await;
     for v in vectors.iter().step_by(7_919) {
         let query = rng.near(v, 0.2);
         let (memory, compared) = dense_agrees(&store, &disk, &query, &scope).await;
@@ -476,4 +507,175 @@ async fn a_scope_large_enough_to_split_answers_as_the_disk_does() {
         store.resident_ready().await.expect("version"),
         "the copy answered throughout"
     );
+}
+
+fn library(name: &str) -> Scope {
+    Scope {
+        targets: vec![(name.into(), None)],
+        ..Scope::default()
+    }
+}
+
+/// A write to one library makes only that library's segment stale: the
+/// other's searches still answer from memory, and give the disk's answer;
+/// the written one answers from disk at once and is read again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_to_one_library_leaves_the_others_in_memory() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let location = dir.path().display().to_string();
+    let (store, vectors, _, mut rng) = filled(&location, ROOMY).await;
+    assert!(store.reload_resident().await.expect("copy"));
+    let loads = store.resident_stats().loads;
+
+    let centre = rng.centres(1).remove(0);
+    let fresh = rng.near(&centre, 0.1);
+    let page = document("beta", "new.md".into(), "new-", vec![fresh.clone()]);
+    store.replace_document(&page).await.expect("store");
+
+    assert!(
+        store
+            .resident_covers(&library("alpha"))
+            .await
+            .expect("alpha"),
+        "alpha's segment is still current"
+    );
+    let disk = Store::open(&location).await.expect("reopen");
+    for v in vectors.iter().take(8 * 12).step_by(11) {
+        let query = rng.near(v, 0.2);
+        dense_agrees(&store, &disk, &query, &library("alpha")).await;
+    }
+    // beta's search sees the new page at once, from disk or memory.
+    let hit = store
+        .dense(&fresh, &library("beta"), 1)
+        .await
+        .expect("dense");
+    assert_eq!(hit[0].chunk.file_path, "new.md");
+    common::wait_for(
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+        "beta was never read again",
+        || async { store.resident_covers(&library("beta")).await.expect("beta") },
+    )
+    .await;
+    let hit = store
+        .dense(&fresh, &library("beta"), 1)
+        .await
+        .expect("dense");
+    assert_eq!(hit[0].chunk.file_path, "new.md");
+    assert_eq!(
+        store.resident_stats().loads,
+        loads + 1,
+        "only beta was read again"
+    );
+}
+
+/// Under a budget that holds one library, the library searched last is
+/// held and the other dropped; a deleted version's segment is dropped as
+/// soon as a search sees the delete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_keeps_the_library_searched_last_and_deletes_free_memory() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let location = dir.path().display().to_string();
+    let (roomy, vectors, _, _) = filled(&location, ROOMY).await;
+    assert!(roomy.reload_resident().await.expect("copy"));
+    let both = roomy.resident_stats();
+    assert_eq!(both.segments, 2, "{both:?}");
+    drop(roomy);
+
+    // Room for one of the two (they are about the same size).
+    let store = resident_store(&location, both.held_bytes as usize * 3 / 4).await;
+    // A search of the library (which reads it in when it is not held),
+    // then whether it is held now.
+    let held = |name: &'static str| {
+        let (store, vector) = (&store, &vectors[0]);
+        move || async move {
+            store.dense(vector, &library(name), 1).await.expect("dense");
+            store.resident_covers(&library(name)).await.expect("covers")
+        }
+    };
+    common::wait_for(
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+        "alpha was never held",
+        held("alpha"),
+    )
+    .await;
+    common::wait_for(
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+        "beta was never held",
+        held("beta"),
+    )
+    .await;
+    let stats = store.resident_stats();
+    assert_eq!(stats.segments, 1, "{stats:?}");
+    assert!(stats.evictions >= 1, "{stats:?}");
+    assert!(stats.held_bytes <= stats.budget_bytes, "{stats:?}");
+    // A search of everything needs both: it answers from disk, whole.
+    let all = store
+        .dense(&vectors[0], &Scope::default(), 200)
+        .await
+        .expect("dense");
+    assert_eq!(all.len(), 2 * 8 * 12);
+
+    store
+        .delete(Target::Version("beta", "1"))
+        .await
+        .expect("delete");
+    let hits = store
+        .dense(&vectors[8 * 12], &Scope::default(), 200)
+        .await
+        .expect("dense");
+    assert!(hits.iter().all(|h| h.chunk.library == "alpha"));
+    assert_eq!(hits.len(), 8 * 12);
+    let stats = store.resident_stats();
+    assert!(
+        stats.segments <= 1 && stats.chunks <= 8 * 12,
+        "beta's segment is gone: {stats:?}"
+    );
+}
+
+/// The versions searched by name are noted in the store; a server started
+/// on it later reads those into memory first, and warming stops when the
+/// budget is full rather than dropping them for the versions after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_reads_the_versions_searched_last_first() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let location = dir.path().display().to_string();
+    let (first, vectors, _, _) = filled(&location, ROOMY).await;
+    assert!(first.reload_resident().await.expect("copy"));
+    let both = first.resident_stats().held_bytes as usize;
+    // beta is the library searched by name; an every-library search
+    // notes nothing.
+    first
+        .dense(&vectors[0], &library("beta"), 5)
+        .await
+        .expect("dense");
+    first
+        .dense(&vectors[0], &Scope::default(), 5)
+        .await
+        .expect("dense");
+    assert_eq!(first.save_searched().await.expect("save"), 1);
+    assert_eq!(first.save_searched().await.expect("nothing new"), 0);
+    drop(first);
+
+    for _ in 0..2 {
+        // Room for one of the two: warming reads beta and stops.
+        let store = resident_store(&location, both * 3 / 4).await;
+        store.warm_resident().await.expect("warm");
+        common::wait_for(
+            Duration::from_secs(60),
+            Duration::from_millis(100),
+            "nothing was read at start-up",
+            || async { store.resident_stats().segments == 1 },
+        )
+        .await;
+        assert!(
+            store.resident_covers(&library("beta")).await.expect("beta"),
+            "{:?}",
+            store.resident_stats()
+        );
+        let stats = store.resident_stats();
+        assert_eq!((stats.segments, stats.evictions), (1, 0), "{stats:?}");
+    }
 }
