@@ -19,7 +19,7 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm dev run test test-rust test-wasm-core test-e2e test-fuzz bench-access bench-budget bench-intents bench-comparisons bench-concepts bench-near-duplicates bench-embed bench-kernels bench-ingest bench-ocr bench-search bench-vector bench-load bench-hostile bench-reuse bench-crawl bench-crawl-vs-git bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
+.PHONY: help setup build build-server build-wasm dev run test test-rust test-wasm-core test-e2e test-fuzz test-deploy image bench-access bench-budget bench-intents bench-comparisons bench-concepts bench-near-duplicates bench-embed bench-kernels bench-ingest bench-ocr bench-search bench-segments bench-vector bench-load bench-hostile bench-reuse bench-crawl bench-crawl-vs-git bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
@@ -29,6 +29,7 @@ help:
 	@echo "make eval   nDCG@10 / Recall@10 per search mode on every eval set, beside the plain Python pipeline"
 	@echo "make bench-embed | bench-kernels | bench-ingest | bench-ocr | bench-search | bench-vector | bench-load | bench-hostile | bench-peers   benchmarks (print figures)"
 	@echo "make bench-search ROWS=100000 CONCURRENCY=16   search at scale, in-process and over HTTP"
+	@echo "make bench-segments   one library searched while another is published, from memory and from the store"
 	@echo "make bench-ask   Ask's time to sources and to first token with a local model"
 	@echo "make bench-access   what the token check costs a search, with 1,000 tokens and 1,000 libraries"
 	@echo "make bench-crawl   the crawler on MkDocs sites and the git manual on loopback: boilerplate, search, throughput, refresh"
@@ -37,6 +38,8 @@ help:
 	@echo "make bench-intents | bench-comparisons | bench-concepts   quality by query intent; the hand-judged comparison and concept questions"
 	@echo "make bench-near-duplicates   how alike one answer's passages are, on the eval sets and older releases"
 	@echo "make bench-replicas   two servers on one store, local and S3: time until one sees the other's upload, warm search latency"
+	@echo "make test-deploy   deploy/nginx.conf in front of docshelf over HTTPS: uploads, event streams, MCP, search"
+	@echo "make image   the OCI image (deploy/Containerfile) from Debian's packages, and its smoke test (as root, podman)"
 	@echo "make llm-server  a local model for Ask on http://127.0.0.1:8081 (then DOCSHELF_LLM_URL=http://127.0.0.1:8081 make run)"
 
 setup:
@@ -78,7 +81,7 @@ dev: setup
 test: setup
 	@scripts/check-offline-crates.sh
 	@scripts/build-beside.sh "trunk llm" $(MAKE) --no-print-directory build-server build-wasm
-	@$(MAKE) --no-print-directory test-rust test-wasm-core test-e2e test-fuzz
+	@$(MAKE) --no-print-directory test-rust test-wasm-core test-e2e test-deploy test-fuzz
 	@echo "==> all tests passed"
 
 # A real model server for Ask's tests (llama.cpp's llama-server built from
@@ -119,6 +122,18 @@ test-e2e: llm
 	@echo "==> end-to-end tests (Chromium)"
 	npm --prefix e2e test --silent
 
+# deploy/nginx.conf in front of a real docshelf over HTTPS (nginx as this
+# user, a throwaway certificate): uploads past nginx's default 1 MiB,
+# server-sent events as they come, MCP, search (scripts/test-nginx.sh).
+test-deploy:
+	@echo "==> docshelf behind nginx with TLS (deploy/nginx.conf)"
+	@scripts/test-nginx.sh
+
+# The OCI image (deploy/Containerfile) on a debootstrapped Debian base, and
+# its smoke test; as root (scripts/build-image.sh).
+image:
+	@scripts/build-image.sh
+
 # Benchmarks print figures; they assert nothing. The dev profile reuses the
 # test build (burn's kernels and the tokenizer are optimised there already).
 # Every --embed-precision (DOCSHELF_BENCH_PRECISIONS) beside sentence-transformers
@@ -155,6 +170,14 @@ CONCURRENCY ?=
 bench-search: setup build-server
 	DOCSHELF_BENCH_ROWS=$(ROWS) DOCSHELF_BENCH_CONCURRENCY=$(CONCURRENCY) \
 	  cargo bench --locked --profile dev -p docshelf-server --bench search
+
+# One library searched while another is published over and over, from
+# memory and from the store, on a store holding the eval sets (made by
+# `make eval` with DOCSHELF_EVAL_STORE, the default below, if missing).
+bench-segments: setup build-server
+	@store=$${DOCSHELF_EVAL_STORE:-$$HOME/.cache/docshelf/eval-store}; \
+	  [ -d "$$store" ] || DOCSHELF_EVAL_STORE=$$store PLAIN=0 scripts/eval.sh; \
+	  DOCSHELF_BENCH_WRITES_STORE=$$store cargo bench --locked --profile dev -p docshelf-server --bench search
 
 # docshelf beside Chroma + sentence-transformers and LanceDB-Python on the
 # same chunks, one run (ROWS as above, default 100000; PRECISIONS, default
