@@ -241,6 +241,8 @@ error_codes! {
         "A token was sent in the query string, where logs and browser history keep it: send it in the `Authorization` header.";
     InvalidMcpMessage = "invalid_mcp_message": BadInput,
         "An MCP message is JSON but not a JSON-RPC message MCP knows (JSON-RPC -32600).";
+    InvalidExport = "invalid_export": BadInput,
+        "An import's file is not a docshelf export of a version, is of another format, is cut short or altered (its checksum fails), or its rows do not match its header; the message says which. Nothing was written.";
     // 401
     MissingToken = "missing_token": Unauthorized,
         "The request needs a token: send `Authorization: Bearer <token>`.";
@@ -296,6 +298,8 @@ error_codes! {
     // 409
     Conflict = "conflict": Conflict,
         "Something answered 409 without a code of its own.";
+    ModelMismatch = "model_mismatch": Conflict,
+        "An import's vectors come from another embedding model than this server's, so they cannot be searched here; the message names both. Nothing was written.";
     VersionBusy = "version_busy": Conflict,
         "Another job is writing the same library version; wait for it to end, then send again.";
     TokenNameTaken = "token_name_taken": Conflict,

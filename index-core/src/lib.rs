@@ -54,6 +54,7 @@ pub mod search;
 pub mod source;
 pub mod status;
 pub mod stream;
+pub mod transfer;
 pub mod validate;
 pub mod version;
 

@@ -98,6 +98,9 @@ pub enum EngineError {
     /// this replica can do until it answers again.
     #[error("the object store holding the documents is not answering; try again shortly (searches resume by themselves when it does)")]
     StoreUnavailable,
+    /// An import refused for what its file holds.
+    #[error(transparent)]
+    Transfer(#[from] crate::transfer::TransferError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -208,6 +211,10 @@ impl EngineError {
             Self::NoModel(_) | Self::Search(RunError::NoModel(_)) => ErrorCode::ModelUnavailable,
             Self::Llm(_) => ErrorCode::LlmUnavailable,
             Self::StoreUnavailable => ErrorCode::StoreUnavailable,
+            Self::Transfer(crate::transfer::TransferError::OtherModel { .. }) => {
+                ErrorCode::ModelMismatch
+            }
+            Self::Transfer(_) => ErrorCode::InvalidExport,
             Self::Busy(_) => ErrorCode::TooManySearches,
             Self::TimedOut(_) => ErrorCode::SearchTimedOut,
             Self::Memory(MemoryError::Busy { .. }) => ErrorCode::MemoryBusy,

@@ -11,6 +11,7 @@
 //! - [`source`]: documentation from where it lives: sites crawled, registry packages.
 //! - [`store`]: the LanceDB chunk store.
 //! - [`upgrade`]: re-embedding a store written by an older docshelf, on open.
+//! - [`transfer`]: the export file a library version moves between servers in.
 //! - [`search`]: hybrid search over the store: legs, fusion, second stage, pages.
 //! - [`ask`]: answers written by a language model from what search finds.
 //! - [`llm`]: the OpenAI-compatible model client Ask writes with.
@@ -41,6 +42,7 @@ pub mod search;
 pub mod source;
 pub mod store;
 pub mod telemetry;
+pub mod transfer;
 pub mod upgrade;
 
 #[cfg(test)]

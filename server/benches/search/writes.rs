@@ -107,7 +107,8 @@ pub async fn run(root: &Path, store: &Path) {
                 let mut n = 0;
                 while publishing.load(Ordering::Relaxed) {
                     n += 1;
-                    let uploads = collect_uploads(std::slice::from_ref(&corpus_dir)).expect("corpus");
+                    let uploads =
+                        collect_uploads(std::slice::from_ref(&corpus_dir)).expect("corpus");
                     let version = format!("w{n}");
                     engine
                         .ingest(&library, &version, uploads)

@@ -21,6 +21,7 @@ mod query;
 mod remote;
 mod serve;
 mod token;
+mod transfer;
 
 use std::io::{BufRead, Write};
 
@@ -67,6 +68,10 @@ pub enum Command {
     Changes(changes::ChangesArgs),
     /// Delete a library, one version of it, or one document.
     Delete(query::DeleteArgs),
+    /// Write a library version, its vectors included, to a file another server imports.
+    Export(transfer::ExportArgs),
+    /// Take in a file `docshelf export` wrote: the version as it was, nothing embedded again.
+    Import(transfer::ImportArgs),
     /// Measure retrieval quality (nDCG, recall) on a judged corpus.
     Eval(eval::EvalArgs),
     /// Serve MCP (Model Context Protocol) on standard input and output, for coding agents.
@@ -139,6 +144,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Get(args) => done(runtime()?.block_on(query::get(args))),
         Command::Changes(args) => done(runtime()?.block_on(changes::changes(args))),
         Command::Delete(args) => done(runtime()?.block_on(query::delete(args))),
+        Command::Export(args) => done(runtime()?.block_on(transfer::export(args))),
+        Command::Import(args) => done(runtime()?.block_on(transfer::import(args))),
         Command::Eval(args) => done(runtime()?.block_on(eval::eval(args))),
         Command::Mcp(args) => done(runtime()?.block_on(serve::mcp_stdio(args))),
         Command::Token(args) => done(runtime()?.block_on(token::token(args))),

@@ -67,6 +67,12 @@ impl Remote {
         &self,
         request: reqwest::RequestBuilder,
     ) -> anyhow::Result<T> {
+        Ok(serde_json::from_slice(&self.send_raw(request).await?)?)
+    }
+
+    /// The body of a successful answer as it came; a refusal as the
+    /// server's error.
+    async fn send_raw(&self, request: reqwest::RequestBuilder) -> anyhow::Result<bytes::Bytes> {
         let request = match &self.token {
             Some(token) => request.bearer_auth(token),
             None => request,
@@ -78,7 +84,7 @@ impl Remote {
         let status = response.status();
         let bytes = response.bytes().await?;
         if status.is_success() {
-            return Ok(serde_json::from_slice(&bytes)?);
+            return Ok(bytes);
         }
         match serde_json::from_slice::<ErrorBody>(&bytes) {
             Ok(body) => Err(Refused(body).into()),
@@ -90,6 +96,25 @@ impl Remote {
                     .collect::<String>()
             ),
         }
+    }
+
+    /// A GET's body as bytes (an export file).
+    pub async fn get_bytes(&self, path: &str) -> anyhow::Result<bytes::Bytes> {
+        self.send_raw(self.client.get(self.url(path)?)).await
+    }
+
+    /// POSTs `body` as bytes (an export file) and reads a JSON answer.
+    pub async fn post_bytes<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: Vec<u8>,
+    ) -> anyhow::Result<T> {
+        let request = self
+            .client
+            .post(self.url(path)?)
+            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
+            .body(body);
+        self.send(request).await
     }
 
     pub async fn get<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {

@@ -15,7 +15,8 @@
 //!   here; [`conversations`]: each session's Ask history; [`session_key`]:
 //!   what names a session (its caller and its id).
 //! - [`ask`]: answers written by the language model (see [`crate::ask`]).
-//! - [`catalog`]: libraries, documents, deletes and feedback.
+//! - [`catalog`]: libraries, documents, deletes and feedback;
+//!   [`transfer`]: library versions exported and imported with their vectors.
 //! - [`status`]: a snapshot of the engine's state; [`memory`]: the library
 //!   versions held in memory, reported, and the searches noted to read
 //!   first at the next start.
@@ -38,6 +39,7 @@ mod source_request;
 mod sources;
 mod status;
 mod tracking;
+mod transfer;
 mod upload;
 
 use std::sync::Arc;

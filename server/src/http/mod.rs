@@ -2,7 +2,8 @@
 //! (server rendering + `#[server]` functions) and the static files of the
 //! browser bundle.
 //!
-//! - [`search`], [`ask`], [`catalog`], [`feedback`], [`jobs`], [`sources`], [`status`]: the REST API.
+//! - [`search`], [`ask`], [`catalog`], [`feedback`], [`jobs`], [`sources`], [`status`],
+//!   [`transfer`]: the REST API.
 //! - [`openapi`]: the API's OpenAPI document.
 //! - [`auth`]: who a request is (its token or session cookie, read by [`credentials`]), and the
 //!   guards on the read and write routes; [`tokens`]: tokens, sign-in and the audit log.
@@ -29,6 +30,7 @@ pub mod serve;
 mod sources;
 mod status;
 mod tokens;
+mod transfer;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -102,6 +104,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(catalog::resolve))
         .routes(routes!(catalog::documents))
         .routes(routes!(catalog::changes))
+        .routes(routes!(transfer::export))
         .routes(routes!(catalog::document))
         .routes(routes!(jobs::job))
         .routes(routes!(sources::list))
@@ -125,6 +128,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(sources::delete))
         .routes(routes!(tokens::create))
         .routes(routes!(tokens::revoke))
+        .routes(routes!(transfer::import))
         .route_layer(axum::middleware::from_fn(auth::require_write));
     let (router, mut doc) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .nest("/api", reads.merge(watch).merge(writes).merge(session))

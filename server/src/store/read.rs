@@ -51,6 +51,46 @@ impl Store {
         chunks_where(&self.chunks, filter, schema::STORED_COLUMNS).await
     }
 
+    /// Every row of one version of a library with every column of the
+    /// chunk table, its vector included, in the table's column order: what
+    /// an export writes.
+    pub async fn version_rows(
+        &self,
+        library: &str,
+        version: &str,
+    ) -> Result<Vec<RecordBatch>, StoreError> {
+        let schema = schema::chunk_schema();
+        let columns: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let batches: Vec<RecordBatch> = self
+            .chunks
+            .query()
+            .only_if(format!(
+                "library = {} AND version = {}",
+                filter::sql_string(library),
+                filter::sql_string(version)
+            ))
+            .select(Select::columns(&columns))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        batches
+            .iter()
+            .map(|b| {
+                let ordered = columns
+                    .iter()
+                    .map(|name| {
+                        b.column_by_name(name).cloned().ok_or_else(|| {
+                            StoreError::Shape(format!("a chunk row without the column {name}"))
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                RecordBatch::try_new(schema.clone(), ordered)
+                    .map_err(|e| StoreError::Shape(e.to_string()))
+            })
+            .collect()
+    }
+
     /// Chunks of several documents, each within its range of chunk
     /// indexes, in no particular order: what a budgeted answer reads its
     /// passages' whole sections from. From the in-memory segments while

@@ -76,6 +76,12 @@ impl Store {
             return Err(StoreError::EmptyDocument);
         }
         let batch = schema::to_batch(doc).map_err(|e| StoreError::Shape(e.to_string()))?;
+        self.stage_rows(job, &batch).await
+    }
+
+    /// Sets rows of the chunk table's columns aside for `job` (see
+    /// [`Self::stage_document`]).
+    pub async fn stage_rows(&self, job: &str, batch: &RecordBatch) -> Result<(), StoreError> {
         // Column by column, by name: the two tables order them differently.
         let job_ids: arrow_array::ArrayRef =
             Arc::new(StringArray::from(vec![job; batch.num_rows()]));
@@ -95,6 +101,38 @@ impl Store {
             Box::new(RecordBatchIterator::new(vec![Ok(staged)], staged_schema()));
         self.staged.add(reader).execute().await?;
         Ok(())
+    }
+
+    /// Makes `library` `version` exactly `rows` (the chunk table's columns,
+    /// an import's) in one commit, staged for `job` first as an upload's
+    /// documents are: readers see the version as it was or as it is now.
+    pub async fn replace_version(
+        &self,
+        job: &str,
+        library: &str,
+        version: &str,
+        rows: &[RecordBatch],
+    ) -> Result<Published, StoreError> {
+        let mut staged = 0;
+        for batch in rows.iter().filter(|b| b.num_rows() > 0) {
+            if let Err(err) = self.stage_rows(job, batch).await {
+                let _ = self.discard_staged(job).await;
+                return Err(err);
+            }
+            staged += batch.num_rows();
+        }
+        let keep = std::collections::BTreeSet::new();
+        let published = self
+            .publish(
+                job,
+                library,
+                version,
+                staged,
+                &Replace::Version { keep: &keep },
+            )
+            .await;
+        self.drop_staged_after_publish(job).await;
+        published
     }
 
     /// Publishes everything `job` staged into `library` `version`, in one

@@ -206,3 +206,72 @@ async fn tokens_are_made_here_and_managed_on_a_server_with_its_admin_token() {
         .expect("answered");
     assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
 }
+
+/// `docshelf export` then `docshelf import` on another store: the version
+/// arrives whole and searchable; a damaged file is refused as bad input
+/// (exit 2) with the reason; a binary export is not written to a terminal
+/// by accident (here stdout is a pipe, so `-o` is used).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_exported_here_imports_on_another_store() {
+    let (from, to) = (
+        tempfile::tempdir().expect("temp dir"),
+        tempfile::tempdir().expect("temp dir"),
+    );
+    let engine = common::engine(from.path()).await;
+    let status = common::run(
+        &engine,
+        "house",
+        "3",
+        vec![common::upload(
+            "hinges.md",
+            "# Hinges\n\nOil the quibbleflux hinges every spring.\n",
+        )],
+    )
+    .await;
+    assert_eq!(status.tally(), (1, 0));
+    drop(engine);
+    let file = from.path().join("house-3.docshelf");
+    let docshelf = |args: &[&str], store: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_docshelf"))
+            .args(args)
+            .arg("--data")
+            .arg(store)
+            .arg("--model-dir")
+            .arg(common::model_dir())
+            .output()
+            .expect("docshelf runs")
+    };
+    let out = docshelf(
+        &["export", "house@3", "-o", file.to_str().expect("utf-8")],
+        from.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let damaged = from.path().join("damaged.docshelf");
+    let mut bytes = std::fs::read(&file).expect("export");
+    bytes.truncate(bytes.len() - 100);
+    std::fs::write(&damaged, bytes).expect("write");
+    let out = docshelf(&["import", damaged.to_str().expect("utf-8")], to.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("damaged"), "{stderr}");
+
+    let out = docshelf(&["import", file.to_str().expect("utf-8")], to.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("imported house@3: 1 documents"), "{stdout}");
+    let out = docshelf(
+        &["search", "quibbleflux hinges", "--library", "house"],
+        to.path(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("hinges.md"), "{stdout}");
+}

@@ -44,6 +44,7 @@ mod s3_replicas;
 mod search;
 mod shared_store;
 mod sources;
+mod transfer;
 mod upload_api;
 mod vector_index;
 mod versions;

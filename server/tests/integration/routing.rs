@@ -102,7 +102,13 @@ async fn replicas_behind_haproxy_hold_only_the_libraries_routed_to_them() {
     let writer = Engine::open(&config).await.expect("writer");
     for i in 0..LIBRARIES {
         let page = format!("# Page {i}\n\nThe zorblatt{i} setting tunes replica number {i}.\n");
-        let status = run(&writer, &format!("lib{i:02}"), "1", vec![upload("page.md", page)]).await;
+        let status = run(
+            &writer,
+            &format!("lib{i:02}"),
+            "1",
+            vec![upload("page.md", page)],
+        )
+        .await;
         assert_eq!(status.tally(), (1, 0), "{status:#?}");
     }
     drop(writer);
