@@ -13,6 +13,7 @@
 //! 4 (busy or unavailable) or 5 (internal) from its kind ([`exit_status`]).
 
 mod ask;
+mod backup;
 mod changes;
 mod credentials;
 mod eval;
@@ -72,6 +73,10 @@ pub enum Command {
     Export(transfer::ExportArgs),
     /// Take in a file `docshelf export` wrote: the version as it was, nothing embedded again.
     Import(transfer::ImportArgs),
+    /// Copy the whole store (`--data`) into a folder, while servers use it.
+    Backup(backup::BackupArgs),
+    /// Restore a folder `docshelf backup` wrote into an empty store (`--data`).
+    Restore(backup::RestoreArgs),
     /// Measure retrieval quality (nDCG, recall) on a judged corpus.
     Eval(eval::EvalArgs),
     /// Serve MCP (Model Context Protocol) on standard input and output, for coding agents.
@@ -146,6 +151,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Delete(args) => done(runtime()?.block_on(query::delete(args))),
         Command::Export(args) => done(runtime()?.block_on(transfer::export(args))),
         Command::Import(args) => done(runtime()?.block_on(transfer::import(args))),
+        Command::Backup(args) => done(runtime()?.block_on(backup::backup(args))),
+        Command::Restore(args) => done(runtime()?.block_on(backup::restore(args))),
         Command::Eval(args) => done(runtime()?.block_on(eval::eval(args))),
         Command::Mcp(args) => done(runtime()?.block_on(serve::mcp_stdio(args))),
         Command::Token(args) => done(runtime()?.block_on(token::token(args))),

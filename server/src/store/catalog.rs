@@ -37,11 +37,7 @@ pub use index_core::catalog::Target;
 fn target_sql(target: &Target<'_>) -> String {
     match *target {
         Target::Library(l) => format!("library = {}", filter::sql_string(l)),
-        Target::Version(l, v) => format!(
-            "library = {} AND version = {}",
-            filter::sql_string(l),
-            filter::sql_string(v)
-        ),
+        Target::Version(l, v) => filter::version(l, v),
         Target::Document(l, v, p) => filter::document(l, v, p),
     }
 }

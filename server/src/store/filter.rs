@@ -123,10 +123,18 @@ impl ScopeMatcher<'_> {
 /// The SQL filter selecting one document's rows.
 pub fn document(library: &str, version: &str, file_path: &str) -> String {
     format!(
-        "library = {} AND version = {} AND file_path = {}",
-        sql_string(library),
-        sql_string(version),
+        "{} AND file_path = {}",
+        self::version(library, version),
         sql_string(file_path)
+    )
+}
+
+/// The rows of one library version.
+pub fn version(library: &str, version: &str) -> String {
+    format!(
+        "library = {} AND version = {}",
+        sql_string(library),
+        sql_string(version)
     )
 }
 

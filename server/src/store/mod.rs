@@ -31,6 +31,7 @@
 //! - [`tokens`]: access tokens by hash, so every replica knows them;
 //!   [`audit`]: the log of writes and token changes.
 //! - [`legacy`]: reading a store written by an older docshelf, to upgrade it.
+//! - [`backup`]: backups of a whole store while it serves, restored into an empty one.
 //! - [`location`]: a local directory or an object store's URI.
 //! - [`remote`]: stores on S3-compatible object storage.
 //! - [`failure`]: what a storage failure was (disk full, permissions, an
@@ -39,6 +40,7 @@
 //!   replicas.
 
 pub mod audit;
+pub mod backup;
 pub mod catalog;
 pub mod failure;
 pub mod feedback;

@@ -64,11 +64,7 @@ impl Store {
         let batches: Vec<RecordBatch> = self
             .chunks
             .query()
-            .only_if(format!(
-                "library = {} AND version = {}",
-                filter::sql_string(library),
-                filter::sql_string(version)
-            ))
+            .only_if(filter::version(library, version))
             .select(Select::columns(&columns))
             .execute()
             .await?

@@ -20,6 +20,7 @@ mod synthetic;
 
 mod access;
 mod ask;
+mod backup;
 mod budget;
 mod changes;
 mod cli;

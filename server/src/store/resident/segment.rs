@@ -47,11 +47,7 @@ impl Segment {
         columns.push("vector");
         let mut stream = table
             .query()
-            .only_if(format!(
-                "library = {} AND version = {}",
-                filter::sql_string(library),
-                filter::sql_string(version)
-            ))
+            .only_if(filter::version(library, version))
             .select(Select::columns(&columns))
             .execute()
             .await?;
