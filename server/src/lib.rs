@@ -7,6 +7,7 @@
 //! - [`error`]: the engine's errors and the kind each one is.
 //! - [`error_chain`]: an error's causes and an upstream's message, for people.
 //! - [`ingest`]: upload jobs: extract, chunk, embed, store.
+//! - [`machine`]: the machine's memory, which default budgets scale with.
 //! - [`process`]: other tools run as child processes within bounds (OCR's).
 //! - [`source`]: documentation from where it lives: sites crawled, registry packages.
 //! - [`store`]: the LanceDB chunk store.
@@ -35,6 +36,7 @@ pub mod eval;
 pub mod http;
 pub mod ingest;
 pub mod llm;
+pub mod machine;
 pub mod mcp;
 pub mod metrics;
 pub mod process;

@@ -239,15 +239,16 @@ impl Metrics {
         (count("model"), count("reused"))
     }
 
-    /// Mirrors the store's in-memory figures (counts since start-up).
-    pub fn memory(&self, stats: &crate::store::resident::ResidentStats) {
+    /// Mirrors the in-memory segments' figures as `/api/status` reports
+    /// them (counts since start-up).
+    pub fn memory(&self, stats: &index_core::status::MemoryStatus) {
         let m = &self.memory;
         let gauge = |g: &Gauge, v: u64| {
             g.set(i64::try_from(v).unwrap_or(i64::MAX));
         };
         gauge(&m.budget_bytes, stats.budget_bytes);
         gauge(&m.held_bytes, stats.held_bytes);
-        gauge(&m.versions_held, stats.segments);
+        gauge(&m.versions_held, stats.versions_held);
         // Counters only rise: add what was counted since the last render.
         let catch_up = |c: &Counter, total: u64| {
             c.inc_by(total.saturating_sub(c.get()));

@@ -127,6 +127,10 @@ pub fn rows(header: &Header, stream: &[u8]) -> Result<Vec<RecordBatch>, Transfer
         .collect::<Result<_, _>>()
         .map_err(|e| TransferError::Rows(e.to_string()))?;
     let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    if rows == 0 {
+        // Imported, it would delete the version it names.
+        return Err(TransferError::Mismatch("it holds no chunks".into()));
+    }
     if rows as u64 != header.chunks {
         return Err(TransferError::Mismatch(format!(
             "{rows} rows, the header says {}",

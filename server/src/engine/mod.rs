@@ -148,12 +148,6 @@ impl Engine {
             }
             Err(err) => tracing::warn!(%err, "cannot read the full-text index's coverage"),
         }
-        // Starts reading every published version into memory in the
-        // background (the newest first, as the budget allows): searches
-        // answer from the store at once, and from memory as versions arrive.
-        if let Err(err) = store.warm_resident().await {
-            tracing::warn!(%err, "cannot list the published versions to hold in memory");
-        }
         let jobs = Jobs::new(store.runs().id());
         let ocr = detect_ocr(&config.ocr).await;
         let mut engine = Self {
@@ -215,10 +209,19 @@ impl Engine {
         Ok(engine)
     }
 
-    /// Loads the embedding model now rather than at the first search or
+    /// Gets ready to serve: starts reading library versions into memory,
+    /// and loads the embedding model now rather than at the first search or
     /// upload (a server does this at start, so its first answer is not
     /// slow and its status says at once whether the model works).
     pub async fn warm(&self) {
+        // Library versions start coming into memory in the background (the
+        // most recently searched first, as the budget allows): searches
+        // answer from the store at once, and from memory as versions
+        // arrive. Only a serving engine does this: a command that opens
+        // the store once (a backup, an export) never reads them in.
+        if let Err(err) = self.store.warm_resident().await {
+            tracing::warn!(%err, "cannot list the published versions to hold in memory");
+        }
         let _ = self.model().await;
         // The token budgets' vocabulary (200k entries) is read once, here
         // rather than by the first budgeted search.

@@ -92,7 +92,7 @@ impl Engine {
             true => View::Everything,
             false => View::Process,
         };
-        self.metrics.memory(&self.store.resident_stats());
+        self.metrics.memory(&self.memory_figures());
         self.metrics.render(view)
     }
 

@@ -24,13 +24,22 @@ impl Engine {
         self.require_admin(caller, format!("export the library {library:?}").as_str())?;
         let version = self.version_of(caller, library, version).await?;
         let batches = self.store.version_rows(library, &version).await?;
-        let documents = self
-            .store
-            .documents()
-            .await?
-            .iter()
-            .filter(|d| d.library == library && d.version == version)
-            .count() as u64;
+        // Counted from the rows written, not from a second read that a
+        // publish could move.
+        let mut paths = std::collections::BTreeSet::new();
+        for batch in &batches {
+            let column = crate::store::string_column(batch, "file_path")?;
+            paths.extend(column.iter().flatten().map(str::to_owned));
+        }
+        let documents = paths.len() as u64;
+        if batches.iter().all(|b| b.num_rows() == 0) {
+            // Deleted since `version_of` found it.
+            return Err(EngineError::UnknownVersion {
+                library: library.to_owned(),
+                version,
+                versions: Vec::new(),
+            });
+        }
         let header = Header {
             format: String::new(),
             model: MODEL_NAME.to_owned(),

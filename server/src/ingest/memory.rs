@@ -253,16 +253,8 @@ impl Drop for Reservation {
 /// limits allow (an archive keeps at most 256 MiB of text), so a larger
 /// machine gains nothing from more, and a small one keeps its memory.
 pub fn default_budget_mib() -> u64 {
-    let total = machine_memory().unwrap_or(8 * 1024 * MIB);
+    let total = crate::machine::memory_bytes().unwrap_or(8 * 1024 * MIB);
     (total / 8 / MIB).clamp(256, 2048)
-}
-
-/// The machine's memory (`MemTotal` of /proc/meminfo), where it can be read.
-pub(crate) fn machine_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * KIB)
 }
 
 #[cfg(test)]

@@ -14,7 +14,9 @@
 //!
 //! A restore checks every file against `backup.json` before it writes
 //! anything, refuses a store that holds anything already, and then appends
-//! each table's rows and builds the search indexes.
+//! each table's rows and builds the search indexes. Should a write fail
+//! midway (a full disk, an object store gone), every table is set back to
+//! its version before the restore, so it can be run again.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -226,24 +228,43 @@ impl Store {
             }
         }
         let tables = self.backed_up_tables();
+        let mut before = Vec::new();
         for (name, table) in &tables {
             table.checkout_latest().await.map_err(StoreError::from)?;
             let rows = table.count_rows(None).await.map_err(StoreError::from)?;
-            // Tokens, sessions and the rest are written by a server as it
-            // runs; only what a user put there makes a store not empty.
-            if rows > 0
-                && [
-                    super::CHUNKS,
-                    super::tokens::TOKENS,
-                    super::sources::SOURCES,
-                ]
-                .contains(name)
-            {
+            if rows > 0 {
                 return Err(BackupError::NotEmptyStore(format!(
                     "{name} holds {rows} rows"
                 )));
             }
+            before.push(table.version().await.map_err(StoreError::from)?);
         }
+        if let Err(err) = self.restore_tables(src, &manifest, &tables).await {
+            // Every table back to what it was (empty), so that the restore
+            // can be run again once its cause is fixed.
+            for ((name, table), version) in tables.iter().zip(before) {
+                let undone = async {
+                    table.checkout(version).await?;
+                    table.restore().await?;
+                    table.checkout_latest().await
+                };
+                if let Err(undo) = undone.await {
+                    tracing::error!(table = name, %undo, "cannot undo a failed restore: the store holds part of the backup; restore into a new store");
+                }
+            }
+            return Err(err);
+        }
+        self.refresh_indexes().await?;
+        Ok(manifest)
+    }
+
+    /// Appends every table's rows from `src` (checked already).
+    async fn restore_tables(
+        &self,
+        src: &Path,
+        manifest: &Manifest,
+        tables: &[(&'static str, &Table)],
+    ) -> Result<(), BackupError> {
         for file in &manifest.tables {
             let Some((_, table)) = tables.iter().find(|(name, _)| *name == file.table) else {
                 tracing::warn!(
@@ -306,7 +327,6 @@ impl Store {
             }
             tracing::info!(table = file.table, rows, "restored");
         }
-        self.refresh_indexes().await?;
-        Ok(manifest)
+        Ok(())
     }
 }

@@ -31,6 +31,26 @@ pub(super) struct Catalog {
     published: Arc<PublishedVersions>,
 }
 
+/// The documents, libraries and published versions of one table version.
+type Listing = (
+    Arc<Vec<DocumentInfo>>,
+    Arc<Vec<LibraryInfo>>,
+    Arc<PublishedVersions>,
+);
+
+impl Catalog {
+    /// Its listing, if it is of table version `version`.
+    fn at(&self, version: u64) -> Option<Listing> {
+        (self.version == version).then(|| {
+            (
+                self.documents.clone(),
+                self.libraries.clone(),
+                self.published.clone(),
+            )
+        })
+    }
+}
+
 pub use index_core::catalog::Target;
 
 /// The rows a target covers, as a filter.
@@ -71,25 +91,29 @@ impl Store {
 
     /// The documents, libraries and published versions as of the table's
     /// current version.
-    async fn catalog(
-        &self,
-    ) -> Result<
-        (
-            Arc<Vec<DocumentInfo>>,
-            Arc<Vec<LibraryInfo>>,
-            Arc<PublishedVersions>,
-        ),
-        StoreError,
-    > {
+    async fn catalog(&self) -> Result<Listing, StoreError> {
         let version = self.chunks.version().await?;
-        if let Some(c) = self.catalog.read().await.as_ref() {
-            if c.version == version {
-                return Ok((
-                    c.documents.clone(),
-                    c.libraries.clone(),
-                    c.published.clone(),
-                ));
-            }
+        if let Some(listing) = self
+            .catalog
+            .read()
+            .await
+            .as_ref()
+            .and_then(|c| c.at(version))
+        {
+            return Ok(listing);
+        }
+        // One scan at a time: after a commit every search in flight asks at
+        // once, and each scan reads a few columns of every row. The others
+        // wait for the first and find its result.
+        let _one_scan = self.catalog_scan.lock().await;
+        if let Some(listing) = self
+            .catalog
+            .read()
+            .await
+            .as_ref()
+            .and_then(|c| c.at(version))
+        {
+            return Ok(listing);
         }
         let (documents, stamps) = self.scan_documents().await?;
         let documents = Arc::new(documents);

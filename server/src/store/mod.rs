@@ -146,6 +146,8 @@ pub struct Store {
     /// One writer at a time, across processes too (see [`writers`]).
     write: writers::WriteLock,
     catalog: RwLock<Option<catalog::Catalog>>,
+    /// Held while the catalog is scanned (see [`catalog`]).
+    catalog_scan: tokio::sync::Mutex<()>,
     /// Set once the full-text index is known to exist.
     fts_ready: std::sync::atomic::AtomicBool,
     tuning: VectorSearchTuning,

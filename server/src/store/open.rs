@@ -183,6 +183,7 @@ impl Store {
             runs,
             write,
             catalog: RwLock::new(None),
+            catalog_scan: tokio::sync::Mutex::new(()),
             fts_ready: std::sync::atomic::AtomicBool::new(false),
             tuning: VectorSearchTuning::default(),
             vector_partitions: Default::default(),

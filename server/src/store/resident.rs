@@ -42,17 +42,18 @@
 
 mod documents;
 mod held;
+mod loads;
 pub mod published;
 mod segment;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Instant;
 
 use lancedb::Table;
 
 pub use held::Held;
+use loads::Wanted;
 use published::{PublishedVersion, PublishedVersions, Stamp};
 pub use segment::Segment;
 
@@ -66,7 +67,7 @@ use super::StoreError;
 /// LanceDB reads through.
 pub fn default_budget_mib() -> u64 {
     const MIB: u64 = 1 << 20;
-    let total = crate::ingest::memory::machine_memory().unwrap_or(8 * 1024 * MIB);
+    let total = crate::machine::memory_bytes().unwrap_or(8 * 1024 * MIB);
     (total / 3 / MIB).max(256)
 }
 
@@ -119,11 +120,15 @@ struct Inner {
     /// Ticks once per search: when each segment was last used.
     clock: AtomicU64,
     /// Versions waiting to be loaded.
-    queue: Mutex<Queue>,
+    queue: Mutex<loads::Queue>,
     /// Whether the loading task runs.
     loading: AtomicBool,
     /// One segment read at a time, by the loader or [`Resident::load_all`].
     reading: tokio::sync::Mutex<()>,
+    /// What a row has cost held, on average over the segments read (till
+    /// one is read, the least a row costs: an estimate errs low, so that a
+    /// version is read and measured rather than never tried).
+    row_bytes: AtomicUsize,
     /// Versions larger than the whole budget, at the stamp seen: not
     /// tried again until they change.
     refused: Mutex<HashMap<(String, String), Stamp>>,
@@ -140,37 +145,9 @@ struct Inner {
     too_large: AtomicU64,
 }
 
-/// Versions waiting to be loaded, in order, and the set of them.
-type Queue = (VecDeque<Wanted>, HashSet<(String, String)>);
-
 struct Entry {
     segment: Arc<Segment>,
     used: AtomicU64,
-}
-
-/// A version to load, as the catalog last saw it.
-struct Wanted {
-    library: String,
-    version: String,
-    chunks: usize,
-    stamp: Stamp,
-    /// Whether older segments may be dropped to make room for it: yes for
-    /// a version a search asked for, no for warming at start-up, which
-    /// fills the budget and stops (warming in order would otherwise drop
-    /// the first versions, the most wanted, for the last).
-    make_room: bool,
-}
-
-impl Wanted {
-    fn of(p: &PublishedVersion, make_room: bool) -> Self {
-        Self {
-            library: p.library.clone(),
-            version: p.version.clone(),
-            chunks: p.chunks,
-            stamp: p.stamp,
-            make_room,
-        }
-    }
 }
 
 impl Resident {
@@ -185,6 +162,7 @@ impl Resident {
                 queue: Mutex::new((VecDeque::new(), HashSet::new())),
                 loading: AtomicBool::new(false),
                 reading: tokio::sync::Mutex::new(()),
+                row_bytes: AtomicUsize::new(LEAST_ROW_BYTES),
                 refused: Mutex::new(HashMap::new()),
                 swept: AtomicU64::new(u64::MAX),
                 searched: Mutex::new(HashMap::new()),
@@ -239,7 +217,11 @@ impl Resident {
                 }
                 match held.get(&p.library).and_then(|v| v.get(&p.version)) {
                     Some(entry) if entry.segment.stamp() == p.stamp => {
-                        entry.used.store(now, Ordering::Relaxed);
+                        // Only a search makes a segment recently used: a
+                        // readiness question asks about every one at once.
+                        if counted {
+                            entry.used.store(now, Ordering::Relaxed);
+                        }
                         segments.push(Arc::clone(&entry.segment));
                     }
                     _ => missing.push(p),
@@ -252,7 +234,17 @@ impl Resident {
         if !missing.is_empty() {
             if counted {
                 inner.misses.fetch_add(1, Ordering::Relaxed);
-                self.request(table, missing.into_iter().map(|p| Wanted::of(p, true)));
+                // A scope whose versions cannot all be held at once would
+                // drop one version to read the next, search after search,
+                // and never answer from memory: its missing versions take
+                // only room that is free.
+                let held: usize = segments.iter().map(|s| s.bytes()).sum();
+                let wanted: usize = missing
+                    .iter()
+                    .map(|p| p.chunks.saturating_mul(inner.row_bytes()))
+                    .sum();
+                let fits = held.saturating_add(wanted) <= inner.budget;
+                self.request(table, missing.into_iter().map(|p| Wanted::of(p, fits)));
             }
             return Ok(None);
         }
@@ -366,29 +358,6 @@ impl Resident {
         Ok(self.holds_all(published))
     }
 
-    /// Queues `wanted` to load, most important first, and starts the
-    /// loader unless it runs.
-    fn request(&self, table: &Table, wanted: impl IntoIterator<Item = Wanted>) {
-        {
-            let mut queue = self.inner.queue.lock().unwrap_or_else(|e| e.into_inner());
-            let (order, queued) = &mut *queue;
-            for w in wanted {
-                if queued.insert((w.library.clone(), w.version.clone())) {
-                    order.push_back(w);
-                }
-            }
-        }
-        if self.inner.loading.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            self.inner.loading.store(false, Ordering::Release);
-            return;
-        };
-        let (inner, table) = (Arc::clone(&self.inner), table.clone());
-        runtime.spawn(async move { inner.load_queued(&table).await });
-    }
-
     /// What is held and how it has served.
     pub fn stats(&self) -> ResidentStats {
         let inner = &self.inner;
@@ -414,6 +383,11 @@ impl Resident {
 }
 
 impl Inner {
+    /// What a row costs held, as estimated so far.
+    fn row_bytes(&self) -> usize {
+        self.row_bytes.load(Ordering::Relaxed)
+    }
+
     /// Notes that a search named `versions` now.
     fn note_searched(&self, versions: Vec<(String, String)>) {
         let now = super::now_micros();
@@ -432,199 +406,5 @@ impl Inner {
         &self,
     ) -> std::sync::RwLockWriteGuard<'_, HashMap<String, HashMap<String, Entry>>> {
         self.held.write().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Drops the segments of versions no longer published, once per table
-    /// version: a deleted version's segment would otherwise hold its
-    /// memory until evicted.
-    fn sweep(&self, published: &PublishedVersions) {
-        if self.swept.swap(published.table_version, Ordering::Relaxed) == published.table_version {
-            return;
-        }
-        let mut held = self.write_held();
-        let mut freed = 0;
-        for (library, versions) in held.iter_mut() {
-            versions.retain(|version, entry| {
-                let keep = published.get(library, version).is_some();
-                if !keep {
-                    freed += entry.segment.bytes();
-                }
-                keep
-            });
-        }
-        held.retain(|_, versions| !versions.is_empty());
-        if freed > 0 {
-            self.held_bytes.fetch_sub(freed, Ordering::Relaxed);
-            release_freed_memory();
-        }
-    }
-
-    /// Loads queued versions until none is left.
-    async fn load_queued(self: Arc<Self>, table: &Table) {
-        loop {
-            let next = {
-                let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-                let next = queue.0.pop_front();
-                if let Some(w) = &next {
-                    queue.1.remove(&(w.library.clone(), w.version.clone()));
-                }
-                next
-            };
-            let Some(wanted) = next else {
-                self.loading.store(false, Ordering::Release);
-                // A request queued between the pop and the store found the
-                // loader still running: take it up.
-                let queued = !self
-                    .queue
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0
-                    .is_empty();
-                if queued && !self.loading.swap(true, Ordering::AcqRel) {
-                    continue;
-                }
-                return;
-            };
-            let (library, version) = (wanted.library.clone(), wanted.version.clone());
-            if let Err(err) = self.load(table, wanted).await {
-                tracing::warn!(%err, library, version, "cannot read a library version into memory; searching it on disk");
-            }
-        }
-    }
-
-    /// Reads `wanted` into a segment unless it is held at its stamp or
-    /// cannot fit, then makes room for it.
-    async fn load(&self, table: &Table, wanted: Wanted) -> Result<(), StoreError> {
-        let _one_at_a_time = self.reading.lock().await;
-        let key = (wanted.library.clone(), wanted.version.clone());
-        let current = self
-            .read_held()
-            .get(&wanted.library)
-            .and_then(|v| v.get(&wanted.version))
-            .is_some_and(|e| e.segment.stamp() == wanted.stamp);
-        if current {
-            return Ok(());
-        }
-        let refused = self
-            .refused
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-            == Some(&wanted.stamp);
-        if refused {
-            return Ok(());
-        }
-        let least = wanted.chunks.saturating_mul(LEAST_ROW_BYTES);
-        if least > self.budget {
-            self.refuse(key, wanted.stamp, least);
-            return Ok(());
-        }
-        let free = || {
-            self.budget
-                .saturating_sub(self.held_bytes.load(Ordering::Relaxed))
-        };
-        if !wanted.make_room && least > free() {
-            return Ok(());
-        }
-        let started = Instant::now();
-        let segment = Segment::read(table, &wanted.library, &wanted.version).await?;
-        let bytes = segment.bytes();
-        self.loads.fetch_add(1, Ordering::Relaxed);
-        if bytes > self.budget {
-            self.refuse(key, segment.stamp(), bytes);
-            return Ok(());
-        }
-        if !wanted.make_room && bytes > free() {
-            return Ok(());
-        }
-        tracing::info!(
-            library = wanted.library,
-            version = wanted.version,
-            rows = segment.len(),
-            kib = bytes >> 10,
-            ms = started.elapsed().as_millis() as u64,
-            "read a library version into memory"
-        );
-        self.insert(segment);
-        Ok(())
-    }
-
-    fn refuse(&self, key: (String, String), stamp: Stamp, bytes: usize) {
-        tracing::info!(
-            library = key.0,
-            version = key.1,
-            mib = bytes >> 20,
-            budget_mib = self.budget >> 20,
-            "a library version is larger than --resident-mib: searching it on disk"
-        );
-        self.too_large.fetch_add(1, Ordering::Relaxed);
-        self.refused
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, stamp);
-    }
-
-    /// Holds `segment` in place of its version's old one, then drops the
-    /// least recently used others until the budget holds.
-    fn insert(&self, segment: Segment) {
-        let bytes = segment.bytes();
-        let (library, version) = (segment.library().to_owned(), segment.version().to_owned());
-        let now = self.clock.load(Ordering::Relaxed);
-        let mut held = self.write_held();
-        let old = held.entry(library.clone()).or_default().insert(
-            version.clone(),
-            Entry {
-                segment: Arc::new(segment),
-                used: AtomicU64::new(now),
-            },
-        );
-        let mut total = self.held_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        if let Some(old) = old {
-            total -= old.segment.bytes();
-            self.held_bytes
-                .fetch_sub(old.segment.bytes(), Ordering::Relaxed);
-        }
-        let mut evicted = false;
-        while total > self.budget {
-            let oldest = held
-                .iter()
-                .flat_map(|(l, vs)| vs.iter().map(move |(v, e)| (l, v, e)))
-                .filter(|(l, v, _)| **l != library || **v != version)
-                .min_by_key(|(_, _, e)| e.used.load(Ordering::Relaxed))
-                .map(|(l, v, _)| (l.clone(), v.clone()));
-            let Some((l, v)) = oldest else { break };
-            if let Some(entry) = held.get_mut(&l).and_then(|vs| vs.remove(&v)) {
-                let freed = entry.segment.bytes();
-                total -= freed;
-                self.held_bytes.fetch_sub(freed, Ordering::Relaxed);
-                self.evictions.fetch_add(1, Ordering::Relaxed);
-                evicted = true;
-                tracing::debug!(
-                    library = l,
-                    version = v,
-                    "dropped a library version from memory"
-                );
-            }
-            held.retain(|_, vs| !vs.is_empty());
-        }
-        drop(held);
-        if evicted {
-            release_freed_memory();
-        }
-    }
-}
-
-/// Hands memory the allocator holds free back to the system. Reading a
-/// segment allocates its size again in many pieces (Arrow batches, their
-/// compacted columns), and glibc keeps much of what is freed: over ten
-/// reloads in a row of the 100k bench table, the bench process's resident
-/// memory stayed about a third lower with this (docs/benchmarks.md,
-/// "Searches answer from memory").
-fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages of glibc's heap to the
-    // system; it takes no pointers and is safe to call at any time.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }

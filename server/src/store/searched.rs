@@ -13,11 +13,16 @@ use std::sync::Arc;
 
 use arrow_array::{Array, RecordBatch, StringArray, TimestampMicrosecondArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use lancedb::table::OptimizeAction;
 
 use super::{all_rows, string_column, timestamp_field, upsert_row_on, Store, StoreError};
 
 /// The table of last searches.
 pub(super) const SEARCHED: &str = "searched";
+
+/// Table versions between compactions (a write every 30 s at most per
+/// server: about every ten minutes for one busy server).
+const COMPACT_EVERY: u64 = 20;
 
 pub(super) fn searched_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
@@ -60,6 +65,13 @@ impl Store {
             // Noted again, to write with the next round.
             self.resident.note_searched_again(noted);
             return Err(err);
+        }
+        // Each write is a commit and its own small file: compacted now and
+        // then, as the audit log is, so the table stays a few files.
+        if self.searched.version().await?.is_multiple_of(COMPACT_EVERY) {
+            if let Err(err) = self.searched.optimize(OptimizeAction::All).await {
+                tracing::warn!(%err, "cannot compact the searched table");
+            }
         }
         Ok(noted.len())
     }

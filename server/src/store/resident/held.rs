@@ -105,9 +105,14 @@ impl Held {
                     .collect();
                 parts
                     .into_iter()
-                    // A part that panicked contributes nothing; its panic
-                    // is the scan's, and the others' hits still answer.
-                    .flat_map(|p| p.join().unwrap_or_default())
+                    .flat_map(|p| {
+                        p.join().unwrap_or_else(|_| {
+                            // The others' hits still answer; the panic is
+                            // a bug to see in the log, not a failed search.
+                            tracing::error!("a scan of in-memory segments panicked; its segments' hits are missing from this answer");
+                            Vec::new()
+                        })
+                    })
                     .collect::<Vec<Hit>>()
             })
         } else {
