@@ -86,6 +86,11 @@ pub struct SectionChange {
     /// of unchanged words shortened to `…`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// A changed section that was under another heading path before (its
+    /// heading, or a heading above it, renamed): that path. Its `diff`
+    /// then runs from the old section to the new.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renamed_from: Option<String>,
 }
 
 /// One document that differs.
@@ -203,6 +208,7 @@ mod tests {
             heading_path: "A".into(),
             text: None,
             diff: None,
+            renamed_from: None,
         };
         let documents = vec![
             DocumentChange {

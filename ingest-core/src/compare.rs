@@ -2,7 +2,9 @@
 //! added, removed, moved and changed, and within a changed document the
 //! sections added, removed and changed (by heading path, each without its
 //! subsections, [`crate::sections::own`]), a changed one shown as a word
-//! diff.
+//! diff. A section whose heading path changed (its heading renamed, or the
+//! page's title above it) but whose text mostly did not is one section
+//! changed and renamed, not one removed and another added.
 //!
 //! Pure: the documents come in as stored (put back together from their
 //! chunks), so nothing is fetched or read again.
@@ -23,6 +25,14 @@ const CONTEXT_WORDS: usize = 8;
 /// same file name or title are compared so: a whole-corpus comparison of
 /// every added page with every removed one would cost a diff per pair.
 const MOVED_RATIO: f32 = 0.6;
+
+/// How alike a removed and an added section of one document must be, word
+/// by word (`similar`'s ratio), to be one section renamed. The words of a
+/// section include its heading's, so a section renamed with its text
+/// untouched is well above it; one rewritten under a new heading (a
+/// tenth to a half of its words kept, in the releases of the changes
+/// measurement, docs/benchmarks.md) stays an addition and a removal.
+const RENAMED_RATIO: f32 = 0.55;
 
 /// One version's document, as stored.
 #[derive(Debug, Clone, Copy)]
@@ -158,6 +168,7 @@ fn whole(text: &str, change: SectionChangeKind) -> Vec<SectionChange> {
             heading_path: s.heading_path,
             text: Some(text[s.start..s.end].trim().to_owned()),
             diff: None,
+            renamed_from: None,
         })
         .collect()
 }
@@ -191,12 +202,14 @@ fn compare_sections(before: &str, after: &str) -> Vec<SectionChange> {
                 heading_path: key.0.clone(),
                 text: Some(text.clone()),
                 diff: None,
+                renamed_from: None,
             }),
             Some(was) if normal(was) != normal(text) => out.push(SectionChange {
                 change: SectionChangeKind::Changed,
                 heading_path: key.0.clone(),
                 text: None,
                 diff: Some(word_diff(was, text)),
+                renamed_from: None,
             }),
             Some(_) => {}
         }
@@ -206,7 +219,64 @@ fn compare_sections(before: &str, after: &str) -> Vec<SectionChange> {
             out.push(removed(k, t));
         }
     }
-    out
+    renamed(out)
+}
+
+/// `changes` with each removed section that an added one mostly repeats
+/// (at least [`RENAMED_RATIO`] of their words alike) made one changed
+/// section, renamed, in the added one's place: pairs taken most alike
+/// first, each section in one pair at most.
+fn renamed(changes: Vec<SectionChange>) -> Vec<SectionChange> {
+    let texts = |kind| {
+        changes
+            .iter()
+            .enumerate()
+            .filter(move |(_, c)| c.change == kind)
+            .filter_map(|(at, c)| c.text.as_deref().map(|t| (at, t)))
+    };
+    let mut pairs: Vec<(f32, usize, usize)> = Vec::new();
+    for (gone, was) in texts(SectionChangeKind::Removed) {
+        for (new, is) in texts(SectionChangeKind::Added) {
+            let ratio = TextDiff::from_words(was, is).ratio();
+            if ratio >= RENAMED_RATIO {
+                pairs.push((ratio, gone, new));
+            }
+        }
+    }
+    if pairs.is_empty() {
+        return changes;
+    }
+    pairs.sort_by(|a, b| b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2))));
+    let (mut used, mut renames): (HashSet<usize>, HashMap<usize, usize>) = Default::default();
+    for (_, gone, new) in pairs {
+        if !used.contains(&gone) && !used.contains(&new) {
+            used.extend([gone, new]);
+            renames.insert(new, gone);
+        }
+    }
+    let old: Vec<(String, String)> = changes
+        .iter()
+        .map(|c| (c.heading_path.clone(), c.text.clone().unwrap_or_default()))
+        .collect();
+    changes
+        .into_iter()
+        .enumerate()
+        .filter(|(at, c)| !(c.change == SectionChangeKind::Removed && used.contains(at)))
+        .map(|(at, c)| match renames.get(&at) {
+            Some(&gone) => {
+                let (was_path, was) = &old[gone];
+                let is = c.text.unwrap_or_default();
+                SectionChange {
+                    change: SectionChangeKind::Changed,
+                    heading_path: c.heading_path,
+                    text: None,
+                    diff: Some(word_diff(was, &is)),
+                    renamed_from: Some(was_path.clone()),
+                }
+            }
+            None => c,
+        })
+        .collect()
 }
 
 /// A section's heading path, and which of the sections with that path it
@@ -232,6 +302,7 @@ fn removed(key: &Key, text: &str) -> SectionChange {
         heading_path: key.0.clone(),
         text: Some(text.to_owned()),
         diff: None,
+        renamed_from: None,
     }
 }
 
@@ -242,28 +313,51 @@ fn normal(text: &str) -> String {
 
 /// `before` to `after` as a word diff, `[-removed-]{+added+}`, with at
 /// most [`CONTEXT_WORDS`] unchanged words kept on each side of a change.
+/// The spaces between changed words belong to the change, so a rewritten
+/// phrase reads `[-To enable the-] {+The debugger is+}`, not a chain of
+/// one-word pairs.
 pub fn word_diff(before: &str, after: &str) -> String {
+    /// A run of words: unchanged, or what was removed and added in place.
+    enum Run {
+        Same(String),
+        Changed(String, String),
+    }
     let before = normal(before);
     let after = normal(after);
     let diff = TextDiff::from_words(before.as_str(), after.as_str());
-    // Runs of one tag, as (tag, words).
-    let mut runs: Vec<(ChangeTag, String)> = Vec::new();
+    let mut runs: Vec<Run> = Vec::new();
     for change in diff.iter_all_changes() {
-        match runs.last_mut() {
-            Some((tag, text)) if *tag == change.tag() => text.push_str(change.value()),
-            _ => runs.push((change.tag(), change.value().to_owned())),
+        let value = change.value();
+        let spacing = value.trim().is_empty();
+        match (change.tag(), runs.last_mut()) {
+            (ChangeTag::Equal, Some(Run::Changed(removed, added))) if spacing => {
+                removed.push_str(value);
+                added.push_str(value);
+            }
+            (ChangeTag::Equal, Some(Run::Same(text))) => text.push_str(value),
+            (ChangeTag::Equal, _) => runs.push(Run::Same(value.to_owned())),
+            (ChangeTag::Delete, Some(Run::Changed(removed, _))) => removed.push_str(value),
+            (ChangeTag::Insert, Some(Run::Changed(_, added))) => added.push_str(value),
+            (ChangeTag::Delete, _) => runs.push(Run::Changed(value.to_owned(), String::new())),
+            (ChangeTag::Insert, _) => runs.push(Run::Changed(String::new(), value.to_owned())),
         }
     }
     let last = runs.len().saturating_sub(1);
     let mut out = String::new();
-    for (i, (tag, text)) in runs.iter().enumerate() {
-        match tag {
-            ChangeTag::Delete => out.push_str(&format!("[-{}-]", text.trim())),
-            ChangeTag::Insert => out.push_str(&format!("{{+{}+}}", text.trim())),
-            ChangeTag::Equal => out.push_str(&shorten(text, i > 0, i < last)),
-        }
-        if *tag != ChangeTag::Equal && i < last {
-            out.push(' ');
+    for (i, run) in runs.iter().enumerate() {
+        match run {
+            Run::Same(text) => out.push_str(&shorten(text, i > 0, i < last)),
+            Run::Changed(removed, added) => {
+                let parts: Vec<String> = [(removed.trim(), "[-", "-]"), (added.trim(), "{+", "+}")]
+                    .into_iter()
+                    .filter(|(words, _, _)| !words.is_empty())
+                    .map(|(words, open, close)| format!("{open}{words}{close}"))
+                    .collect();
+                out.push_str(&parts.join(" "));
+                if i < last {
+                    out.push(' ');
+                }
+            }
         }
     }
     out.trim().to_owned()
@@ -385,6 +479,34 @@ mod tests {
     }
 
     #[test]
+    fn a_renamed_section_is_one_change_and_a_rewritten_one_is_not() {
+        let body = "Flask is small: its core is simple and extensible, and it makes few decisions for you.";
+        let before = format!("# Design\n\n## Micro with Dependencies\n\n{body}\n\n## Threads\n\nThreads are used for contexts.\n");
+        let after = format!("# Design\n\n## What does micro mean?\n\n{body}\n\n## Async\n\nCoroutines run in an event loop of their own now, one per request.\n");
+        let changes = compare_sections(&before, &after);
+        let kinds: Vec<(SectionChangeKind, &str, Option<&str>)> = changes
+            .iter()
+            .map(|c| (c.change, c.heading_path.as_str(), c.renamed_from.as_deref()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (
+                    SectionChangeKind::Changed,
+                    "Design > What does micro mean?",
+                    Some("Design > Micro with Dependencies")
+                ),
+                (SectionChangeKind::Added, "Design > Async", None),
+                (SectionChangeKind::Removed, "Design > Threads", None),
+            ],
+            "{changes:#?}"
+        );
+        let diff = changes[0].diff.as_deref().unwrap_or_default();
+        assert!(diff.contains("[-Micro with Dependencies-]"), "{diff}");
+        assert!(diff.contains("{+What does micro mean?+}"), "{diff}");
+    }
+
+    #[test]
     fn a_word_diff_keeps_the_words_around_each_change() {
         let before = (1..=40)
             .map(|n| format!("w{n}"))
@@ -397,5 +519,13 @@ mod tests {
             "… w12 w13 w14 w15 w16 w17 w18 w19 [-w20-] {+twenty+} w21 w22 w23 w24 w25 w26 w27 w28 …"
         );
         assert_eq!(word_diff("a b", "a c"), "a [-b-] {+c+}");
+        // A rewritten phrase is one change, not a chain of word pairs.
+        assert_eq!(
+            word_diff(
+                "To enable the debugger, run it",
+                "The debugger is on when you run it"
+            ),
+            "[-To enable the debugger,-] {+The debugger is on when you+} run it"
+        );
     }
 }

@@ -114,7 +114,10 @@ fn print(out: &mut impl Write, changes: &VersionChanges) -> std::io::Result<()> 
             } else {
                 section.heading_path.as_str()
             };
-            writeln!(out, "  {mark} {heading}")?;
+            match &section.renamed_from {
+                Some(was) => writeln!(out, "  {mark} {heading} (was {was})")?,
+                None => writeln!(out, "  {mark} {heading}")?,
+            }
             if let Some(diff) = &section.diff {
                 writeln!(out, "    {diff}")?;
             }
