@@ -2,7 +2,8 @@
 //!
 //! Versions are compared piece by piece, numbers as numbers (`1.10` > `1.9`)
 //! and other text alphabetically; a version with a pre-release tail
-//! (`2.0-rc1`) sorts before the same version without it (`2.0`).
+//! (`2.0-rc1`, or without the hyphen as Python writes them: `2.0rc1`,
+//! `2.0.dev1`, `1.0b2`) sorts before the same version without it (`2.0`).
 
 use std::cmp::Ordering;
 
@@ -47,8 +48,25 @@ fn parts(version: &str) -> (Vec<Part<'_>>, bool) {
         }
         rest = &rest[text..];
     }
-    (out, pre)
+    // A pre-release marker after the numbers, written without a hyphen:
+    // the parts from it on are the pre-release.
+    let marker = out.iter().position(
+        |p| matches!(p, Part::Text(t) if PRE_RELEASE.contains(&t.to_ascii_lowercase().as_str())),
+    );
+    match marker {
+        Some(at) if at > 0 && !pre => {
+            out.truncate(at);
+            (out, true)
+        }
+        _ => (out, pre),
+    }
 }
+
+/// Words that mark a pre-release when they follow a version's numbers
+/// (PEP 440's `a`, `b`, `rc`, `dev`, and their long forms).
+const PRE_RELEASE: [&str; 9] = [
+    "a", "alpha", "b", "beta", "c", "rc", "dev", "pre", "preview",
+];
 
 /// Compares two version names (see the module docs).
 pub fn compare(a: &str, b: &str) -> Ordering {
@@ -73,6 +91,12 @@ mod tests {
         assert_eq!(compare("v2.0", "1.99.9"), Ordering::Greater);
         assert_eq!(compare("2.0-rc1", "2.0"), Ordering::Less);
         assert_eq!(compare("2.0+build5", "2.0"), Ordering::Greater);
+        // Pre-releases as Python names them, below their release.
+        assert_eq!(compare("v2.34.0.dev1", "v2.34.0"), Ordering::Less);
+        assert_eq!(compare("2.34.0rc1", "2.34.0"), Ordering::Less);
+        assert_eq!(compare("1.0b2", "1.0"), Ordering::Less);
+        assert_eq!(compare("2.34.0rc1", "2.33.1"), Ordering::Greater);
+        assert_eq!(compare("2.0.post1", "2.0"), Ordering::Greater);
         assert_eq!(
             latest(["18.2", "17.0.2", "18.10", "18.3-beta"]),
             Some("18.10")

@@ -43,10 +43,13 @@ pub enum EngineError {
     /// Ask's model is off, unreachable, slow or talking nonsense.
     #[error(transparent)]
     Llm(LlmError),
-    #[error("{}", unknown_library(given, candidates))]
+    #[error("{}", unknown_library(given, candidates, *stored))]
     UnknownLibrary {
         given: String,
+        /// The closest of the stored libraries the caller may see.
         candidates: Vec<String>,
+        /// How many stored libraries the caller may see.
+        stored: usize,
     },
     #[error("library {library:?} has no version {version:?} (it has {})", versions.join(", "))]
     UnknownVersion {
@@ -124,11 +127,21 @@ fn store_down(err: &StoreError) -> bool {
     StorageFailure::of(err) == StorageFailure::Unreachable
 }
 
-fn unknown_library(given: &str, candidates: &[String]) -> String {
+/// The message for a library name that matches nothing: every stored
+/// library when the closest are all of them, else the closest, said to be
+/// some of how many (a list of five read as the whole store misleads).
+fn unknown_library(given: &str, candidates: &[String], stored: usize) -> String {
     match candidates {
-        [] => format!("no library matches {given:?}: the store holds no libraries yet"),
-        _ => format!(
+        [] if stored == 0 => format!("no library matches {given:?}: the store holds no libraries yet"),
+        [] => format!(
+            "no library matches {given:?}, nor is one of the {stored} stored libraries close to it (GET /api/libraries lists them)"
+        ),
+        _ if candidates.len() >= stored => format!(
             "no library matches {given:?}; stored libraries: {}",
+            candidates.join(", ")
+        ),
+        _ => format!(
+            "no library matches {given:?}; the closest of the {stored} stored libraries: {} (GET /api/libraries lists them all)",
             candidates.join(", ")
         ),
     }
@@ -306,5 +319,38 @@ mod tests {
         assert_eq!(body.kind, ErrorKind::NotFound);
         assert_eq!(body.error, "no chunk with id \"c1\"");
         assert_eq!(EngineError::Busy(64).kind().retry_after_secs(), Some(1));
+    }
+
+    /// Five candidates of thirteen stored libraries are said to be the
+    /// closest of thirteen, not the store's whole list.
+    #[test]
+    fn an_unknown_library_says_how_many_are_stored() {
+        let some = EngineError::UnknownLibrary {
+            given: "reqests".into(),
+            candidates: ["requests", "httpx", "flask", "click", "django"]
+                .map(String::from)
+                .to_vec(),
+            stored: 13,
+        };
+        assert!(
+            some.to_string()
+                .contains("the closest of the 13 stored libraries: requests, httpx"),
+            "{some}"
+        );
+        let all = EngineError::UnknownLibrary {
+            given: "x".into(),
+            candidates: vec!["gardening".into()],
+            stored: 1,
+        };
+        assert!(
+            all.to_string().ends_with("stored libraries: gardening"),
+            "{all}"
+        );
+        let far = EngineError::UnknownLibrary {
+            given: "x".into(),
+            candidates: Vec::new(),
+            stored: 3,
+        };
+        assert!(!far.to_string().contains("no libraries yet"), "{far}");
     }
 }

@@ -36,6 +36,7 @@ pub fn library_named<'a>(
     Err(EngineError::UnknownLibrary {
         given: name.to_owned(),
         candidates,
+        stored: libraries.len(),
     })
 }
 
@@ -124,6 +125,7 @@ pub fn for_search(
                 return Err(EngineError::UnknownLibrary {
                     given: given.clone(),
                     candidates,
+                    stored: libraries.len(),
                 });
             };
             out.resolution = Some(resolved);
