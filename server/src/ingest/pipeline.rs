@@ -405,8 +405,9 @@ pub async fn finish_indexing(pipeline: &Pipeline<'_>, job: &JobHandle) {
              and keyword search sees them after the next upload or restart",
         )),
     };
-    // The version just published is read into memory in the background
-    // (see `store::resident`), so its first searches need not wait for it.
+    // The version just published is read into memory before the job ends
+    // (see `store::resident`), so that its searches answer from memory
+    // from the first.
     if let Err(err) = store.hold_published(job.library(), job.version()).await {
         tracing::warn!(%err, "cannot read the published version into memory; it is searched on disk until a search asks for it");
     }

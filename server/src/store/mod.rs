@@ -206,14 +206,15 @@ impl Store {
         Ok(())
     }
 
-    /// Starts reading `library` at `version` into memory in the background
-    /// after this process published it: in place of its old segment if that
-    /// was held, else only into room the budget has free.
+    /// Reads `library` at `version` into memory after this process
+    /// published it: in place of its old segment if that was held, else
+    /// only into room the budget has free (see
+    /// [`resident::Resident::after_publish`]).
     pub async fn hold_published(&self, library: &str, version: &str) -> Result<(), StoreError> {
         if self.resident.enabled() {
             let published = self.published().await?;
             if let Some(p) = published.get(library, version) {
-                self.resident.after_publish(&self.chunks, p);
+                self.resident.after_publish(&self.chunks, p).await?;
             }
         }
         Ok(())

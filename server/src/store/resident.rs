@@ -326,19 +326,27 @@ impl Resident {
         self.request(table, order.into_iter().map(|p| Wanted::of(p, false)));
     }
 
-    /// Queues `published`, just published by this process, to load: in
-    /// place of its old segment when that is held (it costs about the
-    /// same), else only into free room.
-    pub fn after_publish(&self, table: &Table, published: &PublishedVersion) {
+    /// Reads `published`, just published by this process, now: in place of
+    /// its old segment when that is held (it costs about the same), else
+    /// only into free room. Awaited before the job that published it ends,
+    /// so that once a job is `done` its version's searches answer one way,
+    /// from memory, rather than from the store until a background read
+    /// lands and from memory after (the two differ by the vectors' 8-bit
+    /// rounding in the last digits of a score).
+    pub async fn after_publish(
+        &self,
+        table: &Table,
+        published: &PublishedVersion,
+    ) -> Result<(), StoreError> {
         if !self.enabled() {
-            return;
+            return Ok(());
         }
         let held = self
             .inner
             .read_held()
             .get(&published.library)
             .is_some_and(|v| v.contains_key(&published.version));
-        self.request(table, [Wanted::of(published, held)]);
+        self.inner.load(table, Wanted::of(published, held)).await
     }
 
     /// Reads every published version not held now, in `published`'s

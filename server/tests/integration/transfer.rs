@@ -110,6 +110,10 @@ async fn a_version_moves_between_stores_whole_and_nothing_is_embedded_again() {
         !status.embedding.loaded,
         "the importing engine never needed its model"
     );
+    // Searching needs the model for the query: loaded now, so that its
+    // load on a busy machine does not count against a search's time.
+    to.warm().await;
+    from.warm().await;
     let (from_rows, to_rows) = (
         from.store()
             .version_rows("house", "2.0")
