@@ -178,6 +178,12 @@ pub struct VersionChanges {
     /// Tokens the answer's sections take, with a budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<usize>,
+    /// The release notes the newer version holds (a changelog, CHANGES,
+    /// HISTORY, NEWS, release notes or what's-new page, by path): what an
+    /// upgrade reads beside the comparison. A source leaves them out of
+    /// what it stores unless its `include` names them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub release_notes: Vec<String>,
 }
 
 #[cfg(test)]

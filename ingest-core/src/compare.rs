@@ -34,6 +34,25 @@ const MOVED_RATIO: f32 = 0.6;
 /// measurement, docs/benchmarks.md) stays an addition and a removal.
 const RENAMED_RATIO: f32 = 0.55;
 
+/// The release notes among `paths` (a changelog, CHANGES, HISTORY, NEWS,
+/// release notes, what's new, or a page in such a folder), in path order:
+/// what a comparison points an upgrade at. A contributing guide, which
+/// the docs tree's rules set aside with them, is not one.
+pub fn release_notes<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut notes: Vec<String> = paths
+        .into_iter()
+        .filter(|path| crate::docs_tree::is_release_notes_path(path))
+        .filter(|path| {
+            let file = path.rsplit('/').next().unwrap_or(path);
+            let stem = file.split('.').next().unwrap_or(file);
+            !stem.eq_ignore_ascii_case("contributing")
+        })
+        .map(str::to_owned)
+        .collect();
+    notes.sort();
+    notes
+}
+
 /// One version's document, as stored.
 #[derive(Debug, Clone, Copy)]
 pub struct Doc<'a> {
@@ -504,6 +523,28 @@ mod tests {
         let diff = changes[0].diff.as_deref().unwrap_or_default();
         assert!(diff.contains("[-Micro with Dependencies-]"), "{diff}");
         assert!(diff.contains("{+What does micro mean?+}"), "{diff}");
+    }
+
+    #[test]
+    fn release_notes_are_told_by_name_and_folder() {
+        let paths = [
+            "guide.md",
+            "CHANGES.rst",
+            "docs/changelog.md",
+            "releases/2.0.md",
+            "whats-new.md",
+            "CONTRIBUTING.md",
+            "news-letter-design.md",
+        ];
+        assert_eq!(
+            release_notes(paths),
+            [
+                "CHANGES.rst",
+                "docs/changelog.md",
+                "releases/2.0.md",
+                "whats-new.md"
+            ]
+        );
     }
 
     #[test]

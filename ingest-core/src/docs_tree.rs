@@ -189,7 +189,7 @@ fn doc_file(path: &str) -> Option<Format> {
 }
 
 /// A release-notes file, or anything in a release-notes folder.
-fn is_release_notes_path(path: &str) -> bool {
+pub(crate) fn is_release_notes_path(path: &str) -> bool {
     path.split('/').any(|part| {
         let stem = part.rsplit_once('.').map_or(part, |(stem, _)| stem);
         is_release_notes(&stem.to_ascii_lowercase()) || {

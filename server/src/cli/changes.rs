@@ -92,6 +92,14 @@ fn print(out: &mut impl Write, changes: &VersionChanges) -> std::io::Result<()> 
         t.documents_moved,
         t.documents_unchanged
     )?;
+    if !changes.release_notes.is_empty() {
+        writeln!(
+            out,
+            "release notes in {}: {}",
+            changes.to,
+            changes.release_notes.join(", ")
+        )?;
+    }
     for document in &changes.documents {
         let kind = match document.change {
             DocumentChangeKind::Changed => "changed",

@@ -9,7 +9,7 @@ use index_core::access::Caller;
 use index_core::changes::{ChangeTotals, ChangesRequest, SectionChangeKind, VersionChanges};
 use index_core::document::{reassemble, ChunkSpan, Piece};
 use index_core::search::SearchHit;
-use ingest_core::compare::{compare, Doc};
+use ingest_core::compare::{compare, release_notes, Doc};
 use ingest_core::sections;
 use moka::sync::Cache;
 
@@ -78,6 +78,7 @@ impl Engine {
             let (before, after) = (documents(&before), documents(&after));
             let (documents, unchanged) = compare(&docs(&before), &docs(&after));
             let totals = ChangeTotals::of(&documents, unchanged);
+            let release_notes = release_notes(after.iter().map(|w| w.path.as_str()));
             let changes = VersionChanges {
                 library,
                 from,
@@ -86,6 +87,7 @@ impl Engine {
                 totals,
                 cut: false,
                 tokens: None,
+                release_notes,
             };
             (changes, after)
         })

@@ -67,7 +67,7 @@ fn kinds(changes: &Value) -> Vec<(String, String)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_versions_compare_section_by_section_on_rest_and_the_cli() {
     let dir = tempfile::tempdir().expect("dir");
-    let (_engine, base) = two_versions(dir.path()).await;
+    let (engine, base) = two_versions(dir.path()).await;
 
     let (status, changes) =
         get_json(&base, "/api/libraries/widgets/changes?from=1.0&to=latest").await;
@@ -87,6 +87,9 @@ async fn two_versions_compare_section_by_section_on_rest_and_the_cli() {
     .collect();
     assert_eq!(kinds(&changes), expected, "{changes}");
     assert_eq!(changes["totals"]["documents_unchanged"], 1, "{changes}");
+    // No release notes in 2.0 (a folder whose name only starts like one,
+    // `changelog-free/`, is not one).
+    assert!(changes.get("release_notes").is_none(), "{changes}");
     let guide = &changes["documents"][0];
     let sections: Vec<(&str, &str)> = guide["sections"]
         .as_array()
@@ -178,6 +181,27 @@ async fn two_versions_compare_section_by_section_on_rest_and_the_cli() {
     );
     assert!(text.contains("moved help/faq.md (was faq.md)"), "{text}");
     assert!(text.contains("~ Guide > Install"), "{text}");
+    // A version with release notes: the comparison points at them.
+    ingest(
+        &engine,
+        "widgets",
+        "3.0",
+        vec![
+            upload("guide.md", GUIDE_2),
+            upload(
+                "CHANGES.md",
+                "# Changes\n\n## 3.0\n\nRelease notes now ship.\n",
+            ),
+        ],
+    )
+    .await;
+    let (status, notes) = get_json(&base, "/api/libraries/widgets/changes?from=2.0&to=3.0").await;
+    assert_eq!(status, StatusCode::OK, "{notes}");
+    assert_eq!(
+        notes["release_notes"],
+        serde_json::json!(["CHANGES.md"]),
+        "{notes}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
