@@ -29,10 +29,12 @@ say() { printf '==> %s\n' "$*"; }
 # nginx: deploy/nginx.conf's test in front of a real server (scripts/test-nginx.sh),
 #   which runs its own nginx; where systemd runs, Debian also starts its nginx
 #   service on port 80 (`systemctl disable --now nginx` stops it).
+# curl, openssl: that nginx test's client and its throwaway certificate
+#   (not on every bare Debian).
 # haproxy: examples/replicas/haproxy.cfg's test, routing each library's
 #   searches to one replica (server/tests/integration/routing.rs).
 apt_packages=(rustc-web cargo-web rust-web-src lld-22 protobuf-compiler chromium mesa-vulkan-drivers cmake
-  tesseract-ocr tesseract-ocr-eng poppler-utils img2pdf git python3 python3-venv nginx haproxy)
+  tesseract-ocr tesseract-ocr-eng poppler-utils img2pdf git python3 python3-venv nginx haproxy curl openssl)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")

@@ -29,9 +29,10 @@ const MOVED_RATIO: f32 = 0.6;
 /// How alike a removed and an added section of one document must be, word
 /// by word (`similar`'s ratio), to be one section renamed. The words of a
 /// section include its heading's, so a section renamed with its text
-/// untouched is well above it; one rewritten under a new heading (a
-/// tenth to a half of its words kept, in the releases of the changes
-/// measurement, docs/benchmarks.md) stays an addition and a removal.
+/// untouched is well above it, and one rewritten under a new heading stays
+/// an addition and a removal. Read off one sample of releases (flask and
+/// click; docs/benchmarks.md, "What changed between versions"), not
+/// checked on others yet.
 const RENAMED_RATIO: f32 = 0.55;
 
 /// The release notes among `paths` (a changelog, CHANGES, HISTORY, NEWS,

@@ -89,30 +89,27 @@ impl Store {
         Ok(self.catalog().await?.2)
     }
 
-    /// The documents, libraries and published versions as of the table's
-    /// current version.
-    async fn catalog(&self) -> Result<Listing, StoreError> {
-        let version = self.chunks.version().await?;
-        if let Some(listing) = self
-            .catalog
+    /// The listing cached for table version `version`, if it is that one.
+    async fn cached(&self, version: u64) -> Option<Listing> {
+        self.catalog
             .read()
             .await
             .as_ref()
             .and_then(|c| c.at(version))
-        {
+    }
+
+    /// The documents, libraries and published versions as of the table's
+    /// current version.
+    async fn catalog(&self) -> Result<Listing, StoreError> {
+        let version = self.chunks.version().await?;
+        if let Some(listing) = self.cached(version).await {
             return Ok(listing);
         }
         // One scan at a time: after a commit every search in flight asks at
         // once, and each scan reads a few columns of every row. The others
         // wait for the first and find its result.
         let _one_scan = self.catalog_scan.lock().await;
-        if let Some(listing) = self
-            .catalog
-            .read()
-            .await
-            .as_ref()
-            .and_then(|c| c.at(version))
-        {
+        if let Some(listing) = self.cached(version).await {
             return Ok(listing);
         }
         let (documents, stamps) = self.scan_documents().await?;

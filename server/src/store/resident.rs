@@ -61,7 +61,7 @@ use super::filter::Scope;
 use super::keywords::Analyzer;
 use super::StoreError;
 
-/// The default budget: a third of the machine's memory (8 GiB of 24 here),
+/// The default budget: a third of the machine's memory,
 /// at least 256 MiB. A third leaves the rest to the upload's extraction
 /// budget (an eighth), the model, searches and the page cache that
 /// LanceDB reads through.
