@@ -16,6 +16,7 @@
 //! - [`package_meta`]: where a package says its docs live (repository, site).
 //! - [`selection`]: a source's include globs and page bound over files.
 
+pub mod api_reference;
 pub mod chunk;
 pub mod compare;
 pub mod context;

@@ -18,7 +18,7 @@ mod mdx;
 mod memory;
 mod notebook;
 mod pdf;
-mod rst;
+pub(crate) mod rst;
 mod rustdoc;
 mod tar;
 mod text;
@@ -371,10 +371,12 @@ fn expand_nested(
 
 /// Converts one archive entry's data, or expands it if it is an archive
 /// itself, into `out`, giving back the `held` bytes when done: how ZIP and
-/// tar entries alike become documents.
+/// tar entries alike become documents. Without a `format` the entry is
+/// kept as its decoded text, unconverted (source code for
+/// `crate::api_reference`).
 fn keep(
     path: &str,
-    format: Format,
+    format: Option<Format>,
     data: Vec<u8>,
     held: u64,
     depth: usize,
@@ -382,7 +384,7 @@ fn keep(
     out: &mut Extraction,
 ) -> Result<(), ExtractError> {
     let limits = budget.limits;
-    if format.is_archive() {
+    if let Some(format) = format.filter(|f| f.is_archive()) {
         // The nested archive is held while it is expanded, then freed.
         let nested = expand_nested(format, path, &data, depth + 1, &format!("{path}/"), budget)?;
         drop(data);
@@ -397,7 +399,17 @@ fn keep(
         .memory
         .grow(converting)
         .map_err(ExtractError::OutOfMemory)?;
-    let extracted = extract_one(path, format, &data, limits, budget.memory);
+    let extracted = match format {
+        Some(format) => extract_one(path, format, &data, limits, budget.memory),
+        None => text::decode(&data).map(|text| Extracted {
+            file_path: path.to_owned(),
+            title: None,
+            description: None,
+            text,
+            pages: Vec::new(),
+            warnings: Vec::new(),
+        }),
+    };
     drop(data);
     budget.memory.shrink(held + converting);
     match extracted {

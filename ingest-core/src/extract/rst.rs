@@ -151,7 +151,7 @@ const TITLED: &[&str] = &[
 ];
 
 /// The page as Markdown.
-pub(super) fn to_markdown(text: &str) -> String {
+pub(crate) fn to_markdown(text: &str) -> String {
     let text = normalise_newlines(text);
     let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
     let mut reader = Reader {

@@ -26,6 +26,10 @@ use super::{keep, ArchiveLimits, ExtractError, Extraction, Format, MemoryGauge, 
 pub(crate) enum Pick {
     /// Extract it as `format` and store it under `path`.
     Take { path: String, format: Format },
+    /// Keep its text as it is, decoded but read as no format, under
+    /// `path`: source code, which a reader of its own parses
+    /// (`crate::api_reference`).
+    Verbatim { path: String },
     /// Leave it out and list it in [`Extraction::skipped`] with this reason.
     Skip(String),
     /// Leave it out unlisted; it is only counted.
@@ -380,7 +384,8 @@ pub(super) fn walk_tar(
             ),
         };
         let (path, format) = match pick {
-            Pick::Take { path, format } => (format!("{prefix}{path}"), format),
+            Pick::Take { path, format } => (format!("{prefix}{path}"), Some(format)),
+            Pick::Verbatim { path } => (format!("{prefix}{path}"), None),
             Pick::Skip(reason) => {
                 let name = index_core::validate::file_path(&raw_name)
                     .unwrap_or_else(|_| index_core::validate::cut(&raw_name, 60));
@@ -486,7 +491,8 @@ fn walk_zip(
             ),
         };
         let (path, format) = match pick {
-            Pick::Take { path, format } => (path, format),
+            Pick::Take { path, format } => (path, Some(format)),
+            Pick::Verbatim { path } => (path, None),
             Pick::Skip(reason) => {
                 out.skipped.push(Skipped {
                     file_path: index_core::validate::cut(&raw_name, 60),

@@ -129,7 +129,7 @@ pub(super) fn expand(
         }
         drop(entry);
 
-        super::keep(&path, format, data, held, depth, budget, &mut out)?;
+        super::keep(&path, Some(format), data, held, depth, budget, &mut out)?;
     }
     Ok(out)
 }

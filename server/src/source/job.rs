@@ -13,6 +13,7 @@ use index_core::source::RefreshSummary;
 use ingest_core::ids::content_hash;
 use tokio::sync::mpsc;
 
+use super::api_pages;
 use super::crawl::{self, Found, PageRecord, Plan};
 use super::fetch::Fetcher;
 use super::git::listing::TreeLimits;
@@ -310,16 +311,28 @@ async fn package(
         }
         return Leftovers::Replaced;
     }
+    let reference = api_pages::read(
+        &reach.trees.memory,
+        release,
+        route,
+        &bytes,
+        &mut tally.notes,
+    )
+    .await;
     match route
         .choose(fetcher, release, &bytes, &mut tally.notes)
         .await
     {
         Chosen::Repository(plan) => {
-            return repository(tally, run, job, *plan, &reach.trees, previous).await
+            let leftovers = repository(tally, run, job, *plan, &reach.trees, previous).await;
+            api_pages::meet(tally, run, job, reference, previous).await;
+            return leftovers;
         }
         Chosen::Site(plan, origin) => {
             tally.notes.push(origin);
-            return site(tally, run, job, fetcher, *plan, previous).await;
+            let leftovers = site(tally, run, job, fetcher, *plan, previous).await;
+            api_pages::meet(tally, run, job, reference, previous).await;
+            return leftovers;
         }
         Chosen::Refused(why) => {
             tally.pages.remove(&address);
@@ -376,5 +389,6 @@ async fn package(
             release.registry
         ));
     }
+    api_pages::meet(tally, run, job, reference, previous).await;
     Leftovers::Replaced
 }

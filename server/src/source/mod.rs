@@ -17,6 +17,7 @@
 //!   reference).
 
 pub mod address;
+mod api_pages;
 pub mod crawl;
 pub mod credential;
 pub mod fetch;

@@ -301,3 +301,85 @@ async fn a_packages_registry_releases_are_tracked_as_versions() {
         "{refused}"
     );
 }
+
+/// A Python package's API reference is read from its own code at the
+/// release (click's sdist from PyPI: its `docs/api.rst` is autodoc
+/// directives, empty without a Sphinx build), beside its docs: a question
+/// about a function's parameters finds the function's section, with its
+/// signature; a refresh of the same release keeps every page unread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_packages_api_reference_is_read_from_its_code() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (engine, base) = common::serve_with_sources(dir.path(), sources(Vec::new())).await;
+    let request = json!({"url": "pypi:click==8.1.7", "library": "click"});
+    let (status, accepted) = post_json(&base, "/api/sources", request.clone()).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    let job = finished_job(&base, &accepted).await;
+    assert_eq!(job["state"], "done", "{job}");
+    let status: index_core::job::JobStatus =
+        serde_json::from_value(job.clone()).expect("a job status");
+    let stored = stored(&status);
+    assert!(stored.contains(&"api/click.md"), "{stored:?}");
+    assert!(stored.contains(&"api/click/testing.md"), "{stored:?}");
+    assert!(
+        !stored.iter().any(|p| p.starts_with("api/click/_")),
+        "private modules have no page: {stored:?}"
+    );
+    let notes = status.notes.join("\n");
+    assert!(
+        notes.contains("API reference read from the code") && notes.contains("Python modules"),
+        "{notes}"
+    );
+
+    let (status, found) = post_json(
+        &base,
+        "/api/search",
+        json!({"query": "what parameters does click.option take", "library": "click"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{found}");
+    let top: Vec<(String, String)> = found["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .take(3)
+        .map(|r| {
+            (
+                r["file_path"].as_str().unwrap_or_default().to_owned(),
+                r["heading_path"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    // `click.option` forwards its parameters to the `click.Option` class,
+    // whose docstring lists them: either section answers.
+    assert!(
+        top.iter().any(|(path, heading)| path == "api/click.md"
+            && heading.to_lowercase().contains("click.option")),
+        "{top:#?}"
+    );
+    let document = engine
+        .document(&local(), "click", "8.1.7", "api/click.md")
+        .await
+        .expect("the page");
+    assert!(
+        document
+            .text
+            .contains("cls: t.Optional[t.Type[Option]] = None"),
+        "the signature as written"
+    );
+
+    let (embedded, _) = engine.metrics().vectors();
+    let (status, again) = post_json(&base, "/api/sources", request).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{again}");
+    let job = finished_job(&base, &again).await;
+    assert_eq!(job["state"], "done", "{job}");
+    assert_eq!(engine.metrics().vectors().0, embedded, "nothing read again");
+    let docs = engine
+        .documents(&local(), "click", Some("8.1.7"))
+        .await
+        .expect("docs");
+    assert!(
+        docs.iter().any(|d| d.file_path == "api/click.md"),
+        "the reference is kept: {docs:#?}"
+    );
+}

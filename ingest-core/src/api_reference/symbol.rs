@@ -1,0 +1,48 @@
+//! One documented name of an API, whatever language declared it.
+
+/// What a symbol is, which says how it is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Class,
+    Function,
+    /// A method read as an attribute (`@property`, a getter).
+    Property,
+    /// A module attribute, class field or constant.
+    Attribute,
+    /// A TypeScript interface, type alias or enum: a shape, not a value.
+    Type,
+    /// A TypeScript namespace, whose members are its API.
+    Namespace,
+}
+
+/// A class, function, attribute or type, as declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Symbol {
+    /// Its name where it is declared.
+    pub name: String,
+    pub kind: Kind,
+    /// Its declarations as code (more than one for overloads).
+    pub signatures: Vec<String>,
+    /// Its docstring or doc comment, as written.
+    pub doc: Option<String>,
+    /// The classes it extends, as written.
+    pub bases: Vec<String>,
+    /// Methods, fields and nested classes.
+    pub members: Vec<Symbol>,
+    /// Whether an attribute carries a type annotation (a field of a
+    /// dataclass or model, rather than a plain class constant).
+    pub annotated: bool,
+}
+
+impl Symbol {
+    /// Where it comes on its page: classes and types first, then
+    /// functions, then attributes (autodoc's grouping).
+    pub(super) fn order(&self) -> u8 {
+        match self.kind {
+            Kind::Namespace => 0,
+            Kind::Class | Kind::Type => 1,
+            Kind::Function => 2,
+            Kind::Property | Kind::Attribute => 3,
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! A package's API reference as pages of its source: read from the code of
+//! the release's archive ([`ingest_core::api_reference`]) beside the
+//! documentation its route found, each page under `api/`. Pages are met
+//! as a repository's files are: a page whose text is unchanged since the
+//! last fetch is kept without being read again, and a refresh of the same
+//! archive keeps them all.
+
+use std::time::Duration;
+
+use index_core::format::Format;
+use ingest_core::api_reference::{self, ApiReference};
+use ingest_core::ids::content_hash;
+use ingest_core::package::Registry;
+
+use super::crawl::{Found, PageRecord};
+use super::package_route::PackageRoute;
+use super::registry::Release;
+use super::tally::Tally;
+use super::SourceState;
+use crate::ingest::pipeline::JobRun;
+use crate::ingest::{JobHandle, MemoryBudget};
+
+/// How long reading the code waits for memory to be free.
+const MEMORY_WAIT: Duration = Duration::from_secs(60);
+
+/// The reference read from `bytes`, the release's archive, or `None` with
+/// the reason in `notes` (a registry without one says nothing).
+pub(super) async fn read(
+    memory: &MemoryBudget,
+    release: &Release,
+    route: &PackageRoute,
+    bytes: &[u8],
+    notes: &mut Vec<String>,
+) -> Option<ApiReference> {
+    if route.registry == Registry::Crates {
+        return None;
+    }
+    let limits = route.limits;
+    let needed = ingest_core::extract::memory_estimate(&release.file_name, bytes, &limits);
+    let mut reservation = match memory.reserve(needed, MEMORY_WAIT).await {
+        Ok(reservation) => reservation,
+        Err(err) => {
+            notes.push(format!(
+                "the API reference was not read from the code: {err}"
+            ));
+            return None;
+        }
+    };
+    let (registry, name, version, file) = (
+        route.registry,
+        route.name.clone(),
+        release.version.clone(),
+        release.file_name.clone(),
+    );
+    let bytes = bytes.to_vec();
+    let span = tracing::info_span!("api_reference", package = %name, version = %version);
+    let read = tokio::task::spawn_blocking(move || {
+        let _entered = span.enter();
+        api_reference::read(
+            registry,
+            &name,
+            &version,
+            &file,
+            &bytes,
+            &limits,
+            &mut reservation,
+        )
+    })
+    .await;
+    match read {
+        Ok(Ok(Some(reference))) => Some(reference),
+        Ok(Ok(None)) => {
+            let code = match registry {
+                Registry::Npm => "TypeScript declarations (.d.ts)",
+                _ => "Python modules",
+            };
+            notes.push(format!(
+                "no API reference: the {} archive holds no {code} to read it from",
+                release.registry
+            ));
+            None
+        }
+        Ok(Err(err)) => {
+            notes.push(format!(
+                "the API reference was not read from the code: {err}"
+            ));
+            None
+        }
+        Err(err) => {
+            tracing::error!(%err, "reading a package's API reference crashed");
+            notes.push("the API reference was not read from the code: the reader crashed".into());
+            None
+        }
+    }
+}
+
+/// Meets the reference's pages as pages of the source, after the
+/// documentation's: new or changed ones are read, the rest kept.
+pub(super) async fn meet(
+    tally: &mut Tally,
+    run: &mut JobRun<'_, '_>,
+    job: &JobHandle,
+    reference: Option<ApiReference>,
+    previous: &SourceState,
+) {
+    let Some(reference) = reference else {
+        return;
+    };
+    let mut clashes = Vec::new();
+    let pages = reference.documents.len();
+    let listed = job.status().files.len();
+    job.expect(listed + pages);
+    for document in reference.documents {
+        // A documentation file already stored under the same path wins:
+        // it is what the project wrote.
+        if tally.pages.contains_key(&document.path) {
+            clashes.push(document.path);
+            continue;
+        }
+        let bytes = document.markdown.into_bytes();
+        let record = PageRecord {
+            hash: content_hash(&bytes),
+            ..PageRecord::default()
+        };
+        let unchanged = previous
+            .pages
+            .get(&document.path)
+            .is_some_and(|r| r.hash == record.hash);
+        let found = if unchanged {
+            Found::Unchanged {
+                address: document.path,
+                record,
+            }
+        } else {
+            Found::Page {
+                address: document.path,
+                format: Format::Markdown,
+                bytes,
+                record,
+            }
+        };
+        tally.found(run, job, previous, found).await;
+    }
+    let mut note = format!(
+        "API reference read from the code: {pages} pages under api/, {} symbols from {} {}",
+        reference.symbols, reference.files, reference.read_from
+    );
+    if reference.past_limit > 0 {
+        note.push_str(&format!(
+            " ({} more files past the archive's entry limit not read)",
+            reference.past_limit
+        ));
+    }
+    if !clashes.is_empty() {
+        note.push_str(&format!(
+            "; {} pages left out because a documentation file has the same path ({})",
+            clashes.len(),
+            clashes
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    tally.notes.push(note);
+}
