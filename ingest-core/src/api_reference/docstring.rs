@@ -368,7 +368,8 @@ pub(super) fn jsdoc(comment: &str) -> String {
                 rest.push(format!("**Throws**: {}", body.join(" ").trim()))
             }
             "deprecated" => rest.push(format!("**Deprecated**: {}", body.join(" ").trim())),
-            "internal" | "private" | "hidden" | "ignore" => {}
+            // Visibility, said by which symbols are shown at all.
+            "internal" | "private" | "hidden" | "ignore" | "public" | "api" | "access" => {}
             other => {
                 let body = body.join(" ");
                 let body = body.trim();
@@ -393,9 +394,15 @@ pub(super) fn jsdoc(comment: &str) -> String {
 
 /// Whether a JSDoc comment marks its declaration as not part of the API.
 pub(super) fn jsdoc_hidden(comment: &str) -> bool {
-    ["@internal", "@private", "@hidden", "@ignore"]
-        .iter()
-        .any(|tag| comment.contains(tag))
+    [
+        "@internal",
+        "@private",
+        "@hidden",
+        "@ignore",
+        "@api private",
+    ]
+    .iter()
+    .any(|tag| comment.contains(tag))
 }
 
 #[cfg(test)]

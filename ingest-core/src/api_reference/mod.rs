@@ -9,6 +9,7 @@
 //! same limits and memory rules as an upload.
 
 mod docstring;
+mod javascript;
 mod python;
 mod python_package;
 mod render;
@@ -75,19 +76,32 @@ pub fn read(
             python_package::module_names(&path_refs, package),
             "Python modules",
         ),
-        Registry::Npm => (
-            Language::TypeScript,
-            typescript::declaration_files(&path_refs, |path| {
+        Registry::Npm => {
+            let declarations = typescript::declaration_files(&path_refs, |path| {
                 read_files(file_name, bytes, &walk, memory, &[path.to_owned()])
                     .ok()
                     .and_then(|mut files| files.pop())
                     .map(|f| f.text)
-            })
-            .into_iter()
-            .map(|(path, module)| (path, (module, false)))
-            .collect(),
-            "TypeScript declarations",
-        ),
+            });
+            let (language, files, read_from) = if declarations.is_empty() {
+                (
+                    Language::JavaScript,
+                    javascript::source_files(&path_refs),
+                    "JavaScript files (their JSDoc comments)",
+                )
+            } else {
+                (
+                    Language::TypeScript,
+                    declarations,
+                    "TypeScript declaration files",
+                )
+            };
+            let files = files
+                .into_iter()
+                .map(|(path, module)| (path, (module, false)))
+                .collect();
+            (language, files, read_from)
+        }
         Registry::Crates => return Ok(None),
     };
     if wanted.is_empty() {
@@ -111,6 +125,7 @@ pub fn read(
     let pages: Vec<Page> = match language {
         Language::Python => python_package::pages(parsed),
         Language::TypeScript => typescript::pages(package, parsed),
+        Language::JavaScript => javascript::pages(package, parsed),
     };
     if pages.is_empty() {
         return Ok(None);

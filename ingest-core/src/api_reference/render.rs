@@ -38,6 +38,7 @@ pub(super) struct Entry {
 pub(super) enum Language {
     Python,
     TypeScript,
+    JavaScript,
 }
 
 impl Language {
@@ -45,13 +46,14 @@ impl Language {
         match self {
             Self::Python => "python",
             Self::TypeScript => "ts",
+            Self::JavaScript => "js",
         }
     }
 
     fn doc(self, raw: &str) -> String {
         match self {
             Self::Python => docstring::python(raw),
-            Self::TypeScript => docstring::jsdoc(raw),
+            Self::TypeScript | Self::JavaScript => docstring::jsdoc(raw),
         }
     }
 }

@@ -71,7 +71,7 @@ pub(super) async fn read(
         Ok(Ok(Some(reference))) => Some(reference),
         Ok(Ok(None)) => {
             let code = match registry {
-                Registry::Npm => "TypeScript declarations (.d.ts)",
+                Registry::Npm => "TypeScript declarations (.d.ts) or documented JavaScript",
                 _ => "Python modules",
             };
             notes.push(format!(

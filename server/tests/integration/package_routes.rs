@@ -383,3 +383,70 @@ async fn a_python_packages_api_reference_is_read_from_its_code() {
         "the reference is kept: {docs:#?}"
     );
 }
+
+/// An npm package without TypeScript declarations (express 4) has its API
+/// reference read from its JSDoc-commented JavaScript: `res.send` is a
+/// section of `api/express/lib/response.md`, found by a question about it,
+/// and a function its comment marks private is left out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_javascript_packages_api_reference_is_read_from_its_doc_comments() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (engine, base) = common::serve_with_sources(dir.path(), sources(Vec::new())).await;
+    let request = json!({"url": "npm:express@4.18.2", "library": "express"});
+    let (status, accepted) = post_json(&base, "/api/sources", request).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    let job = finished_job(&base, &accepted).await;
+    assert_eq!(job["state"], "done", "{job}");
+    let status: index_core::job::JobStatus = serde_json::from_value(job).expect("a job status");
+    assert!(
+        stored(&status).contains(&"api/express/lib/response.md"),
+        "{status:#?}"
+    );
+    assert!(
+        status
+            .notes
+            .join("\n")
+            .contains("JavaScript files (their JSDoc comments)"),
+        "{:?}",
+        status.notes
+    );
+    let (status, found) = post_json(
+        &base,
+        "/api/search",
+        json!({"query": "how does res.send set the response body", "library": "express"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{found}");
+    // Small sections share a chunk: the hit is the chunk holding the
+    // section, whichever heading it starts at.
+    let top: Vec<(String, String)> = found["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .take(3)
+        .map(|r| {
+            (
+                r["file_path"].as_str().unwrap_or_default().to_owned(),
+                r["text"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert!(
+        top.iter()
+            .any(|(path, text)| path == "api/express/lib/response.md"
+                && text.contains("## express.res.send\n")),
+        "{top:#?}"
+    );
+    let page = engine
+        .document(
+            &local(),
+            "express",
+            "4.18.2",
+            "api/express/lib/application.md",
+        )
+        .await
+        .expect("the page");
+    assert!(page.text.contains("## express.app.listen"), "{}", page.text);
+    // `app.init` is documented `@private` in express's source.
+    assert!(!page.text.contains("express.app.init"), "{}", page.text);
+}
