@@ -12,6 +12,7 @@
 
 use index_core::access::Caller;
 use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo};
+use index_core::changes::{ChangesRequest, VersionChanges};
 use index_core::feedback::{Vote, Votes};
 use index_core::search::{SearchParams, SearchResponse, Sticky};
 use index_core::ServerStatus;
@@ -84,6 +85,20 @@ pub async fn get_document(
 ) -> Result<Document, AppError> {
     use_backend()?
         .document(&library, &version, &file_path)
+        .await
+        .map_err(AppError)
+}
+
+/// What changed in a library from one version to another, as
+/// `GET /api/libraries/{library}/changes` answers: the same request, the
+/// same answer.
+#[server(prefix = "/rpc", endpoint = "changes")]
+pub async fn compare_versions(
+    library: String,
+    request: ChangesRequest,
+) -> Result<VersionChanges, AppError> {
+    use_backend()?
+        .changes(&library, &request)
         .await
         .map_err(AppError)
 }

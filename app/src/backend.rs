@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use index_core::access::Caller;
 use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo, Target};
+use index_core::changes::{ChangesRequest, VersionChanges};
 use index_core::feedback::{FeedbackRequest, Votes};
 use index_core::search::{SearchParams, SearchResponse, Sticky};
 use index_core::{ErrorBody, ErrorCode, ServerStatus};
@@ -41,6 +42,13 @@ pub trait Backend: Send + Sync + 'static {
         version: &str,
         file_path: &str,
     ) -> Result<Document, ErrorBody>;
+    /// What changed in `library` between two versions, as every face
+    /// answers it.
+    async fn changes(
+        &self,
+        library: &str,
+        request: &ChangesRequest,
+    ) -> Result<VersionChanges, ErrorBody>;
     async fn delete(&self, target: Target<'_>) -> Result<Deleted, ErrorBody>;
     async fn feedback(&self, request: FeedbackRequest) -> Result<Votes, ErrorBody>;
 }

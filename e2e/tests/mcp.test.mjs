@@ -413,3 +413,110 @@ describe('MCP writes over HTTP with a token', () => {
     await agent.close();
   });
 });
+
+describe('What changed between two versions, as MCP resources', () => {
+  let guarded;
+  let reader;
+  const admin = { Authorization: 'Bearer mcp-secret' };
+  const guide = (install) => `# Guide\n\nHow to use widgets.\n\n## Install\n\n${install}\n\n## Configure\n\nSet WIDGETS_HOME to a folder.\n`;
+
+  before(async () => {
+    guarded = await startServer({ args: ['--token', 'mcp-secret'] });
+    for (const [library, version, files] of [
+      ['widgets', '1.0', [{ name: 'guide.md', text: guide('Run pip install widgets.') }, { name: 'old.md', text: '# Old\n\nGoing away.\n' }]],
+      ['widgets', '2.0', [{ name: 'guide.md', text: guide('Run uv add widgets.') }, { name: 'new.md', text: '# New\n\nA new page.\n' }]],
+      ['secret', '1.0', [{ name: 'page.md', text: '# Codes\n\nThe launch codes.\n' }]],
+      ['secret', '2.0', [{ name: 'page.md', text: '# Codes\n\nThe new launch codes.\n' }]],
+    ]) {
+      const job = await uploadAndWait(guarded.url, { library, version, files, token: 'mcp-secret' });
+      assert.equal(job.error ?? null, null);
+    }
+    const made = await fetch(`${guarded.url}/api/tokens`, {
+      method: 'POST',
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'agent-widgets', grants: [{ role: 'read', libraries: 'widgets' }] }),
+    });
+    assert.equal(made.status, 201);
+    reader = (await made.json()).token;
+  });
+
+  after(async () => {
+    await guarded?.stop();
+  });
+
+  async function connect(headers) {
+    const client = new Client({ name: 'docshelf-e2e', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${guarded.url}/mcp`), { requestInit: { headers } }),
+    );
+    return client;
+  }
+
+  /** The JSON-RPC error a refused read answers, with the error body as its data. */
+  const refusal = (client, uri) =>
+    client.readResource({ uri }).then(
+      () => assert.fail(`${uri} was read`),
+      (err) => err,
+    );
+
+  test('a comparison is a resource read as compare_versions answers it', async () => {
+    const agent = await connect({ Authorization: `Bearer ${reader}` });
+    const { resourceTemplates } = await agent.listResourceTemplates();
+    const template = resourceTemplates.find((t) => t.name === 'changes');
+    assert.equal(template.uriTemplate, 'docshelf-changes://{library}/{from}/{to}{?file_path,max_tokens}');
+    assert.equal(template.mimeType, 'application/json');
+    // Comparisons are not listed: there is one per pair of versions.
+    const { resources } = await agent.listResources();
+    assert.ok(resources.every((r) => r.uri.startsWith('docshelf://widgets/')), JSON.stringify(resources));
+
+    const read = await agent.readResource({ uri: 'docshelf-changes://widgets/1.0/latest' });
+    assert.equal(read.contents.length, 1);
+    assert.equal(read.contents[0].mimeType, 'application/json');
+    assert.equal(read.contents[0].uri, 'docshelf-changes://widgets/1.0/latest');
+    const tool = await agent.callTool({ name: 'compare_versions', arguments: { library: 'widgets', from: '1.0', to: 'latest' } });
+    assert.notEqual(tool.isError, true, JSON.stringify(tool));
+    assert.equal(read.contents[0].text, tool.content[0].text);
+    const changes = JSON.parse(read.contents[0].text);
+    assert.equal(changes.to, '2.0');
+    assert.deepEqual(
+      changes.documents.map((d) => [d.change, d.file_path]),
+      [['changed', 'guide.md'], ['added', 'new.md'], ['removed', 'old.md']],
+    );
+    const install = changes.documents[0].sections.find((s) => s.heading_path === 'Guide > Install');
+    assert.match(install.diff, /\[-pip install-\] \{\+uv add\+\}/);
+
+    // A path prefix and a budget, as the tool takes them.
+    const narrowed = JSON.parse(
+      (await agent.readResource({ uri: 'docshelf-changes://widgets/1.0/2.0?file_path=new&max_tokens=50' })).contents[0].text,
+    );
+    assert.deepEqual(narrowed.documents.map((d) => d.file_path), ['new.md']);
+    assert.ok(narrowed.tokens <= 50, JSON.stringify(narrowed));
+    await agent.close();
+  });
+
+  test('a comparison refused is answered as a document read is, from the one error table', async () => {
+    const agent = await connect({ Authorization: `Bearer ${reader}` });
+    const unknown = await refusal(agent, 'docshelf-changes://widgets/0.9/2.0');
+    assert.equal(unknown.data.code, 'unknown_version');
+    assert.equal(unknown.data.kind, 'not_found');
+    assert.match(unknown.message, /no version "0\.9" \(it has 2\.0, 1\.0\)/);
+    const shape = await refusal(agent, 'docshelf-changes://widgets/1.0');
+    assert.equal(shape.data.code, 'invalid_read');
+    const budget = await refusal(agent, 'docshelf-changes://widgets/1.0/2.0?max_tokens=10');
+    assert.match(budget.message, /max_tokens must be 50\.\.100000/);
+
+    // A library the token may not read is one that does not exist.
+    const hidden = await refusal(agent, 'docshelf-changes://secret/1.0/2.0');
+    const never = await refusal(agent, 'docshelf-changes://zzzzzz/1.0/2.0');
+    assert.equal(hidden.data.code, 'unknown_library');
+    assert.equal(hidden.message.replaceAll('secret', 'NAME'), never.message.replaceAll('zzzzzz', 'NAME'));
+    assert.ok(!JSON.stringify(hidden).includes('launch codes'));
+    await agent.close();
+
+    // The admin token reads it.
+    const operator = await connect(admin);
+    const secret = JSON.parse((await operator.readResource({ uri: 'docshelf-changes://secret/1.0/2.0' })).contents[0].text);
+    assert.deepEqual(secret.documents.map((d) => [d.change, d.file_path]), [['changed', 'page.md']]);
+    await operator.close();
+  });
+});

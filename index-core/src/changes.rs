@@ -93,6 +93,70 @@ pub struct SectionChange {
     pub renamed_from: Option<String>,
 }
 
+/// One run of a changed section's word diff ([`SectionChange::diff`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffPart<'a> {
+    /// Words both versions have (`…` where a long run was shortened).
+    Same(&'a str),
+    /// Words only the older version has (`[-…-]`).
+    Removed(&'a str),
+    /// Words only the newer version has (`{+…+}`).
+    Added(&'a str),
+}
+
+/// A word diff read back into its runs, in order, so a face can show a
+/// changed section's two sides (the older: `Same` and `Removed`; the
+/// newer: `Same` and `Added`) from the one string every face is given,
+/// rather than from a second copy of both texts. A marker without its
+/// closing one is ordinary text. The space written between a removal and
+/// the addition that replaces it belongs to neither side, and is dropped.
+pub fn diff_parts(diff: &str) -> Vec<DiffPart<'_>> {
+    let mut parts = Vec::new();
+    let mut rest = diff;
+    while let Some((start, end, part)) = next_change(rest) {
+        let before = &rest[..start];
+        let replacing = matches!(part, DiffPart::Added(_))
+            && before == " "
+            && matches!(parts.last(), Some(DiffPart::Removed(_)));
+        if !before.is_empty() && !replacing {
+            parts.push(DiffPart::Same(before));
+        }
+        parts.push(part);
+        rest = &rest[end..];
+    }
+    if !rest.is_empty() {
+        parts.push(DiffPart::Same(rest));
+    }
+    parts
+}
+
+/// The first complete `[-…-]` or `{+…+}` in `text`: where it starts and
+/// ends, and what it holds.
+fn next_change(text: &str) -> Option<(usize, usize, DiffPart<'_>)> {
+    let mut from = 0;
+    loop {
+        // Both openers start with an ASCII byte: `at + 1` is a boundary.
+        let at = from + text[from..].find(['[', '{'])?;
+        let marker = match &text[at..] {
+            t if t.starts_with("[-") => Some(("-]", true)),
+            t if t.starts_with("{+") => Some(("+}", false)),
+            _ => None,
+        };
+        if let Some((close, removed)) = marker {
+            let body = at + 2;
+            if let Some(len) = text[body..].find(close) {
+                let words = &text[body..body + len];
+                let part = match removed {
+                    true => DiffPart::Removed(words),
+                    false => DiffPart::Added(words),
+                };
+                return Some((at, body + len + 2, part));
+            }
+        }
+        from = at + 1;
+    }
+}
+
 /// One document that differs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -205,6 +269,27 @@ mod tests {
             request("2.39", "2.40", Some(10)).check("git"),
             Err(ReadError::BudgetOutOfRange)
         );
+    }
+
+    #[test]
+    fn a_word_diff_reads_back_into_both_sides() {
+        use DiffPart::*;
+        assert_eq!(
+            diff_parts("… run [-pip install-] {+uv add+} now [-please-] {+x"),
+            [
+                Same("… run "),
+                Removed("pip install"),
+                Added("uv add"),
+                Same(" now "),
+                Removed("please"),
+                Same(" {+x"),
+            ]
+        );
+        assert_eq!(
+            diff_parts("{+new+} a [b] c"),
+            [Added("new"), Same(" a [b] c")]
+        );
+        assert_eq!(diff_parts(""), []);
     }
 
     #[test]

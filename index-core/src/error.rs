@@ -212,7 +212,7 @@ error_codes! {
     InvalidSearch = "invalid_search": BadInput,
         "A search's parameters are out of range or contradict each other; the message names the parameter.";
     InvalidRead = "invalid_read": BadInput,
-        "A document read's parameters are out of range (`max_tokens` of `get_document` or a document resource); the message names the parameter.";
+        "A read's parameters are out of range, or its resource address is not of its shape (`max_tokens` of `get_document`, of a document resource or of a comparison's, `docshelf-changes://LIBRARY/FROM/TO`); the message names the parameter or the shape.";
     InvalidQuestion = "invalid_question": BadInput,
         "An Ask question or one of its options is out of range.";
     InvalidSource = "invalid_source": BadInput,

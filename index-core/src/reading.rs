@@ -36,6 +36,13 @@ pub enum ReadError {
     /// A resource address's query names a parameter reads do not take.
     #[error("unknown parameter {0:?} (section, max_tokens)")]
     Parameter(String),
+    /// A comparison's resource address not of the shape
+    /// `docshelf-changes://LIBRARY/FROM/TO`; shown cut.
+    #[error("{0:?} is not docshelf-changes://LIBRARY/FROM/TO[?file_path=…&max_tokens=…]")]
+    ChangesAddress(String),
+    /// A comparison's resource address names a parameter it does not take.
+    #[error("unknown parameter {0:?} (file_path, max_tokens)")]
+    ChangesParameter(String),
 }
 
 /// What to read of a stored document, checked ([`DocumentRead::new`]).

@@ -1,9 +1,11 @@
 //! The libraries page: every library with its versions, counts and last
-//! update; the documents of a version; deletes, with a confirmation.
+//! update; the documents of a version; what changed between two versions
+//! ([`super::changes`]); deletes, with a confirmation.
 
 use index_core::catalog::{LibraryInfo, VersionInfo};
 use leptos::prelude::*;
 
+use super::changes::Changes;
 use crate::api::{delete, list_documents, list_libraries};
 use crate::client;
 use crate::components::ErrorNotice;
@@ -98,6 +100,9 @@ fn Library(library: LibraryInfo, reload: Callback<Result<String, String>>) -> im
     let viewer = use_viewer();
     let name = library.name.clone();
     let heading_id = format!("library-{}", client::encode(&name));
+    let versions: Vec<String> = library.versions.iter().map(|v| v.version.clone()).collect();
+    let compared =
+        (versions.len() >= 2).then(|| view! { <Changes library=name.clone() versions/> });
     let labelled_by = heading_id.clone();
     view! {
         <article class="library" aria-labelledby=labelled_by>
@@ -134,6 +139,7 @@ fn Library(library: LibraryInfo, reload: Callback<Result<String, String>>) -> im
                     .map(|version| view! { <Version library=name.clone() version reload/> })
                     .collect_view()}
             </ul>
+            {compared}
         </article>
     }
 }

@@ -1,9 +1,11 @@
 //! One module per page of the dashboard, and one per part a page shares or
-//! grows by: a job's progress (`job`), and the upload page's sources
-//! (`add_source`, `sources`).
+//! grows by: a job's progress (`job`), the upload page's sources
+//! (`add_source`, `sources`), and the libraries page's comparison of two
+//! versions (`changes`).
 
 mod add_source;
 mod ask;
+mod changes;
 mod document;
 mod job;
 pub(crate) mod libraries;

@@ -33,6 +33,7 @@ use leptos_axum::{
 
 use index_core::access::Caller;
 use index_core::catalog::{Deleted, Document, DocumentInfo, LibraryInfo, Target};
+use index_core::changes::{ChangesRequest, VersionChanges};
 use index_core::feedback::{FeedbackRequest, Votes};
 use index_core::search::{SearchParams, SearchResponse, Sticky};
 use index_core::validate::{self, NameError};
@@ -111,6 +112,19 @@ impl Backend for DashboardBackend {
             .map_err(|e| e.body())
     }
 
+    /// The request is checked, every part within its limits, by the
+    /// engine before any lookup, as for the REST route.
+    async fn changes(
+        &self,
+        library: &str,
+        request: &ChangesRequest,
+    ) -> Result<VersionChanges, ErrorBody> {
+        self.engine
+            .compare_versions(&self.caller, library, request)
+            .await
+            .map_err(|e| e.body())
+    }
+
     async fn delete(&self, target: Target<'_>) -> Result<Deleted, ErrorBody> {
         let (library, version, path) = match target {
             Target::Library(l) => (l, None, None),
@@ -167,6 +181,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .read::<api::ListLibraries>()
         .read::<api::ListDocuments>()
         .read::<api::GetDocument>()
+        .read::<api::CompareVersions>()
         .write::<api::Delete>()
         .write::<api::SendFeedback>()
         .guarded();

@@ -24,7 +24,8 @@
 //! - [`tools`]: the tools and the server of one connection; [`arguments`]:
 //!   their arguments, decoded by the tool so a failure carries our body;
 //!   [`results`]: how their answers and errors are written.
-//! - [`resources`]: stored documents as resources, whole or by section.
+//! - [`resources`]: stored documents as resources, whole or by section, and
+//!   comparisons of two versions.
 //! - [`rpc`]: JSON-RPC's own errors, decided by what a message is.
 //! - [`stdio`]: the stdio transport's line filter in front of rmcp.
 //! - [`http`]: the same screening in front of rmcp's HTTP transport.

@@ -4,8 +4,16 @@
 //! `…/PATH?section=Guide%20%3E%20Install&max_tokens=2000`. The path keeps
 //! its `/`; every other character outside the URI's unreserved set is
 //! percent-encoded.
+//!
+//! A comparison of two versions is a resource too, by template only (there
+//! is one for every pair of versions): `docshelf-changes://LIBRARY/FROM/TO`,
+//! with `?file_path=PREFIX&max_tokens=N`, read as the JSON text the
+//! `compare_versions` tool answers. It has a scheme of its own because
+//! under `docshelf://` any shape would also be a document's address: a
+//! version may be named `changes`, and a path may be anything.
 
 use index_core::access::Caller;
+use index_core::changes::ChangesRequest;
 use index_core::reading::{DocumentPart, DocumentRead, ReadError};
 use index_core::validate::cut;
 use index_core::{ErrorBody, ErrorCode, ErrorKind};
@@ -16,9 +24,13 @@ use rmcp::model::{
 };
 use rmcp::ErrorData;
 
+use super::results::structured;
 use crate::engine::{Engine, EngineError};
 
 const SCHEME: &str = "docshelf://";
+
+/// Comparisons' scheme: one no document address can take.
+const CHANGES_SCHEME: &str = "docshelf-changes://";
 
 /// Documents per page of `resources/list`.
 const PAGE: usize = 200;
@@ -89,7 +101,63 @@ pub fn parse(uri: &str) -> Result<DocumentRead, ReadError> {
     )
 }
 
-/// The template agents fill in to read a document or a section.
+/// The resource of a comparison of `library` from `from` to `to`.
+pub fn changes_uri_of(library: &str, from: &str, to: &str) -> String {
+    format!(
+        "{CHANGES_SCHEME}{}/{}/{}",
+        utf8_percent_encode(library, PART),
+        utf8_percent_encode(from, PART),
+        utf8_percent_encode(to, PART)
+    )
+}
+
+/// What a comparison's address asks: the library and the request, checked
+/// as `compare_versions`' arguments are ([`ChangesRequest::check`]), each
+/// refusal a [`ReadError`] as a document address's is.
+pub fn parse_changes(uri: &str) -> Result<(String, ChangesRequest), ReadError> {
+    let shown = || cut(uri, 200);
+    let rest = uri
+        .strip_prefix(CHANGES_SCHEME)
+        .ok_or_else(|| ReadError::ChangesAddress(shown()))?;
+    let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let parts: Vec<&str> = location.split('/').collect();
+    let [library, from, to] = parts[..] else {
+        return Err(ReadError::ChangesAddress(shown()));
+    };
+    let decode = |s: &str| {
+        percent_decode_str(s)
+            .decode_utf8()
+            .map(|d| d.into_owned())
+            .map_err(|_| ReadError::Encoding(shown()))
+    };
+    let (library, from, to) = (decode(library)?, decode(from)?, decode(to)?);
+    if library.is_empty() || from.is_empty() || to.is_empty() {
+        return Err(ReadError::ChangesAddress(shown()));
+    }
+    let mut request = ChangesRequest {
+        from,
+        to,
+        file_path: None,
+        max_tokens: None,
+    };
+    for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
+        match key.as_ref() {
+            "file_path" => request.file_path = Some(value.into_owned()),
+            "max_tokens" => {
+                let n = value
+                    .parse()
+                    .map_err(|_| ReadError::BudgetNotANumber(cut(&value, 40)))?;
+                request.max_tokens = Some(n);
+            }
+            other => return Err(ReadError::ChangesParameter(cut(other, 40))),
+        }
+    }
+    request.check(&library)?;
+    Ok((library, request))
+}
+
+/// The templates agents fill in: a document or a section, and a
+/// comparison of two versions.
 pub fn templates() -> ListResourceTemplatesResult {
     let template = ResourceTemplate::new(
         format!("{SCHEME}{{library}}/{{version}}/{{+file_path}}{{?section,max_tokens}}"),
@@ -102,7 +170,18 @@ pub fn templates() -> ListResourceTemplatesResult {
          of text when only headings would fit).",
     )
     .with_mime_type("text/markdown");
-    ListResourceTemplatesResult::with_all_items(vec![template])
+    let changes = ResourceTemplate::new(
+        format!("{CHANGES_SCHEME}{{library}}/{{from}}/{{to}}{{?file_path,max_tokens}}"),
+        "changes",
+    )
+    .with_description(
+        "What changed in a library from one version to another (either may be \"latest\"), as \
+         the compare_versions tool answers: documents changed, added, removed and moved, and \
+         their sections, changed ones as a word diff ([-removed-]{+added+}); only documents \
+         under file_path (a path prefix) when given, within max_tokens (o200k_base) when given.",
+    )
+    .with_mime_type("application/json");
+    ListResourceTemplatesResult::with_all_items(vec![template, changes])
 }
 
 /// One page of the documents `caller` may read, library by library, from
@@ -148,18 +227,47 @@ pub async fn list(
     Ok(ListResourcesResult::with_all_items(page))
 }
 
-/// Reads the document or section `uri` names, as `caller`.
+/// Reads the document, section or comparison `uri` names, as `caller`.
 pub async fn read(
     engine: &Engine,
     caller: &Caller,
     uri: &str,
 ) -> Result<ReadResourceResult, ErrorData> {
+    if uri.starts_with(CHANGES_SCHEME) {
+        return read_changes(engine, caller, uri).await;
+    }
     let read = parse(uri).map_err(|e| to_error(e.into()))?;
     let part: DocumentPart = engine
         .read_document(caller, &read)
         .await
         .map_err(to_error)?;
     let contents = ResourceContents::text(part.text, uri).with_mime_type("text/markdown");
+    Ok(ReadResourceResult::new(vec![contents]))
+}
+
+/// Reads the comparison `uri` names, as `caller` (a library it may not
+/// read is unknown, as everywhere): the text is the `compare_versions`
+/// tool's own, from the same writer ([`structured`]), so the two cannot
+/// drift apart.
+async fn read_changes(
+    engine: &Engine,
+    caller: &Caller,
+    uri: &str,
+) -> Result<ReadResourceResult, ErrorData> {
+    let (library, request) = parse_changes(uri).map_err(|e| to_error(e.into()))?;
+    let changes = engine
+        .compare_versions(caller, &library, &request)
+        .await
+        .map_err(to_error)?;
+    let answer = structured(&changes);
+    let written = answer.content.first().and_then(|c| c.as_text());
+    let Some(text) = written.filter(|_| answer.is_error != Some(true)) else {
+        let id = uuid::Uuid::new_v4().to_string();
+        tracing::error!(correlation_id = %id, "a comparison could not be written as JSON");
+        return Err(rpc_error(ErrorBody::internal(id)));
+    };
+    let text = text.text.clone();
+    let contents = ResourceContents::text(text, uri).with_mime_type("application/json");
     Ok(ReadResourceResult::new(vec![contents]))
 }
 
@@ -209,6 +317,35 @@ mod tests {
             "docshelf://g/v/x?section=a%01b",
         ] {
             assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn comparison_uris_round_trip_and_never_read_as_a_document() {
+        let uri = changes_uri_of("git", "2.39 rc", "latest");
+        assert_eq!(uri, "docshelf-changes://git/2.39%20rc/latest");
+        let (library, request) =
+            parse_changes(&format!("{uri}?file_path=guide%2F&max_tokens=300")).expect("parses");
+        assert_eq!(library, "git");
+        assert_eq!(
+            (request.from.as_str(), request.to.as_str()),
+            ("2.39 rc", "latest")
+        );
+        assert_eq!(request.file_path.as_deref(), Some("guide/"));
+        assert_eq!(request.max_tokens, Some(300));
+        // Not a document's address, whatever its parts are named.
+        assert!(parse(&uri).is_err());
+        assert!(parse_changes("docshelf://git/changes/2.39").is_err());
+        for bad in [
+            "docshelf-changes://git/2.39",
+            "docshelf-changes://git/2.39/2.40/x",
+            "docshelf-changes://git//2.40",
+            "docshelf-changes://git/2.39/2.40?section=a",
+            "docshelf-changes://git/%FF/2.40",
+            "docshelf-changes://git/2.39/2.40?max_tokens=10",
+            "docshelf-changes://git/2.39/2.40?max_tokens=many",
+        ] {
+            assert!(parse_changes(bad).is_err(), "{bad}");
         }
     }
 

@@ -335,7 +335,9 @@ impl ServerHandler for DocshelfMcp {
                  get_document to read a whole file or one section of it, list_libraries to \
                  see what exists and resolve_library to turn a loose name into a stored one. \
                  Stored documents are also resources: docshelf://LIBRARY/VERSION/PATH, with \
-                 ?section=HEADING%20PATH and &max_tokens=N.",
+                 ?section=HEADING%20PATH and &max_tokens=N; so is what changed between two \
+                 versions (compare_versions' answer): docshelf-changes://LIBRARY/FROM/TO, with \
+                 ?file_path=PREFIX and &max_tokens=N.",
             )
     }
 

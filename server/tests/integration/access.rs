@@ -208,6 +208,10 @@ async fn a_read_token_for_one_library_sees_only_it_and_writes_nothing_on_every_f
             format!("{base}/api/documents?library=beta&version=1.0&file_path=page.md"),
             format!("{base}/api/documents?library=zzzz&version=1.0&file_path=page.md"),
         ),
+        (
+            format!("{base}/api/libraries/beta/changes?from=1.0&to=latest"),
+            format!("{base}/api/libraries/zzzz/changes?from=1.0&to=latest"),
+        ),
     ] {
         let (s1, b1) = call(with(r, client.get(&hidden))).await;
         let (s2, b2) = call(with(r, client.get(&never))).await;
@@ -265,6 +269,25 @@ async fn a_read_token_for_one_library_sees_only_it_and_writes_nothing_on_every_f
         (status, doc["code"].as_str()),
         (StatusCode::NOT_FOUND, Some("unknown_library"))
     );
+    let compared = |library: &str| {
+        rpc(
+            "changes",
+            &format!("library={library}&request[from]=1.0&request[to]=latest"),
+            r,
+        )
+    };
+    let (s1, b1) = call(compared("beta")).await;
+    let (s2, b2) = call(compared("zzzz")).await;
+    assert_eq!(
+        (s1, s2),
+        (StatusCode::NOT_FOUND, StatusCode::NOT_FOUND),
+        "{b1}"
+    );
+    assert_eq!(b1["code"], "unknown_library", "{b1}");
+    assert_eq!(masked(&b1, "beta"), masked(&b2, "zzzz"));
+    let (status, own) = call(compared("alpha")).await;
+    assert_eq!(status, StatusCode::OK, "{own}");
+    assert_eq!(own["library"], "alpha", "{own}");
 
     // Writes are refused with 403, hidden library or not, on every face.
     for (library, hidden) in [("alpha", false), ("beta", true)] {
