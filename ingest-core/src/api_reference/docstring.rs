@@ -49,11 +49,20 @@ const LISTS: [&str; 8] = [
 ];
 
 /// A Python docstring (the string's value, quotes removed) as Markdown.
+/// Most are reStructuredText; one with a fenced code block (httpx's,
+/// mkdocstrings projects') is Markdown already and is kept as written.
 pub(super) fn python(raw: &str) -> String {
     let lines = clean(raw);
-    let rest = sections(&lines);
-    let markdown = rst::to_markdown(&rest.join("\n"));
-    flatten_headings(&markdown)
+    let markdown = lines.iter().any(|l| l.trim_start().starts_with("```"));
+    let code = if markdown { "`" } else { "``" };
+    let rest = sections(&lines, code);
+    let text = rest.join("\n");
+    let converted = if markdown {
+        text
+    } else {
+        rst::to_markdown(&text)
+    };
+    flatten_headings(&converted)
 }
 
 /// The lines of a docstring with the indentation its quotes gave it
@@ -92,7 +101,7 @@ fn indent(line: &str) -> usize {
 /// The docstring's sections rewritten as reST: a labelled, bold line for
 /// each section and a bullet for each entry of a list section; reST field
 /// lists (`:param x:`) become the same bullets; doctest and prose pass.
-fn sections(lines: &[String]) -> Vec<String> {
+fn sections(lines: &[String], code: &str) -> Vec<String> {
     let mut out = Vec::with_capacity(lines.len());
     let mut i = 0;
     while i < lines.len() {
@@ -117,7 +126,7 @@ fn sections(lines: &[String]) -> Vec<String> {
             out.push(String::new());
             let body = &lines[body_from..body_end];
             if LISTS.contains(&name) {
-                out.extend(entries(body, numpy.is_some()));
+                out.extend(entries(body, numpy.is_some(), code));
             } else {
                 let common = body
                     .iter()
@@ -134,7 +143,7 @@ fn sections(lines: &[String]) -> Vec<String> {
             i = body_end;
             continue;
         }
-        if let Some(bullet) = field_bullet(trimmed) {
+        if let Some(bullet) = field_bullet(trimmed, code) {
             // Its continuation lines are joined to it.
             let mut text = bullet;
             let mut j = i + 1;
@@ -198,7 +207,7 @@ fn section_end(lines: &[String], from: usize, at: usize, numpy: bool) -> usize {
 
 /// A list section's entries as reST bullets: `name (type): text` (Google)
 /// or `name : type` over its indented text (NumPy).
-fn entries(body: &[String], numpy: bool) -> Vec<String> {
+fn entries(body: &[String], numpy: bool, code: &str) -> Vec<String> {
     let base = body
         .iter()
         .filter(|l| !l.trim().is_empty())
@@ -219,17 +228,17 @@ fn entries(body: &[String], numpy: bool) -> Vec<String> {
             }
             continue;
         }
-        out.push(entry(trimmed, numpy));
+        out.push(entry(trimmed, numpy, code));
     }
     out
 }
 
 /// One entry's head as a bullet.
-fn entry(head: &str, numpy: bool) -> String {
+fn entry(head: &str, numpy: bool, code: &str) -> String {
     if numpy {
         return match head.split_once(" : ") {
-            Some((name, kind)) => format!("- ``{}`` ({}):", name.trim(), kind.trim()),
-            None => format!("- ``{}``", head.trim_end_matches(':')),
+            Some((name, kind)) => format!("- {code}{}{code} ({}):", name.trim(), kind.trim()),
+            None => format!("- {code}{}{code}", head.trim_end_matches(':')),
         };
     }
     let Some((name, text)) = head.split_once(':') else {
@@ -244,13 +253,13 @@ fn entry(head: &str, numpy: bool) -> String {
         return format!("- {head}");
     }
     match kind {
-        Some(kind) => format!("- ``{name}`` ({kind}): {}", text.trim()),
-        None => format!("- ``{name}``: {}", text.trim()),
+        Some(kind) => format!("- {code}{name}{code} ({kind}): {}", text.trim()),
+        None => format!("- {code}{name}{code}: {}", text.trim()),
     }
 }
 
 /// A reST field (`:param int x: text`, `:returns: text`) as a bullet.
-fn field_bullet(line: &str) -> Option<String> {
+fn field_bullet(line: &str, code: &str) -> Option<String> {
     let rest = line.strip_prefix(':')?;
     let (field, text) = rest
         .split_once(": ")
@@ -261,18 +270,18 @@ fn field_bullet(line: &str) -> Option<String> {
     let text = text.trim();
     let bullet = match (kind, rest.as_slice()) {
         ("param" | "parameter" | "arg" | "argument" | "key" | "keyword", [name]) => {
-            format!("- ``{name}``: {text}")
+            format!("- {code}{name}{code}: {text}")
         }
         ("param" | "parameter" | "arg" | "argument" | "key" | "keyword", [kind @ .., name]) => {
-            format!("- ``{name}`` ({}): {text}", kind.join(" "))
+            format!("- {code}{name}{code} ({}): {text}", kind.join(" "))
         }
-        ("type", [name]) => format!("- ``{name}`` is of type {text}"),
+        ("type", [name]) => format!("- {code}{name}{code} is of type {text}"),
         ("returns" | "return", []) => format!("- Returns: {text}"),
         ("rtype", []) => format!("- Return type: {text}"),
         ("raises" | "raise" | "except" | "exception", [name]) => {
-            format!("- Raises ``{name}``: {text}")
+            format!("- Raises {code}{name}{code}: {text}")
         }
-        ("var" | "ivar" | "cvar", [name]) => format!("- ``{name}``: {text}"),
+        ("var" | "ivar" | "cvar", [name]) => format!("- {code}{name}{code}: {text}"),
         _ => return None,
     };
     Some(bullet)
@@ -440,6 +449,16 @@ mod tests {
         assert!(numpy.contains("- `a` (array_like): Input."), "{numpy}");
         assert!(numpy.contains("- `axis` (int, optional): Axis."), "{numpy}");
         assert!(numpy.contains("**Returns**"), "{numpy}");
+    }
+
+    #[test]
+    fn a_markdown_docstring_keeps_its_fences() {
+        let md = python("Usage:\n\n    ```python\n    >>> client = httpx.AsyncClient()\n    ```\n\n    Args:\n        auth: An authentication class.\n    ");
+        assert!(
+            md.contains("```python\n>>> client = httpx.AsyncClient()\n```"),
+            "{md}"
+        );
+        assert!(md.contains("- `auth`: An authentication class."), "{md}");
     }
 
     #[test]

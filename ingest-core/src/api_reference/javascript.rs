@@ -142,6 +142,7 @@ fn read(source: &str) -> Option<Vec<Symbol>> {
             bases: Vec::new(),
             members: Vec::new(),
             annotated: false,
+            params: Vec::new(),
         });
     }
     Some(symbols)

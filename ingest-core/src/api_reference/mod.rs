@@ -23,7 +23,7 @@ use crate::extract::{ArchiveLimits, ExtractError, MemoryGauge};
 use crate::package::Registry;
 
 use self::python_package::SourceFile;
-use self::render::{Language, Links, Page};
+use self::render::{Language, Page};
 
 /// How many times the documentation entry limit the walk over a package's
 /// whole tree may go (a package's archive holds tests, data, builds).
@@ -130,7 +130,6 @@ pub fn read(
     if pages.is_empty() {
         return Ok(None);
     }
-    let links = Links::of(&pages);
     let about = format!(
         "The API of {package} {version} as its code declares it: read by docshelf from the {read_from} of the release's {registry} package, without running any of it."
     );
@@ -139,12 +138,9 @@ pub fn read(
         .flat_map(|p| &p.entries)
         .map(|e| 1 + e.symbol.members.len())
         .sum();
-    let documents = pages
-        .iter()
-        .map(|page| ApiDocument {
-            path: page.path.clone(),
-            markdown: render::markdown(page, language, &links, &about),
-        })
+    let documents = render::documents(&pages, language, &about)
+        .into_iter()
+        .map(|(path, markdown)| ApiDocument { path, markdown })
         .collect();
     Ok(Some(ApiReference {
         documents,

@@ -8,7 +8,7 @@
 
 use tree_sitter::{Node, Parser};
 
-use super::symbol::{Kind, Symbol};
+use super::symbol::{Kind, ParamDoc, Symbol};
 
 /// How deep definitions are looked for inside `if`/`try`/`with` blocks at
 /// a module's top level (`if TYPE_CHECKING:` imports, version branches).
@@ -236,6 +236,7 @@ impl Reader<'_> {
             bases: Vec::new(),
             members: Vec::new(),
             annotated: kind.is_some(),
+            params: Vec::new(),
         })
     }
 
@@ -266,7 +267,7 @@ impl Reader<'_> {
 
     fn function(&self, node: Node<'_>, name: String, decorators: Vec<String>) -> Symbol {
         let is_async = self.text(node).starts_with("async");
-        let params = node
+        let (params, documented) = node
             .child_by_field_name("parameters")
             .map(|p| self.parameters(p))
             .unwrap_or_default();
@@ -298,6 +299,7 @@ impl Reader<'_> {
             bases: Vec::new(),
             members: Vec::new(),
             annotated: false,
+            params: documented,
         }
     }
 
@@ -368,6 +370,7 @@ impl Reader<'_> {
         }
         let mut signature = head;
         let mut doc = body.and_then(|b| docstring(b, self.src));
+        let mut params = Vec::new();
         if let Some(init) = constructor {
             // The constructor's parameters are the class's: shown as
             // `__init__`'s signature under the class line, its docstring
@@ -385,6 +388,7 @@ impl Reader<'_> {
                 (Some(class), Some(init)) => Some(format!("{class}\n\n{init}")),
                 (class, init) => class.or(init),
             };
+            params = init.params;
         }
         Symbol {
             name,
@@ -394,16 +398,27 @@ impl Reader<'_> {
             bases,
             members,
             annotated: false,
+            params,
         }
     }
 
     /// A parameter list's parameters, each as written (whitespace
-    /// squashed, long defaults cut).
-    fn parameters(&self, list: Node<'_>) -> Vec<String> {
+    /// squashed, long defaults cut), and the documentation of those that
+    /// carry it in their annotation (PEP 727's `Annotated[T, Doc("…")]`,
+    /// FastAPI's and Typer's convention): such a parameter is shown as
+    /// `name: T = default`, its text in the symbol's parameter list, so the
+    /// signature stays a signature.
+    fn parameters(&self, list: Node<'_>) -> (Vec<String>, Vec<ParamDoc>) {
         let mut cursor = list.walk();
-        list.named_children(&mut cursor)
+        let mut documented = Vec::new();
+        let params = list
+            .named_children(&mut cursor)
             .filter(|p| p.kind() != "comment")
             .map(|p| {
+                if let Some((shown, doc)) = self.annotated_doc(p) {
+                    documented.push(doc);
+                    return shown;
+                }
                 let text = squash(self.text(p));
                 match text.split_once('=') {
                     Some((head, value)) if value.len() > MAX_VALUE_CHARS => {
@@ -412,8 +427,115 @@ impl Reader<'_> {
                     _ => text,
                 }
             })
-            .collect()
+            .collect();
+        (params, documented)
     }
+
+    /// A parameter annotated `Annotated[T, Doc("…")]`: how it is shown,
+    /// and its documentation.
+    fn annotated_doc(&self, param: Node<'_>) -> Option<(String, ParamDoc)> {
+        let kind = param.child_by_field_name("type")?;
+        let written = self.text(kind);
+        let inner = written
+            .trim_start()
+            .strip_prefix("Annotated[")
+            .or_else(|| {
+                written
+                    .split_once(".Annotated[")
+                    .filter(|(module, _)| is_dotted_name(module.trim()))
+                    .map(|(_, rest)| rest)
+            })?;
+        let mut doc = None;
+        let mut deprecated = false;
+        let mut stack = vec![kind];
+        while let Some(node) = stack.pop() {
+            if node.kind() == "call" {
+                let function = node.child_by_field_name("function").map(|f| self.text(f));
+                let last = function.map(|f| f.rsplit('.').next().unwrap_or(f));
+                match last {
+                    Some("Doc") if doc.is_none() => {
+                        doc = node
+                            .child_by_field_name("arguments")
+                            .and_then(|args| args.named_child(0))
+                            .and_then(|arg| string_value(arg, self.src));
+                    }
+                    Some("deprecated") => deprecated = true,
+                    _ => {}
+                }
+                continue;
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+        let doc = doc?;
+        let base = squash(top_level_first(inner));
+        let before_type =
+            std::str::from_utf8(&self.src[param.start_byte()..kind.start_byte()]).unwrap_or("");
+        let default = param
+            .child_by_field_name("value")
+            .map(|v| format!(" = {}", cut_value(&squash(self.text(v)))))
+            .unwrap_or_default();
+        let name = before_type
+            .trim_end()
+            .trim_end_matches(':')
+            .trim()
+            .to_owned();
+        let shown = format!("{}: {base}{default}", squash(&name));
+        Some((
+            shown,
+            ParamDoc {
+                name: name.trim_start_matches('*').to_owned(),
+                kind: base,
+                doc: clean_block(&doc),
+                deprecated,
+            },
+        ))
+    }
+}
+
+/// The first element of a bracketed list's text (`bool, Doc(…)]` gives
+/// `bool`): up to the first comma or closing bracket at depth zero.
+fn top_level_first(inner: &str) -> &str {
+    let mut depth = 0usize;
+    for (i, c) in inner.char_indices() {
+        match c {
+            '[' | '(' | '{' => depth += 1,
+            ']' | ')' | '}' if depth == 0 => return inner[..i].trim(),
+            ']' | ')' | '}' => depth -= 1,
+            ',' if depth == 0 => return inner[..i].trim(),
+            _ => {}
+        }
+    }
+    inner.trim()
+}
+
+fn is_dotted_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
+}
+
+/// A documentation string's lines without the indentation its quotes
+/// gave them (as `inspect.cleandoc`), blank lines around dropped.
+fn clean_block(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let common = lines
+        .iter()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        let line = if i == 0 {
+            line.trim()
+        } else {
+            line.get(common..).unwrap_or("").trim_end()
+        };
+        out.push(line.to_owned());
+    }
+    out.join("\n").trim().to_owned()
 }
 
 /// A definition, unless one of that name came first (an `@overload`
@@ -679,6 +801,24 @@ class Group(MultiCommand, metaclass=Meta):
         );
         assert!(module.imports[0].explicit);
         assert_eq!(module.star_imports, ["click._compat"]);
+    }
+
+    #[test]
+    fn parameters_documented_in_their_annotations_leave_the_signature() {
+        let source = "class App:\n    def get(\n        self,\n        path: Annotated[\n            str,\n            Doc(\n                \"\"\"\n                The URL path.\n\n                ```python\n                app.get(\"/items\")\n                ```\n                \"\"\"\n            ),\n        ],\n        *,\n        old: te.Annotated[Optional[bool], Doc(\"Old.\"), deprecated(\"no\")] = None,\n    ) -> None:\n        \"\"\"Adds a route.\"\"\"\n";
+        let module = read("fastapi.applications", false, source).unwrap();
+        let get = &module.symbols[0].members[0];
+        assert_eq!(
+            get.signatures,
+            ["def get(self, path: str, *, old: Optional[bool] = None) -> None"]
+        );
+        assert_eq!(get.params.len(), 2);
+        assert_eq!(get.params[0].name, "path");
+        assert_eq!(
+            get.params[0].doc,
+            "The URL path.\n\n```python\napp.get(\"/items\")\n```"
+        );
+        assert!(get.params[1].deprecated && get.params[1].kind == "Optional[bool]");
     }
 
     #[test]

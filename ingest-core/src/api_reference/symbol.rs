@@ -32,6 +32,21 @@ pub(super) struct Symbol {
     /// Whether an attribute carries a type annotation (a field of a
     /// dataclass or model, rather than a plain class constant).
     pub annotated: bool,
+    /// Parameters documented in their annotations (PEP 727).
+    pub params: Vec<ParamDoc>,
+}
+
+/// A parameter's documentation written beside it rather than in the
+/// docstring: `debug: Annotated[bool, Doc("…")] = False`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ParamDoc {
+    pub name: String,
+    /// Its type, as written inside `Annotated[…]`.
+    pub kind: String,
+    /// The text, Markdown as such projects write it.
+    pub doc: String,
+    /// Whether `deprecated(…)` is in its annotation too.
+    pub deprecated: bool,
 }
 
 impl Symbol {

@@ -247,6 +247,7 @@ impl Reader<'_> {
             bases: Vec::new(),
             members,
             annotated: false,
+            params: Vec::new(),
         };
         match node.kind() {
             "function_signature" | "function_declaration" => Some(symbol(
@@ -358,6 +359,7 @@ impl Reader<'_> {
                     bases: Vec::new(),
                     members: Vec::new(),
                     annotated: false,
+                    params: Vec::new(),
                 },
             );
         }
