@@ -37,17 +37,11 @@ const RENAMED_RATIO: f32 = 0.55;
 
 /// The release notes among `paths` (a changelog, CHANGES, HISTORY, NEWS,
 /// release notes, what's new, or a page in such a folder), in path order:
-/// what a comparison points an upgrade at. A contributing guide, which
-/// the docs tree's rules set aside with them, is not one.
+/// what a comparison points an upgrade at.
 pub fn release_notes<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut notes: Vec<String> = paths
         .into_iter()
         .filter(|path| crate::docs_tree::is_release_notes_path(path))
-        .filter(|path| {
-            let file = path.rsplit('/').next().unwrap_or(path);
-            let stem = file.split('.').next().unwrap_or(file);
-            !stem.eq_ignore_ascii_case("contributing")
-        })
         .map(str::to_owned)
         .collect();
     notes.sort();

@@ -7,7 +7,8 @@
 
 use index_core::format::Format;
 
-use crate::package::{is_not_prose, is_release_notes, DOC_DIRS, NOT_DOC_DIRS};
+use crate::file_rules::{self, RuleTally};
+use crate::package::DOC_DIRS;
 pub use crate::selection::DocsSelection;
 
 /// Where a tree keeps its documentation.
@@ -29,13 +30,22 @@ impl DocsRoot {
             Self::TopLevel => None,
         }
     }
+
+    /// Where files are, in a sentence: `under docs/`, `at the top of the
+    /// tree`.
+    pub fn place(&self) -> String {
+        match self {
+            Self::Folder(folder) => format!("under {folder}/"),
+            Self::TopLevel => "at the top of the tree".to_owned(),
+        }
+    }
 }
 
 impl std::fmt::Display for DocsRoot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Folder(folder) => write!(f, "{folder}/"),
-            Self::TopLevel => f.write_str("the files at the top of the tree"),
+            Self::TopLevel => f.write_str("the top of the tree"),
         }
     }
 }
@@ -74,7 +84,7 @@ pub fn find_docs_root(paths: &[&str]) -> DocsRoot {
 fn reads_under(path: &str, folder: &str) -> bool {
     path.strip_prefix(folder)
         .and_then(|rest| rest.strip_prefix('/'))
-        .is_some_and(|rest| doc_file(rest).is_some())
+        .is_some_and(|rest| doc_file(rest).is_some() && !file_rules::may_be_requirements(rest))
 }
 
 /// `docs/en` when `docs` holds `en/` and at least two other language
@@ -111,27 +121,37 @@ pub struct TreeDoc<'a> {
     pub format: Format,
 }
 
+/// The files a tree's selection chose, and what its rules left out.
+#[derive(Debug, Clone, Default)]
+pub struct Chosen<'a> {
+    pub files: Vec<TreeDoc<'a>>,
+    /// The files docshelf reads under the root that a rule left out
+    /// ([`file_rules`]), by rule. A pip requirements file is among
+    /// `files` until its lines are read.
+    pub left_out: RuleTally,
+}
+
 /// The documentation files among `paths` under `root`: files docshelf
-/// reads, not hidden, not in dependency, test or build folders, and not
-/// release notes (files or folders named CHANGELOG, CHANGES, HISTORY,
-/// NEWS, release notes) unless `with_release_notes`.
+/// reads that no rule of [`file_rules`] leaves out (hidden, dependency,
+/// test or build folders, site templates, release notes unless
+/// `with_release_notes`, a contributing guide at the top).
 pub fn documentation_files<'a>(
     paths: &[&'a str],
     root: &DocsRoot,
     with_release_notes: bool,
 ) -> Vec<TreeDoc<'a>> {
-    select_files(paths, root, with_release_notes, &DocsSelection::default())
+    select_files(paths, root, with_release_notes, &DocsSelection::default()).files
 }
 
 /// [`documentation_files`] as `selection` asks: with include globs, the
-/// files they match that docshelf reads, wherever they are; then at most
-/// its bound, in path order.
+/// files they match that docshelf reads, wherever they are (no rule
+/// applies); then at most its bound, in path order.
 pub fn select_files<'a>(
     paths: &[&'a str],
     root: &DocsRoot,
     with_release_notes: bool,
     selection: &DocsSelection,
-) -> Vec<TreeDoc<'a>> {
+) -> Chosen<'a> {
     if selection.chooses() {
         let mut chosen: Vec<TreeDoc<'a>> = paths
             .iter()
@@ -142,8 +162,13 @@ pub fn select_files<'a>(
             })
             .collect();
         selection.cut(&mut chosen, |d| d.path);
-        return chosen;
+        return Chosen {
+            files: chosen,
+            left_out: RuleTally::default(),
+        };
     }
+    let at_top = *root == DocsRoot::TopLevel;
+    let mut left_out = RuleTally::default();
     let mut chosen: Vec<TreeDoc<'a>> = paths
         .iter()
         .filter_map(|&path| {
@@ -154,54 +179,38 @@ pub fn select_files<'a>(
                 DocsRoot::TopLevel if !path.contains('/') => path,
                 DocsRoot::TopLevel => return None,
             };
-            if !with_release_notes && is_release_notes_path(rest) {
-                return None;
+            match file_rules::judge(rest, at_top, with_release_notes) {
+                Ok(format) => Some(TreeDoc { path, format }),
+                Err(Some(rule)) => {
+                    left_out.add(rule, path);
+                    None
+                }
+                Err(None) => None,
             }
-            Some(TreeDoc {
-                path,
-                format: doc_file(rest)?,
-            })
         })
         .collect();
     selection.cut(&mut chosen, |d| d.path);
-    chosen
+    Chosen {
+        files: chosen,
+        left_out,
+    }
 }
 
 /// How a file at `path` (relative to the docs root) is read, if it is one
 /// docshelf reads as documentation.
 fn doc_file(path: &str) -> Option<Format> {
-    let parts: Vec<&str> = path.split('/').collect();
-    let (file, dirs) = parts.split_last()?;
-    if parts
-        .iter()
-        .any(|p| p.starts_with('.') || p.starts_with('_') && *p != "_index.md")
-        || dirs
-            .iter()
-            .any(|d| NOT_DOC_DIRS.iter().any(|n| d.eq_ignore_ascii_case(n)))
-    {
-        return None;
-    }
-    let stem = file.rsplit_once('.').map_or(*file, |(stem, _)| stem);
-    if is_not_prose(&stem.to_ascii_lowercase()) {
-        return None;
-    }
-    Format::from_path(file).filter(|f| !f.is_archive())
+    file_rules::judge(path, false, true).ok()
 }
 
 /// A release-notes file, or anything in a release-notes folder.
 pub(crate) fn is_release_notes_path(path: &str) -> bool {
-    path.split('/').any(|part| {
-        let stem = part.rsplit_once('.').map_or(part, |(stem, _)| stem);
-        is_release_notes(&stem.to_ascii_lowercase()) || {
-            let squashed = stem.to_ascii_lowercase().replace(['-', '_'], "");
-            matches!(squashed.as_str(), "releases" | "whatsnew")
-        }
-    })
+    file_rules::is_release_notes_path(path)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::file_rules::{drop_requirements, Rule};
 
     fn root_of(paths: &[&str]) -> DocsRoot {
         find_docs_root(paths)
@@ -277,9 +286,82 @@ mod tests {
             .iter()
             .map(|d| d.path)
             .collect();
-        assert_eq!(found, ["docs/guide/install.rst", "docs/index.md"]);
+        // A requirements file is judged by its lines once read.
+        assert_eq!(
+            found,
+            [
+                "docs/guide/install.rst",
+                "docs/index.md",
+                "docs/requirements.txt"
+            ]
+        );
         let with_notes = documentation_files(&tree, &root, true);
-        assert_eq!(with_notes.len(), 4);
+        assert_eq!(with_notes.len(), 5);
+    }
+
+    #[test]
+    fn the_rules_keep_contributing_pages_in_docs_and_say_what_they_left_out() {
+        let tree = [
+            "CONTRIBUTING.md",
+            "README.md",
+            "docs/index.txt",
+            "docs/internals/contributing/index.txt",
+            "docs/ref/models/constraints.txt",
+            "docs/ref/templates/api.txt",
+            "docs/_templates/layout.html",
+            "docs/theme/main.html",
+            "docs/CHANGELOG.md",
+            "docs/requirements.txt",
+            "docs/conf.py",
+        ];
+        let root = root_of(&tree);
+        let chosen = select_files(&tree, &root, false, &DocsSelection::default());
+        let found: Vec<&str> = chosen.files.iter().map(|d| d.path).collect();
+        assert_eq!(
+            found,
+            [
+                "docs/index.txt",
+                "docs/internals/contributing/index.txt",
+                "docs/ref/models/constraints.txt",
+                "docs/ref/templates/api.txt",
+                "docs/requirements.txt",
+            ]
+        );
+        assert_eq!(chosen.left_out.count(Rule::Template), 2);
+        assert_eq!(chosen.left_out.count(Rule::ReleaseNotes), 1);
+        assert_eq!(chosen.left_out.count(Rule::Contributing), 0);
+        assert_eq!(
+            chosen.left_out.notes()[0],
+            "left out 2 site templates (HTML in theme or template folders) (docs/_templates/layout.html, docs/theme/main.html)"
+        );
+
+        // Read, the requirements file goes and the reST named constraints stays.
+        let mut read = vec![
+            ("docs/ref/models/constraints.txt", &b"=====================\nConstraints reference\n=====================\n\nThe classes defined here create database constraints.\n"[..]),
+            ("docs/requirements.txt", b"sphinx>=4.5.0\npyenchant\nsphinxcontrib-spelling\n"),
+        ];
+        let mut left_out = chosen.left_out.clone();
+        drop_requirements(&mut read, |(p, b)| (*p, *b), &mut left_out);
+        let kept: Vec<&str> = read.iter().map(|(p, _)| *p).collect();
+        assert_eq!(kept, ["docs/ref/models/constraints.txt"]);
+        assert!(
+            left_out
+                .notes()
+                .contains(&"left out 1 pip requirements file (docs/requirements.txt)".to_owned()),
+            "{:?}",
+            left_out.notes()
+        );
+
+        // At the top of a tree without a docs folder, a contributing guide
+        // is the project's, and said so.
+        let bare = ["CONTRIBUTING.md", "README.md", "Charter.md", "lib/x.js"];
+        let top = select_files(&bare, &root_of(&bare), false, &DocsSelection::default());
+        let found: Vec<&str> = top.files.iter().map(|d| d.path).collect();
+        assert_eq!(found, ["Charter.md", "README.md"]);
+        assert_eq!(
+            top.left_out.notes(),
+            ["left out 1 contributing guide at the top of the tree (about the project, not its use) (CONTRIBUTING.md)"]
+        );
     }
 
     #[test]
@@ -294,12 +376,14 @@ mod tests {
         let root = root_of(&tree);
         let bounded = DocsSelection::new(&[], Some(1)).unwrap();
         let found: Vec<&str> = select_files(&tree, &root, false, &bounded)
+            .files
             .iter()
             .map(|d| d.path)
             .collect();
         assert_eq!(found, ["docs/a.md"]);
         let notes = DocsSelection::new(&["docs/**".into(), "/CHANGES.rst".into()], None).unwrap();
         let found: Vec<&str> = select_files(&tree, &root, false, &notes)
+            .files
             .iter()
             .map(|d| d.path)
             .collect();

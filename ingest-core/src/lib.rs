@@ -13,6 +13,7 @@
 //! - [`ids`]: deterministic chunk ids.
 //! - [`package`]: which files of a registry package are its documentation.
 //! - [`docs_tree`]: which files of a source tree (a Git repository) are.
+//! - [`file_rules`]: the rules both leave files out by, and their notes.
 //! - [`package_meta`]: where a package says its docs live (repository, site).
 //! - [`selection`]: a source's include globs and page bound over files.
 
@@ -22,6 +23,7 @@ pub mod compare;
 pub mod context;
 pub mod docs_tree;
 pub mod extract;
+pub mod file_rules;
 pub mod ids;
 pub mod package;
 pub mod package_meta;

@@ -12,6 +12,7 @@ use crate::extract::{
 };
 use index_core::format::Format;
 
+use crate::file_rules::{self, Rule, RuleTally};
 use crate::selection::DocsSelection;
 
 /// Where a package comes from.
@@ -303,21 +304,6 @@ pub struct DocPath<'a> {
 /// Folders whose name (any case) marks documentation, at the package's top.
 pub(crate) const DOC_DIRS: [&str; 3] = ["docs", "doc", "documentation"];
 
-/// Folders never documentation, wherever they are: dependencies, tests,
-/// build output, and Sphinx or MkDocs theme templates (HTML fragments of
-/// navigation, not prose).
-pub(crate) const NOT_DOC_DIRS: [&str; 9] = [
-    "node_modules",
-    "test",
-    "tests",
-    "__tests__",
-    "_build",
-    "site-packages",
-    "_templates",
-    "_static",
-    "overrides",
-];
-
 /// Which of a package archive's file paths are its documentation: the
 /// top-level README (any case, any format docshelf reads, or none) and the
 /// files docshelf reads under a top-level `docs/`, `doc/` or
@@ -325,12 +311,22 @@ pub(crate) const NOT_DOC_DIRS: [&str; 9] = [
 /// files as [`index_core::validate::file_path`] cleans them; the archive's single
 /// top-level folder, if it has one, is left out of each [`DocPath::path`].
 ///
-/// Top-level CHANGELOG, CHANGES, HISTORY and CONTRIBUTING files, and their
-/// copies inside the docs folder, are left out: release notes name every
-/// API of every version and would outrank the documentation itself in
-/// search, and contributing guides are about the project, not the package.
-pub fn documentation_paths<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<DocPath<'a>> {
-    doc_paths(paths, doc_format)
+/// The rules of [`crate::file_rules`] hold: release notes, site
+/// templates, hidden, dependency, test and build folders are left out,
+/// and so is a contributing guide at the top (inside the docs folder it
+/// is documentation). What they left out is counted in `left_out`.
+pub fn documentation_paths<'a>(
+    paths: impl IntoIterator<Item = &'a str>,
+    left_out: &mut RuleTally,
+) -> Vec<DocPath<'a>> {
+    doc_paths(paths, |path| match doc_format(path) {
+        Ok(format) => Some(format),
+        Err(Some(rule)) => {
+            left_out.add(rule, path);
+            None
+        }
+        Err(None) => None,
+    })
 }
 
 /// Each archive path with its package-relative path (the single folder
@@ -338,7 +334,7 @@ pub fn documentation_paths<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<
 /// `format` reads it in, if any.
 fn doc_paths<'a>(
     paths: impl IntoIterator<Item = &'a str>,
-    format: impl Fn(&str) -> Option<Format>,
+    mut format: impl FnMut(&str) -> Option<Format>,
 ) -> Vec<DocPath<'a>> {
     let paths: Vec<&str> = paths.into_iter().collect();
     let root = single_root(&paths);
@@ -367,53 +363,31 @@ fn single_root<'a>(paths: &[&'a str]) -> Option<&'a str> {
         .then_some(first)
 }
 
-/// How the package-relative `path` is read if it is documentation.
-fn doc_format(path: &str) -> Option<Format> {
+/// How the package-relative `path` is read if it is documentation, or
+/// which rule leaves it out (`Err(None)`: not documentation at all).
+fn doc_format(path: &str) -> Result<Format, Option<Rule>> {
     let parts: Vec<&str> = path.split('/').collect();
-    let (file, dirs) = parts.split_last()?;
-    if parts.iter().any(|p| p.starts_with('.')) {
-        return None;
-    }
-    if dirs
-        .iter()
-        .any(|d| NOT_DOC_DIRS.iter().any(|n| d.eq_ignore_ascii_case(n)))
-    {
-        return None;
-    }
-    let (stem, _) = file.rsplit_once('.').unwrap_or((file, ""));
-    let stem = stem.to_ascii_lowercase();
+    let Some((file, dirs)) = parts.split_last() else {
+        return Err(None);
+    };
     match dirs {
-        [] if stem == "readme" => match Format::from_path(file) {
-            None if !file.contains('.') => Some(Format::Text),
-            format => format.filter(|f| !f.is_archive()),
-        },
-        [top, inner @ ..] if DOC_DIRS.iter().any(|d| top.eq_ignore_ascii_case(d)) => {
-            let notes_folder = inner.iter().any(|d| {
-                let d = d.to_ascii_lowercase();
-                is_release_notes(&d)
-                    || matches!(d.replace(['-', '_'], "").as_str(), "releases" | "whatsnew")
-            });
-            if notes_folder || is_release_notes(&stem) || is_not_prose(&stem) {
-                return None;
+        [] => {
+            let stem = file.rsplit_once('.').map_or(*file, |(stem, _)| stem);
+            if !stem.eq_ignore_ascii_case("readme") {
+                // Only the README is taken at the top; the rules say what
+                // else there looked like documentation and was not.
+                return file_rules::judge(path, true, false).and(Err(None));
             }
-            Format::from_path(file).filter(|f| !f.is_archive())
+            match Format::from_path(file) {
+                None if !file.contains('.') => Ok(Format::Text),
+                format => format.filter(|f| !f.is_archive()).ok_or(None),
+            }
         }
-        _ => None,
+        [top, ..] if DOC_DIRS.iter().any(|d| top.eq_ignore_ascii_case(d)) => {
+            file_rules::judge(&path[top.len() + 1..], false, false)
+        }
+        _ => Err(None),
     }
-}
-
-/// CHANGELOG and its kin (see [`documentation_paths`]).
-pub(crate) fn is_release_notes(stem: &str) -> bool {
-    matches!(
-        stem.replace(['-', '_'], "").as_str(),
-        "changelog" | "changes" | "history" | "news" | "releasenotes" | "contributing"
-    )
-}
-
-/// Text files in a docs folder that are build inputs, not prose (Read the
-/// Docs' `docs/requirements.txt`).
-pub(crate) fn is_not_prose(stem: &str) -> bool {
-    stem.starts_with("requirements") || stem.starts_with("constraints") || stem == "robots"
 }
 
 /// How many entries a package archive may hold per documentation file an
@@ -432,6 +406,8 @@ pub struct PackageDocs {
     pub left_out: usize,
     /// Documentation files past the source's page bound, not read.
     pub past_bound: usize,
+    /// The files docshelf reads that a rule left out, by rule.
+    pub rules: RuleTally,
 }
 
 /// Extracts the documentation ([`documentation_paths`]) of the package
@@ -459,9 +435,10 @@ pub fn extract_package_docs(
     // A tar is read twice: once for its names (the top-level folder is only
     // known once all are seen), once for the chosen files.
     let files = archive_files(file_name, bytes, &walk)?;
+    let mut rules = RuleTally::default();
     let mut chosen = match selection.chooses() {
         true => included_paths(files.iter().map(String::as_str), selection),
-        false => documentation_paths(files.iter().map(String::as_str)),
+        false => documentation_paths(files.iter().map(String::as_str), &mut rules),
     };
     let past_bound = selection.cut(&mut chosen, |d| d.path);
     let wanted: HashMap<&str, DocPath<'_>> = chosen
@@ -474,7 +451,7 @@ pub fn extract_package_docs(
             max: limits.max_entries,
         });
     }
-    let (extraction, left_out) = extract_chosen(
+    let (mut extraction, mut left_out) = extract_chosen(
         file_name,
         bytes,
         &walk,
@@ -487,10 +464,23 @@ pub fn extract_package_docs(
             _ => Pick::Pass,
         },
     )?;
+    if !selection.chooses() {
+        // A pip requirements file is told from prose by its lines, read now.
+        let before = extraction.documents.len();
+        file_rules::drop_requirements(
+            &mut extraction.documents,
+            |doc| (doc.file_path.as_str(), doc.text.as_bytes()),
+            &mut rules,
+        );
+        left_out += before - extraction.documents.len();
+    }
+    left_out -= rules.total().min(left_out);
+    extraction.notes.extend(rules.notes());
     Ok(PackageDocs {
         extraction,
         left_out,
         past_bound,
+        rules,
     })
 }
 
@@ -630,7 +620,7 @@ mod tests {
     }
 
     fn chosen<'a>(paths: &[&'a str]) -> Vec<&'a str> {
-        documentation_paths(paths.iter().copied())
+        documentation_paths(paths.iter().copied(), &mut RuleTally::default())
             .into_iter()
             .map(|d| d.path)
             .collect()
@@ -677,9 +667,14 @@ mod tests {
                 "docs/examples.md",
                 "docs/how-does-it-work.md",
                 "docs/index.md",
+                // Judged by its lines once read.
+                "docs/requirements.txt",
             ]
         );
-        let docs = documentation_paths(attrs);
+        let mut rules = RuleTally::default();
+        let docs = documentation_paths(attrs, &mut rules);
+        assert_eq!(rules.count(Rule::ReleaseNotes), 2, "{rules:?}");
+        assert_eq!(rules.count(Rule::Template), 1, "{rules:?}");
         assert_eq!(docs[0].archive_path, "attrs-24.2.0/README.md");
         assert_eq!(docs[1].format, Format::Rst);
     }
@@ -734,7 +729,7 @@ mod tests {
             "itoa-1.0.11/src/lib.rs",
             "itoa-1.0.11/tests/test.rs",
         ];
-        let docs = documentation_paths(itoa);
+        let docs = documentation_paths(itoa, &mut RuleTally::default());
         let got: Vec<(&str, Format)> = docs.iter().map(|d| (d.path, d.format)).collect();
         assert_eq!(
             got,
@@ -824,7 +819,9 @@ mod tests {
             .map(|d| d.file_path.as_str())
             .collect();
         assert_eq!(paths, ["README.md", "docs/usage.rst"]);
-        assert_eq!(docs.left_out, 3);
+        // The changelog is said by its rule, not counted among the rest.
+        assert_eq!(docs.left_out, 2);
+        assert_eq!(docs.rules.count(Rule::ReleaseNotes), 1);
         // The 4 MiB source file was never held.
         assert!(memory.peak < 1024 * 1024, "{}", memory.peak);
         // A doc that cannot be read is listed; nothing else is.
@@ -835,6 +832,57 @@ mod tests {
             .map(|s| s.file_path.as_str())
             .collect();
         assert_eq!(skipped, ["docs/broken.ipynb"]);
+    }
+
+    #[test]
+    fn an_archives_rules_read_requirements_by_their_lines_and_say_what_they_left_out() {
+        let bytes = tgz(&[
+            ("django-3.2/README.rst", b"Django\n======\n\nA web framework."),
+            ("django-3.2/CONTRIBUTING.rst", b"Contributing\n============\n\nSend patches."),
+            (
+                "django-3.2/docs/ref/models/constraints.txt",
+                b"=====================\nConstraints reference\n=====================\n\nUse ``UniqueConstraint`` with a condition.\n",
+            ),
+            (
+                "django-3.2/docs/internals/contributing/index.txt",
+                b"======================\nContributing to Django\n======================\n\nWrite a patch.\n",
+            ),
+            ("django-3.2/docs/requirements.txt", b"pyenchant\nSphinx>=3.1.0\nsphinxcontrib-spelling\n"),
+            ("django-3.2/docs/_theme/djangodocs/layout.html", b"{% extends 'basic/layout.html' %}"),
+            ("django-3.2/docs/theme/main.html", b"{% block content %}{% endblock %}"),
+        ]);
+        let docs = extract_package_docs(
+            "django-3.2.tar.gz",
+            &bytes,
+            &ArchiveLimits::default(),
+            &DocsSelection::default(),
+            &mut Unmetered,
+        )
+        .unwrap();
+        let mut paths: Vec<&str> = docs
+            .extraction
+            .documents
+            .iter()
+            .map(|d| d.file_path.as_str())
+            .collect();
+        paths.sort_unstable();
+        assert_eq!(
+            paths,
+            [
+                "README.rst",
+                "docs/internals/contributing/index.txt",
+                "docs/ref/models/constraints.txt",
+            ]
+        );
+        assert_eq!(
+            docs.extraction.notes,
+            [
+                "left out 2 site templates (HTML in theme or template folders) (docs/_theme/djangodocs/layout.html, docs/theme/main.html)",
+                "left out 1 contributing guide at the top of the tree (about the project, not its use) (CONTRIBUTING.rst)",
+                "left out 1 pip requirements file (docs/requirements.txt)",
+            ]
+        );
+        assert_eq!(docs.left_out, 0);
     }
 
     #[test]

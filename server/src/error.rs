@@ -196,6 +196,7 @@ impl EngineError {
                 GitError::Redirected { .. }
                 | GitError::NoDocsPath(_)
                 | GitError::NoDocs(_)
+                | GitError::NoDocsFolder
                 | GitError::NoUsableDocs { .. } => ErrorCode::InvalidSource,
                 GitError::TooManyFiles { .. }
                 | GitError::TooLarge { .. }

@@ -151,6 +151,9 @@ pub struct Extraction {
     pub skipped: Vec<Skipped>,
     /// Whether the upload was an archive, whose documents are its entries.
     pub archive: bool,
+    /// What the reading left out by rule (a package's pip requirements
+    /// files, its site templates), said as the job's notes.
+    pub notes: Vec<String>,
 }
 
 /// Why a file could not be extracted. Each message names the file's problem
@@ -236,6 +239,7 @@ pub fn extract_metered(
             documents: vec![extract_one(path, format, bytes, limits, memory)?],
             skipped: Vec::new(),
             archive: false,
+            notes: Vec::new(),
         }),
         None => Err(ExtractError::Unsupported(path.to_owned())),
     }
@@ -262,6 +266,7 @@ pub fn extract_as(
         documents: vec![extract_one(path, format, bytes, limits, memory)?],
         skipped: Vec::new(),
         archive: false,
+        notes: Vec::new(),
     })
 }
 

@@ -98,6 +98,8 @@ impl Engine {
                     selection,
                     deadline: tokio::time::Instant::now() + settings.max_time,
                     origin: None,
+                    source_url: url.to_string(),
+                    needs_folder: false,
                 };
                 (version, Work::Git(plan))
             }

@@ -37,7 +37,7 @@ impl Engine {
             request.version.as_deref().unwrap_or("")
         );
         let result = match self.require(caller, Role::Write, &request.library) {
-            Ok(()) if request.track.is_some() => self.track_releases(request).await,
+            Ok(()) if request.track.is_some() => self.track_releases(request, None).await,
             Ok(()) => match self.prepare(request).await {
                 Ok(prepared) => self.start_source_job(prepared).await,
                 Err(err) => Err(err),
@@ -78,7 +78,7 @@ impl Engine {
                 url: super::tracking::tracking_url(&source.request.url),
                 ..source.request
             };
-            return self.track_releases(tracking).await;
+            return self.track_releases(tracking, Some(&source.version)).await;
         }
         let prepared = self.prepare(source.request).await?;
         self.start_source_job(prepared).await

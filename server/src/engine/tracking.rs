@@ -23,10 +23,14 @@ impl Engine {
     /// Fetches what a tracking request does not hold yet, drops what fell
     /// past `keep`, and answers with the newest release's job (the others
     /// in `also`). With nothing new, the newest release is fetched again,
-    /// reading only what changed.
+    /// reading only what changed. A refresh of one tracked version
+    /// (`refreshed`, its version) fetches that version again and answers
+    /// with its job, so that the source id refreshed is the one answered
+    /// while the release is kept.
     pub(super) async fn track_releases(
         self: &Arc<Self>,
         request: SourceRequest,
+        refreshed: Option<&str>,
     ) -> Result<SourceAccepted, EngineError> {
         let plan = self.plan_tracking(&request).await?;
         let mut started = Vec::new();
@@ -40,9 +44,14 @@ impl Engine {
             }
         }
         let dropped = self.drop_past_keep(&plan).await;
-        let mut answer = match started.is_empty() {
-            true => self.start_release(&request, &plan.releases[0]).await?,
-            false => started.remove(0),
+        let kept = refreshed.filter(|v| plan.releases.iter().any(|r| r == v));
+        let mut answer = match kept {
+            Some(version) => match started.iter().position(|a| a.version == version) {
+                Some(at) => started.remove(at),
+                None => self.start_release(&request, version).await?,
+            },
+            None if started.is_empty() => self.start_release(&request, &plan.releases[0]).await?,
+            None => started.remove(0),
         };
         answer.also = started
             .into_iter()

@@ -85,6 +85,8 @@ pub struct JobRun<'p, 'a> {
     staging: Staging,
     /// The last embedded document, staged while the next one is embedded.
     committing: Option<Embedded>,
+    /// What the inputs' reading left out by rule, for the job's notes.
+    notes: Vec<String>,
 }
 
 impl<'p, 'a> JobRun<'p, 'a> {
@@ -95,7 +97,14 @@ impl<'p, 'a> JobRun<'p, 'a> {
             budget: Budget::new(pipeline.job_limits),
             staging: Staging::new(job.id()),
             committing: None,
+            notes: Vec::new(),
         }
+    }
+
+    /// What the inputs taken so far left out by rule (a package's pip
+    /// requirements files, its templates), said once.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
     }
 
     /// Extracts, chunks and embeds one input (listed as `slot`), staging
@@ -123,6 +132,7 @@ impl<'p, 'a> JobRun<'p, 'a> {
             mut memory,
             pdf,
         } = extracted;
+        self.notes.append(&mut extraction.notes);
         self.read_pages_without_text(&mut extraction, &mut memory, pdf)
             .await?;
         self.charge_text(&extraction, &mut memory)?;
@@ -184,6 +194,7 @@ impl<'p, 'a> JobRun<'p, 'a> {
                         documents: vec![doc],
                         skipped: Vec::new(),
                         archive: false,
+                        notes: Vec::new(),
                     }),
                 Read::ByName => extract::extract_metered(&name, &bytes, &limits, &mut memory),
                 Read::As(format) => {

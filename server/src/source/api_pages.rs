@@ -24,14 +24,15 @@ use crate::ingest::{JobHandle, MemoryBudget};
 const MEMORY_WAIT: Duration = Duration::from_secs(60);
 
 /// The reference read from `bytes`, the release's archive, or `None` with
-/// the reason in `notes` (a registry without one says nothing).
+/// the reason in the tally's notes (a registry without one says nothing).
 pub(super) async fn read(
+    tally: &mut Tally,
     memory: &MemoryBudget,
     release: &Release,
     route: &PackageRoute,
     bytes: &[u8],
-    notes: &mut Vec<String>,
 ) -> Option<ApiReference> {
+    let notes = &mut tally.notes;
     if route.registry == Registry::Crates {
         return None;
     }

@@ -10,6 +10,8 @@
 
 use index_core::job::{FileState, JobState};
 use index_core::source::RefreshSummary;
+use ingest_core::docs_tree::DocsRoot;
+use ingest_core::file_rules::only_project_files;
 use ingest_core::ids::content_hash;
 use tokio::sync::mpsc;
 
@@ -17,8 +19,9 @@ use super::api_pages;
 use super::crawl::{self, Found, PageRecord, Plan};
 use super::fetch::Fetcher;
 use super::git::listing::TreeLimits;
+use super::git::tree::DocsFetch;
 use super::git::tree::FetchBounds;
-use super::git::{self, GitPlan};
+use super::git::{self, GitError, GitPlan};
 use super::package_route::{Chosen, PackageRoute};
 use super::registry::{self, Release};
 use super::tally::Tally;
@@ -188,8 +191,13 @@ async fn repository(
     trees: &Trees,
     previous: &SourceState,
 ) -> Leftovers {
-    let address = format!("{} @ {}", plan.remote.url(), plan.target.name);
-    let at = plan.target.name.clone();
+    let fetched = fetch_tree(&plan, trees).await;
+    read_tree(tally, run, job, &plan, fetched, previous).await
+}
+
+/// The docs of `plan`'s commit, fetched on a blocking thread; why not, in
+/// words that name the repository as its source does.
+async fn fetch_tree(plan: &GitPlan, trees: &Trees) -> Result<DocsFetch, TreeFailure> {
     let wall = plan
         .deadline
         .saturating_duration_since(tokio::time::Instant::now());
@@ -197,7 +205,7 @@ async fn repository(
     let _stop_on_drop = crate::process::StopOnDrop(stop.clone());
     let fetched = {
         let stop = stop.clone();
-        let (tree, memory) = (trees.limits, trees.memory.clone());
+        let (plan, tree, memory) = (plan.clone(), trees.limits, trees.memory.clone());
         tokio::task::spawn_blocking(move || {
             let bounds = FetchBounds {
                 limits: &plan.limits,
@@ -205,10 +213,13 @@ async fn repository(
                 memory: &memory,
                 wall,
             };
+            let folder = plan.docs_path.as_deref();
+            let (remote, target) = (&plan.remote, &plan.target);
             git::tree::fetch_docs(
-                &plan.remote,
-                &plan.target,
-                plan.docs_path.as_deref(),
+                remote,
+                target,
+                folder,
+                plan.needs_folder,
                 &plan.selection,
                 bounds,
                 &stop,
@@ -216,28 +227,66 @@ async fn repository(
         })
         .await
     };
+    match fetched {
+        Ok(Ok(docs)) => Ok(docs),
+        Ok(Err(GitError::NoDocsFolder)) => Err(TreeFailure::NoDocsFolder),
+        // Through a mirror, the message names the source's address.
+        Ok(Err(err)) => Err(TreeFailure::Failed(
+            err.to_string()
+                .replace(plan.remote.url().as_str(), &plan.source_url),
+        )),
+        Err(err) => Err(TreeFailure::Failed(format!("the fetch stopped: {err}"))),
+    }
+}
+
+/// Why a tree's docs were not fetched.
+enum TreeFailure {
+    /// A package's repository without a docs folder: its next route is
+    /// taken ([`GitError::NoDocsFolder`]).
+    NoDocsFolder,
+    Failed(String),
+}
+
+/// Reads the files of a fetched tree, or fails the job with why the fetch
+/// failed.
+async fn read_tree(
+    tally: &mut Tally,
+    run: &mut JobRun<'_, '_>,
+    job: &JobHandle,
+    plan: &GitPlan,
+    fetched: Result<DocsFetch, TreeFailure>,
+    previous: &SourceState,
+) -> Leftovers {
+    let at = &plan.target.name;
     let docs = match fetched {
-        Ok(Ok(docs)) => docs,
-        Ok(Err(err)) => {
-            tally.fail(job, address, err.to_string());
-            return Leftovers::Kept;
-        }
-        Err(err) => {
-            tally.fail(job, address, format!("the fetch stopped: {err}"));
+        Ok(docs) => docs,
+        Err(failure) => {
+            let why = match failure {
+                TreeFailure::NoDocsFolder => GitError::NoDocsFolder.to_string(),
+                TreeFailure::Failed(why) => why,
+            };
+            tally.fail(job, format!("{} @ {at}", plan.source_url), why);
             return Leftovers::Kept;
         }
     };
     let from = plan
         .origin
         .clone()
-        .unwrap_or_else(|| format!("{} at {at}", docs.root));
+        .unwrap_or_else(|| format!("{} at {at}", plan.source_url));
+    let place = match &docs.root {
+        DocsRoot::Folder(_) => docs.root.place(),
+        DocsRoot::TopLevel => "at the top of the tree, which has no docs folder".to_owned(),
+    };
     tally.notes.push(format!(
-        "documentation taken from {from}: {} files under {} ({} other files of the tree left out)",
+        "documentation taken from {from}: {} files {place} ({} other files of the tree left out)",
         docs.files.len(),
-        docs.root,
         docs.left_out
     ));
+    tally.notes.extend(docs.rules.notes());
     tally.notes.extend(docs.unusable.notes());
+    if let Some(warning) = only_project_files(docs.files.iter().map(|f| f.path.as_str())) {
+        tally.notes.push(warning);
+    }
     job.expect(docs.files.len());
     for file in docs.files {
         let record = PageRecord {
@@ -299,30 +348,35 @@ async fn package(
         .is_some_and(|r| r.hash == record.hash);
     tally.pages.insert(address.clone(), record);
     if unchanged {
-        // The very archive read last time: every document stays.
-        tally.unchanged += 1;
-        job.add_file(&address, FileState::Unchanged);
-        tally.keep.extend(previous.pages.keys().cloned());
-        for (path, record) in &previous.pages {
-            tally
-                .pages
-                .entry(path.clone())
-                .or_insert_with(|| record.clone());
-        }
+        tally.archive_unchanged(job, &address, previous);
         return Leftovers::Replaced;
     }
-    let reference = api_pages::read(
-        &reach.trees.memory,
-        release,
-        route,
-        &bytes,
-        &mut tally.notes,
-    )
-    .await;
-    match route
+    let reference = api_pages::read(tally, &reach.trees.memory, release, route, &bytes).await;
+    let mut chosen = route
         .choose(fetcher, release, &bytes, &mut tally.notes)
-        .await
-    {
+        .await;
+    if let Chosen::Repository(plan) = chosen {
+        // Listed first: a repository without a docs folder leaves the
+        // next route to be taken.
+        match fetch_tree(&plan, &reach.trees).await {
+            Err(TreeFailure::NoDocsFolder) => {
+                let origin = plan.origin.as_deref().unwrap_or(&plan.source_url);
+                tally.notes.push(format!(
+                    "the Git repository was not used: {origin}: {}, and the files at its top are not taken for documentation (from: repo reads them)",
+                    GitError::NoDocsFolder
+                ));
+                chosen = route
+                    .after_repository(fetcher, release, &bytes, &mut tally.notes)
+                    .await;
+            }
+            fetched => {
+                let leftovers = read_tree(tally, run, job, &plan, fetched, previous).await;
+                api_pages::meet(tally, run, job, reference, previous).await;
+                return leftovers;
+            }
+        }
+    }
+    match chosen {
         Chosen::Repository(plan) => {
             let leftovers = repository(tally, run, job, *plan, &reach.trees, previous).await;
             api_pages::meet(tally, run, job, reference, previous).await;
@@ -349,6 +403,7 @@ async fn package(
         read: Read::PackageDocs(route.selection.clone()),
     };
     run.take(input, slot).await;
+    tally.notes.extend(run.take_notes());
     // An archive refused whole (over the entry or size limits) stored
     // nothing: a failure, and not remembered as read, so that a refresh
     // tries it again rather than answering "unchanged".
@@ -379,13 +434,9 @@ async fn package(
         })
         .map(|f| f.file_path)
         .collect();
-    let readme_only = !stored.is_empty()
-        && stored
-            .iter()
-            .all(|p| !p.contains('/') && p.to_ascii_lowercase().starts_with("readme"));
-    if readme_only {
+    if let Some(warning) = only_project_files(stored.iter().map(String::as_str)) {
         tally.notes.push(format!(
-            "only the README came in: the {} archive has no docs folder, and its repository was not read (the notes above say why); its documentation may be on a site to add as a source of its own",
+            "{warning} (the {} archive has no docs folder, and its repository was not read: the notes above say why)",
             release.registry
         ));
     }

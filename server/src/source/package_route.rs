@@ -4,7 +4,8 @@
 //!
 //! 1. the Git repository the package's metadata names
 //!    ([`ingest_core::package_meta`]), at the release's tag, when the tag
-//!    is found;
+//!    is found and the tree has a docs folder (found once its tree is
+//!    listed: [`PackageRoute::after_repository`] then goes on);
 //! 2. else the documentation site it names, crawled within bounds (docs.rs
 //!    for a crate, at the release's own address there);
 //! 3. else the package archive, as uploaded packages are read.
@@ -92,7 +93,31 @@ impl PackageRoute {
                 Err(why) => notes.push(format!("the Git repository was not used: {why}")),
             }
         }
-        match self.site(fetcher, release, &links).await {
+        self.site_or_archive(fetcher, release, &links, notes).await
+    }
+
+    /// The routes after the repository, for a repository found without a
+    /// docs folder once its tree is listed: the site the package names,
+    /// else the archive.
+    pub async fn after_repository(
+        &self,
+        fetcher: &Fetcher,
+        release: &Release,
+        bytes: &[u8],
+        notes: &mut Vec<String>,
+    ) -> Chosen {
+        let links = package_links(&release.file_name, bytes);
+        self.site_or_archive(fetcher, release, &links, notes).await
+    }
+
+    async fn site_or_archive(
+        &self,
+        fetcher: &Fetcher,
+        release: &Release,
+        links: &PackageLinks,
+        notes: &mut Vec<String>,
+    ) -> Chosen {
+        match self.site(fetcher, release, links).await {
             Ok((plan, origin)) => return Chosen::Site(Box::new(plan), origin),
             Err(why) if self.from == Some(DocsFrom::Site) => {
                 return Chosen::Refused(format!(
@@ -235,6 +260,11 @@ impl PackageRoute {
             origin: Some(format!(
                 "the Git repository {shown} at tag {tag}, named by the package's {field}"
             )),
+            source_url: url.to_string(),
+            // Without a docs folder, the site or the archive is likelier
+            // documentation than a README and governance files, unless
+            // the repository is asked for.
+            needs_folder: self.from != Some(DocsFrom::Repo),
         })
     }
 }

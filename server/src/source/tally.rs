@@ -92,6 +92,35 @@ impl Tally {
         }
     }
 
+    /// A package whose archive (at `address`) is the very one read last
+    /// time: every document stays, counted as documents, as `pages`
+    /// counts them (not as one unchanged archive beside them), and a note
+    /// says why nothing was fetched.
+    pub(super) fn archive_unchanged(
+        &mut self,
+        job: &JobHandle,
+        address: &str,
+        previous: &SourceState,
+    ) {
+        self.keep.extend(previous.pages.keys().cloned());
+        let mut documents = 0;
+        for (path, record) in previous.pages.iter().filter(|(p, _)| *p != address) {
+            documents += 1;
+            job.add_file(path, FileState::Unchanged);
+            self.pages
+                .entry(path.clone())
+                .or_insert_with(|| record.clone());
+        }
+        // An archive that gave no document: it alone was met again.
+        if documents == 0 {
+            job.add_file(address, FileState::Unchanged);
+        }
+        self.unchanged += documents.max(1);
+        self.notes.push(format!(
+            "nothing changed: the release's archive is the one read last time (same SHA-256), so the {documents} documents read from it or its route are kept as stored, and its documentation was not fetched again"
+        ));
+    }
+
     /// A stored page that changed but could not be read this time (its
     /// new bytes fail extraction) keeps its stored version rather than
     /// vanishing for a bad answer; it is read again at the next refresh.

@@ -2,7 +2,8 @@
 //! registries: a crate to its docs.rs pages (a mirror on loopback, built
 //! with the real rustdoc from the crate's own published source, reached
 //! through `--rewrite-url` as an air-gapped server reaches its mirror), and
-//! a package's registry releases tracked as versions.
+//! a package's registry releases tracked as versions, and a repository
+//! without a docs folder (a loopback Git mirror) passed for the next route.
 
 use std::net::IpAddr;
 use std::path::Path;
@@ -19,7 +20,8 @@ use docshelf_server::engine::Engine;
 use index_core::job::{FileState, JobState};
 use index_core::source::{DocsFrom, SourceRequest};
 
-use crate::common::{self, finished_job, first_library_versions, post_json, serve_app};
+use crate::common::{self, finished_job, first_library_versions, get_json, post_json, serve_app};
+use crate::git_server::{GitServer, Repo};
 
 /// The crate the docs.rs mirror holds, at the release the test asks for.
 const CRATE: &str = "itoa";
@@ -94,6 +96,15 @@ fn sources(mirrors: Vec<(String, String)>) -> SourceConfig {
         crawl_rate: 1000.0,
         ..SourceConfig::default()
     }
+}
+
+/// The stored documents that are not the API reference read from the
+/// package's code (its `api/` pages, beside whatever route was taken).
+fn documentation(status: &index_core::job::JobStatus) -> Vec<&str> {
+    stored(status)
+        .into_iter()
+        .filter(|p| !p.starts_with("api/"))
+        .collect()
 }
 
 fn stored(status: &index_core::job::JobStatus) -> Vec<&str> {
@@ -233,8 +244,9 @@ async fn a_crate_is_followed_to_its_release_on_docs_rs() {
 
 /// A package's registry releases as versions: npm's real release list of
 /// left-pad, the newest `keep` matching `1.*` fetched (each its own
-/// archive), a release not held yet fetched when `keep` grows, the oldest
-/// dropped when it shrinks; a tracked package naming a release, or a
+/// archive), a release not held yet fetched when `keep` grows, a refresh
+/// of one answering with that release's own source id, the oldest dropped
+/// when it shrinks; a tracked package naming a release, or a
 /// pattern nothing matches, is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_packages_registry_releases_are_tracked_as_versions() {
@@ -256,18 +268,46 @@ async fn a_packages_registry_releases_are_tracked_as_versions() {
     finished_job(&base, &grown).await;
     assert_eq!(first_library_versions(&base).await, ["1.3.0", "1.2.0"]);
 
+    // A refresh of the older release answers with its own source id, which
+    // stays; its archive unchanged, the refresh counts documents, and says so.
+    let older = grown["source_id"].as_str().expect("source");
+    let (status, again) =
+        post_json(&base, &format!("/api/sources/{older}/refresh"), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{again}");
+    assert_eq!(again["source_id"], older, "{again}");
+    assert_eq!(again["version"], "1.2.0", "{again}");
+    let job = finished_job(&base, &again).await;
+    assert_eq!(job["state"], "done", "{job}");
+    let (status, source) = get_json(&base, &format!("/api/sources/{older}")).await;
+    assert_eq!(status, StatusCode::OK, "{source}");
+    let last = &source["last_refresh"];
+    assert_eq!(last["changed"], 0, "{source}");
+    assert!(last["pages"].as_u64().is_some_and(|n| n > 0), "{source}");
+    assert_eq!(last["unchanged"], last["pages"], "{source}");
+    assert!(
+        last["notes"]
+            .as_array()
+            .is_some_and(|n| n.iter().any(|n| n.as_str().is_some_and(|n| n
+                .starts_with("nothing changed: the release's archive is the one read last time")))),
+        "{source}"
+    );
+
     // Asked again to keep one: the older is dropped.
     let (status, shrunk) = post_json(&base, "/api/sources", track(1)).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{shrunk}");
     assert_eq!(shrunk["dropped"], json!(["1.2.0"]), "{shrunk}");
     finished_job(&base, &shrunk).await;
     assert_eq!(first_library_versions(&base).await, ["1.3.0"]);
+    // The release dropped past keep is gone with its source.
+    let (status, _) = get_json(&base, &format!("/api/sources/{older}")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
     // A refresh of a tracked version re-evaluates the releases.
     let source = shrunk["source_id"].as_str().expect("source");
     let (status, again) =
         post_json(&base, &format!("/api/sources/{source}/refresh"), json!({})).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{again}");
     assert_eq!(again["version"], "1.3.0", "{again}");
+    assert_eq!(again["source_id"], source, "{again}");
     let job = finished_job(&base, &again).await;
     assert_eq!(job["state"], "done", "{job}");
 
@@ -459,4 +499,206 @@ async fn a_javascript_packages_api_reference_is_read_from_its_doc_comments() {
     );
     // `app.init` is documented `@private` in express's source.
     assert!(!page.text.contains("express.app.init"), "{}", page.text);
+}
+
+/// express as the trial met it: its repository (a loopback mirror of
+/// GitHub, tagged as express tags) has no docs folder, only a README and
+/// the project's own files; its site is the `homepage` its real npm
+/// release names (a loopback mirror of expressjs.com, its pages written
+/// under `dir`). Returns the Git server and the site's base URL.
+async fn express_mirrors(dir: &Path) -> (GitServer, String) {
+    let repo = Repo::new();
+    repo.commit(
+        &[
+            (
+                "Readme.md",
+                "# Express\n\nFast, unopinionated, minimalist web framework.\n",
+            ),
+            (
+                "Charter.md",
+                "# Express Charter\n\nThe project's mission.\n",
+            ),
+            ("Code-Of-Conduct.md", "# Code of Conduct\n\nBe kind.\n"),
+            (
+                "Triager-Guide.md",
+                "# Triager Guide\n\nHow to label issues.\n",
+            ),
+            ("Security.md", "# Security Policies\n\nReport privately.\n"),
+            (
+                "Contributing.md",
+                "# Contributing\n\nOpen a pull request.\n",
+            ),
+            (
+                "History.md",
+                "4.18.2 / 2022-10-08\n===\n\n  * Fix regression\n",
+            ),
+            ("lib/express.js", "module.exports = createApplication;\n"),
+        ],
+        Some("4.18.2"),
+    );
+    let git = GitServer::start(|root| repo.publish_at(root, "expressjs/express"), &[]);
+    let site = dir.join("expressjs.com");
+    std::fs::create_dir_all(site.join("en/guide")).expect("site dirs");
+    std::fs::write(
+        site.join("index.html"),
+        "<html><head><title>Express</title></head><body><h1>Express</h1>\
+         <p>Fast web framework for Node.js.</p><a href=\"en/guide/routing.html\">Routing</a></body></html>",
+    )
+    .expect("index");
+    std::fs::write(
+        site.join("en/guide/routing.html"),
+        "<html><head><title>Routing</title></head><body><h1>Routing</h1>\
+         <p>Route parameters are named URL segments captured in req.params, such as the \
+         quetzal segment of /users/:quetzal.</p></body></html>",
+    )
+    .expect("routing");
+    let app = axum::Router::new().nest_service("/expressjs.com", ServeDir::new(site));
+    let base = serve_app(app, docshelf_server::http::serve::HEADER_TIMEOUT).await;
+    (git, format!("{base}/expressjs.com"))
+}
+
+/// A package whose repository has no docs folder takes the next route, not
+/// the top of the tree: express's site, else its archive, saying why, and
+/// a result of a README alone warns. Asked for the repository (`from:
+/// repo`), its top is read, with the contributing guide and release notes
+/// said as left out and a warning that it is the project's own files. A
+/// Git source behind the same rewrite that fails names the repository's
+/// own URL, not the mirror's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_without_a_docs_folder_leaves_the_next_route() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (git, site) = express_mirrors(dir.path()).await;
+    let github = ("https://github.com/".to_owned(), format!("{}/", git.base));
+    let config = EngineConfig {
+        sources: sources(vec![
+            github.clone(),
+            ("http://expressjs.com/".into(), format!("{site}/")),
+        ]),
+        ..common::engine_config(&dir.path().join("store"))
+    };
+    let engine = Engine::open(&config).await.expect("engine");
+    let express = |library: &str, from: Option<DocsFrom>| SourceRequest {
+        url: "npm:express@4.18.2".into(),
+        library: library.into(),
+        from,
+        ..SourceRequest::default()
+    };
+
+    let status = engine
+        .ingest_source(express("express", None), |_| {})
+        .await
+        .expect("express");
+    assert_eq!(status.state, JobState::Done, "{status:#?}");
+    let notes = status.notes.join("\n");
+    assert!(
+        notes.contains("the Git repository was not used: the Git repository https://github.com/expressjs/express (fetched from")
+            && notes.contains("it has no docs folder"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("documentation taken from the site http://expressjs.com/ (fetched from"),
+        "{notes}"
+    );
+    let pages = documentation(&status);
+    assert!(
+        pages.contains(&"http://expressjs.com/en/guide/routing.html"),
+        "{pages:#?}"
+    );
+    assert!(
+        pages.iter().all(|p| p.starts_with("http://expressjs.com/")),
+        "nothing from the top of the tree: {pages:#?}"
+    );
+    assert!(!notes.contains("warning:"), "{notes}");
+
+    // Asked for the repository: its top, said for what it is.
+    let status = engine
+        .ingest_source(express("express-repo", Some(DocsFrom::Repo)), |_| {})
+        .await
+        .expect("from repo");
+    assert_eq!(status.state, JobState::Done, "{status:#?}");
+    let mut pages = documentation(&status);
+    pages.sort_unstable();
+    assert_eq!(
+        pages,
+        [
+            "Charter.md",
+            "Code-Of-Conduct.md",
+            "Readme.md",
+            "Security.md",
+            "Triager-Guide.md"
+        ],
+        "{status:#?}"
+    );
+    let notes = status.notes.join("\n");
+    assert!(
+        notes.contains("5 files at the top of the tree, which has no docs folder"),
+        "{notes}"
+    );
+    assert!(!notes.contains("files under the files"), "{notes}");
+    assert!(
+        notes.contains("left out 1 contributing guide at the top of the tree (about the project, not its use) (Contributing.md)"),
+        "{notes}"
+    );
+    assert!(
+        notes
+            .contains("left out 1 release-notes file (include it by name to take it) (History.md)"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("warning: only a README and the project's own files came in"),
+        "{notes}"
+    );
+
+    // A Git source behind the rewrite, failing: named by its own URL.
+    let missing = SourceRequest {
+        url: "https://github.com/expressjs/express".into(),
+        library: "express-git".into(),
+        git_ref: Some("4.18.2".into()),
+        docs_path: Some("docs".into()),
+        ..SourceRequest::default()
+    };
+    let status = engine
+        .ingest_source(missing, |_| {})
+        .await
+        .expect("git source");
+    assert_eq!(status.state, JobState::Failed, "{status:#?}");
+    let failed = status
+        .files
+        .iter()
+        .find(|f| matches!(f.state, FileState::Failed { .. }))
+        .expect("the failure");
+    assert_eq!(
+        failed.file_path,
+        "https://github.com/expressjs/express @ 4.18.2"
+    );
+    let shown = serde_json::to_string(&status).expect("json");
+    assert!(shown.contains("is not in the repository"), "{shown}");
+    assert!(!shown.contains(&git.base), "{shown}");
+    drop(engine);
+
+    // The site out of reach: the archive, whose README alone warns.
+    let config = EngineConfig {
+        sources: sources(vec![
+            github,
+            ("http://expressjs.com/".into(), "http://127.0.0.1:9/".into()),
+        ]),
+        ..common::engine_config(&dir.path().join("store-2"))
+    };
+    let engine = Engine::open(&config).await.expect("engine");
+    let status = engine
+        .ingest_source(express("express", None), |_| {})
+        .await
+        .expect("express archive");
+    assert_eq!(status.state, JobState::Done, "{status:#?}");
+    assert_eq!(documentation(&status), ["Readme.md"], "{status:#?}");
+    let notes = status.notes.join("\n");
+    assert!(notes.contains("it has no docs folder"), "{notes}");
+    assert!(
+        notes.contains("the documentation site was not crawled"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("warning: only the README came in"),
+        "{notes}"
+    );
 }

@@ -26,6 +26,7 @@ pub use remote::Remote;
 
 /// A Git source's fetch: the repository, checked and pinned, the commit
 /// and the docs folder.
+#[derive(Clone)]
 pub struct GitPlan {
     pub remote: Remote,
     pub target: Target,
@@ -39,6 +40,14 @@ pub struct GitPlan {
     /// Where the repository came from, when a package's metadata named it
     /// (said in the job's notes).
     pub origin: Option<String>,
+    /// The repository as its source names it, before `--rewrite-url`:
+    /// what failures name, as a crawl's pages keep their source's
+    /// addresses.
+    pub source_url: String,
+    /// Whether a tree without a docs folder fails with
+    /// [`GitError::NoDocsFolder`] rather than giving the files at its top:
+    /// a package's repository, whose next route is likelier documentation.
+    pub needs_folder: bool,
 }
 
 /// Hosts whose project URLs (`https://github.com/owner/name`) are Git
@@ -117,10 +126,15 @@ pub enum GitError {
     Failed { url: String, why: String },
     #[error("the docs folder {0:?} is not in the repository at this ref")]
     NoDocsPath(String),
-    #[error("no file docshelf reads under {0}")]
+    /// Where: `under docs/`, `at the top of the tree`.
+    #[error("no file docshelf reads {0}")]
     NoDocs(String),
-    #[error("no documentation file under {root} can be stored: {why}")]
+    #[error("no documentation file {root} can be stored: {why}")]
     NoUsableDocs { root: String, why: String },
+    /// A package's repository without a docs folder: its next route is
+    /// taken instead of the files at its top (a README, governance).
+    #[error("it has no docs folder (docs/, doc/, documentation/, website/docs/ or a book's src/)")]
+    NoDocsFolder,
     #[error("the docs folder holds {found} files docshelf reads, more than the {max} an archive may hold; give a narrower docs path")]
     TooManyFiles { found: usize, max: usize },
     #[error("the fetch wrote more than {} MiB; give a narrower docs path", .max / (1024 * 1024))]

@@ -15,6 +15,7 @@ use std::time::Duration;
 use index_core::format::Format;
 use ingest_core::docs_tree::{find_docs_root, select_files, DocsRoot, DocsSelection};
 use ingest_core::extract::ArchiveLimits;
+use ingest_core::file_rules::{drop_requirements, RuleTally};
 
 use super::listing::{self, TreeLimits};
 use super::names::{LeftOut, Skip};
@@ -41,6 +42,8 @@ pub struct DocsFetch {
     pub files: Vec<TreeFile>,
     /// The commit's files that are not documentation, counted.
     pub left_out: usize,
+    /// The files docshelf reads that a rule left out, by rule.
+    pub rules: RuleTally,
     /// The documentation files that cannot be stored as they are named,
     /// or are links or submodules, by reason.
     pub unusable: LeftOut,
@@ -58,12 +61,15 @@ pub struct FetchBounds<'a> {
 }
 
 /// Fetches the documentation of `target` from `remote`: under `docs_path`
-/// when given, else under the folder found. Blocks: call it on a blocking
-/// thread. `stop` ends it early.
+/// when given, else under the folder found; a tree without one fails with
+/// [`GitError::NoDocsFolder`] when `needs_folder` (and no include glob
+/// chooses the files), before any file is fetched. Blocks: call it on a
+/// blocking thread. `stop` ends it early.
 pub fn fetch_docs(
     remote: &Remote,
     target: &Target,
     docs_path: Option<&str>,
+    needs_folder: bool,
     selection: &DocsSelection,
     bounds: FetchBounds<'_>,
     stop: &AtomicBool,
@@ -118,7 +124,14 @@ pub fn fetch_docs(
         }
         None => find_docs_root(&paths),
     };
+    if needs_folder && root == DocsRoot::TopLevel && !selection.chooses() {
+        return Err(GitError::NoDocsFolder);
+    }
     let chosen = select_files(&paths, &root, false, selection);
+    let mut rules = chosen.left_out;
+    let chosen = chosen.files;
+    // The tree's other files: neither chosen nor left out by a rule.
+    let left_out = paths.len().saturating_sub(chosen.len() + rules.total());
     let mut unusable = LeftOut::default();
     let docs: Vec<_> = chosen
         .iter()
@@ -126,9 +139,9 @@ pub fn fetch_docs(
         .collect();
     if docs.is_empty() {
         return Err(match unusable.total() {
-            0 => GitError::NoDocs(root.to_string()),
+            0 => GitError::NoDocs(root.place()),
             _ => GitError::NoUsableDocs {
-                root: root.to_string(),
+                root: root.place(),
                 why: unusable.notes().join("; "),
             },
         });
@@ -171,11 +184,21 @@ pub fn fetch_docs(
             bytes,
         });
     }
+    // A pip requirements file is told from prose by its lines, read now.
+    drop_requirements(
+        &mut files,
+        |f| (f.path.as_str(), f.bytes.as_slice()),
+        &mut rules,
+    );
+    if files.is_empty() && unusable.total() == 0 {
+        return Err(GitError::NoDocs(root.place()));
+    }
     Ok(DocsFetch {
         root,
-        left_out: paths.len() - chosen.len(),
+        left_out,
         files,
         unusable,
+        rules,
     })
 }
 
