@@ -189,24 +189,6 @@ fn first_sentence(text: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::relative;
-
-    #[test]
-    fn links_are_relative_to_the_linking_document() {
-        assert_eq!(
-            relative("api/click.md", "api/click/option.md"),
-            "click/option.md"
-        );
-        assert_eq!(
-            relative("api/click/Option.md", "api/click/Parameter.md"),
-            "Parameter.md"
-        );
-        assert_eq!(relative("api/a/b/C.md", "api/a/D.md"), "../D.md");
-    }
-}
-
 /// One symbol's document: its declaration, documentation and members.
 fn symbol_document(
     path: &str,
@@ -287,15 +269,33 @@ fn symbol(
             // The text goes on as the item's own paragraphs and code.
             for (i, line) in param.doc.lines().enumerate() {
                 if i > 0 {
-                    out.push_str("\n");
+                    out.push('\n');
                     if !line.is_empty() {
                         out.push_str("  ");
                     }
                 }
                 out.push_str(line);
             }
-            out.push_str("\n");
+            out.push('\n');
         }
         out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative;
+
+    #[test]
+    fn links_are_relative_to_the_linking_document() {
+        assert_eq!(
+            relative("api/click.md", "api/click/option.md"),
+            "click/option.md"
+        );
+        assert_eq!(
+            relative("api/click/Option.md", "api/click/Parameter.md"),
+            "Parameter.md"
+        );
+        assert_eq!(relative("api/a/b/C.md", "api/a/D.md"), "../D.md");
     }
 }
