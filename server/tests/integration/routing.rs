@@ -93,7 +93,16 @@ async fn replicas_behind_haproxy_hold_only_the_libraries_routed_to_them() {
     let router = common::router_config(dir.path(), 1 << 20);
     let mut replicas = Vec::new();
     for _ in 0..2 {
-        let engine = Engine::open(&config).await.expect("replica");
+        // What is asserted is where searches go, not how fast they are: a
+        // search the store answers (on the S3 server, while the whole suite
+        // loads this machine) may take longer than the default budget.
+        let engine = Engine::open(&config)
+            .await
+            .expect("replica")
+            .with_search_limits(
+                docshelf_server::engine::MAX_CONCURRENT_SEARCHES,
+                Duration::from_secs(300),
+            );
         engine.warm().await;
         replicas.push(common::serve_engine(engine, &router).await);
     }
