@@ -19,7 +19,7 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm dev run test test-rust test-wasm-core test-e2e test-fuzz test-deploy image bench-access bench-budget bench-intents bench-comparisons bench-concepts bench-near-duplicates bench-embed bench-kernels bench-ingest bench-ocr bench-search bench-segments bench-vector bench-load bench-hostile bench-reuse bench-crawl bench-crawl-vs-git bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
+.PHONY: help setup build build-server build-wasm dev run release test test-rust test-wasm-core test-e2e test-fuzz test-deploy image bench-access bench-budget bench-intents bench-comparisons bench-concepts bench-near-duplicates bench-embed bench-kernels bench-ingest bench-ocr bench-search bench-segments bench-vector bench-load bench-hostile bench-reuse bench-crawl bench-crawl-vs-git bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
@@ -40,6 +40,7 @@ help:
 	@echo "make bench-replicas   two servers on one store, local and S3: time until one sees the other's upload, warm search latency"
 	@echo "make test-deploy   deploy/nginx.conf in front of docshelf over HTTPS: uploads, event streams, MCP, search"
 	@echo "make image   the OCI image (deploy/Containerfile) from Debian's packages, and its smoke test (as root, podman)"
+	@echo "make release   the optimised, stripped server with its dashboard and model: release/docshelf-VERSION-ARCH-linux.tar.gz"
 	@echo "make llm-server  a local model for Ask on http://127.0.0.1:8081 (then DOCSHELF_LLM_URL=http://127.0.0.1:8081 make run)"
 
 setup:
@@ -133,6 +134,12 @@ test-deploy:
 # its smoke test; as root (scripts/build-image.sh).
 image:
 	@scripts/build-image.sh
+
+# The binary a server runs, optimised and stripped (Cargo.toml's `dist`
+# profile, in its own target directory), with the dashboard bundle and the
+# model beside it: release/docshelf-VERSION-ARCH-linux[.tar.gz].
+release: setup
+	@scripts/release.sh
 
 # Benchmarks print figures; they assert nothing. The dev profile reuses the
 # test build (burn's kernels and the tokenizer are optimised there already).
