@@ -1,23 +1,23 @@
 //! What the store holds, by library, version and document.
 //!
-//! Listing scans a few small columns of every row, so the result is cached
+//! Listing reads a few small columns of the rows, so the result is cached
 //! and keyed on the table version: any write (ours, or another server's once
-//! it is seen) makes a new version and the next listing rescans. The same
-//! scan stamps every library version's rows, which tells the in-memory
-//! copy which of its segments are still current
-//! ([`super::resident::published`]).
+//! it is seen) makes a new version and the next listing reads what changed,
+//! fragment by fragment ([`fragments`]). The same read stamps every library
+//! version's rows, which tells the in-memory copy which of its segments are
+//! still current ([`super::resident::published`]).
 
-use std::collections::BTreeMap;
+mod fragments;
+
 use std::sync::Arc;
 
-use arrow_array::{Array, RecordBatch, TimestampMicrosecondArray};
-use futures::TryStreamExt;
 use index_core::catalog::{Deleted, DocumentInfo, LibraryInfo, VersionInfo};
 use index_core::StoreCounts;
-use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
-use super::resident::published::{PublishedVersion, PublishedVersions, Stamp};
-use super::{filter, string_column, Store, StoreError};
+use super::resident::published::{PublishedVersion, PublishedVersions};
+use super::{filter, Store, StoreError};
+pub(super) use fragments::Fragments;
+pub use fragments::ScanCounts;
 
 /// Every document, and the libraries they make up, as of one table
 /// version. Every search resolves its library against the list, so it is
@@ -106,13 +106,26 @@ impl Store {
             return Ok(listing);
         }
         // One scan at a time: after a commit every search in flight asks at
-        // once, and each scan reads a few columns of every row. The others
-        // wait for the first and find its result.
-        let _one_scan = self.catalog_scan.lock().await;
+        // once. The others wait for the first and find its result.
+        let mut fragments = self.catalog_scan.lock().await;
         if let Some(listing) = self.cached(version).await {
             return Ok(listing);
         }
-        let (documents, stamps) = self.scan_documents().await?;
+        let dataset = self
+            .chunks
+            .dataset()
+            .ok_or_else(|| StoreError::Shape("the chunk table is not a Lance dataset".into()))?
+            .get()
+            .await?;
+        let ((documents, stamps), counts) = fragments.scan(&dataset).await?;
+        tracing::debug!(?counts, "catalog read");
+        *self
+            .catalog_counts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = counts;
+        // The listing is of the dataset read, which may be newer than the
+        // version asked about.
+        let version = dataset.version().version;
         let documents = Arc::new(documents);
         let libraries = Arc::new(summarise(&documents));
         let mut versions: Vec<PublishedVersion> = libraries
@@ -146,81 +159,21 @@ impl Store {
         Ok((documents, libraries, published))
     }
 
-    /// Every document, and each library version's [`Stamp`].
-    async fn scan_documents(
-        &self,
-    ) -> Result<(Vec<DocumentInfo>, BTreeMap<(String, String), Stamp>), StoreError> {
-        let batches: Vec<RecordBatch> = self
-            .chunks
-            .query()
-            .select(Select::columns(&[
-                "library",
-                "version",
-                "file_path",
-                "title",
-                "chunk_id",
-                "created_at",
-            ]))
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
-        let mut docs: BTreeMap<(String, String, String), DocumentInfo> = BTreeMap::new();
-        let mut stamps: BTreeMap<(String, String), Stamp> = BTreeMap::new();
-        for batch in &batches {
-            let (library, version, path, title) = (
-                string_column(batch, "library")?,
-                string_column(batch, "version")?,
-                string_column(batch, "file_path")?,
-                string_column(batch, "title")?,
-            );
-            let created = batch
-                .column_by_name("created_at")
-                .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>())
-                .ok_or_else(|| StoreError::Shape("created_at is not a timestamp".into()))?;
-            let id = string_column(batch, "chunk_id")?;
-            // Rows come a version at a time as a rule: the stamp's entry
-            // is looked up again only when the version changes.
-            let mut stamp: Option<(&str, &str, Stamp)> = None;
-            for row in 0..batch.num_rows() {
-                let (l, v) = (library.value(row), version.value(row));
-                match &mut stamp {
-                    Some((sl, sv, s)) if *sl == l && *sv == v => {
-                        s.add(id.value(row), created.value(row));
-                    }
-                    _ => {
-                        if let Some((sl, sv, s)) = stamp.take() {
-                            fold(&mut stamps, sl, sv, s);
-                        }
-                        let mut s = Stamp::default();
-                        s.add(id.value(row), created.value(row));
-                        stamp = Some((l, v, s));
-                    }
-                }
-                let key = (
-                    library.value(row).to_owned(),
-                    version.value(row).to_owned(),
-                    path.value(row).to_owned(),
-                );
-                let at = created.value(row) / 1_000_000;
-                let doc = docs
-                    .entry(key)
-                    .or_insert_with_key(|(l, v, p)| DocumentInfo {
-                        library: l.clone(),
-                        version: v.clone(),
-                        file_path: p.clone(),
-                        title: (!title.is_null(row)).then(|| title.value(row).to_owned()),
-                        chunks: 0,
-                        updated_at: at,
-                    });
-                doc.chunks += 1;
-                doc.updated_at = doc.updated_at.max(at);
-            }
-            if let Some((l, v, s)) = stamp {
-                fold(&mut stamps, l, v, s);
-            }
-        }
-        Ok((docs.into_values().collect(), stamps))
+    /// How the last listing was read: fragments reused, counted again and
+    /// read, and rows read (what a commit cost the catalog).
+    pub fn catalog_counts(&self) -> ScanCounts {
+        *self
+            .catalog_counts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Forgets what the catalog read, so that the next listing reads every
+    /// row, as one after start-up does: what the benches compare a commit's
+    /// listing with.
+    pub async fn forget_catalog(&self) {
+        *self.catalog_scan.lock().await = Fragments::default();
+        *self.catalog.write().await = None;
     }
 
     /// How many libraries, documents and chunks are stored.
@@ -261,14 +214,6 @@ impl Store {
         };
         Ok(Deleted { chunks, ..counted })
     }
-}
-
-/// Adds a run of one version's rows to its stamp.
-fn fold(stamps: &mut BTreeMap<(String, String), Stamp>, library: &str, version: &str, run: Stamp) {
-    let total = stamps
-        .entry((library.to_owned(), version.to_owned()))
-        .or_default();
-    total.merge(run);
 }
 
 /// Every library with its versions (newest first) and counts, from the

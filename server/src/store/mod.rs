@@ -146,8 +146,11 @@ pub struct Store {
     /// One writer at a time, across processes too (see [`writers`]).
     write: writers::WriteLock,
     catalog: RwLock<Option<catalog::Catalog>>,
-    /// Held while the catalog is scanned (see [`catalog`]).
-    catalog_scan: tokio::sync::Mutex<()>,
+    /// What the catalog read of each fragment, held while it reads (see
+    /// [`catalog`]).
+    catalog_scan: tokio::sync::Mutex<catalog::Fragments>,
+    /// How the last listing was read.
+    catalog_counts: std::sync::Mutex<catalog::ScanCounts>,
     /// Set once the full-text index is known to exist.
     fts_ready: std::sync::atomic::AtomicBool,
     tuning: VectorSearchTuning,
@@ -262,6 +265,21 @@ impl Store {
         let published = self.published().await?;
         self.resident
             .covering(&self.chunks, &published, scope, true)
+            .await
+    }
+
+    /// What memory holds of the versions `scope` covers, for a search's
+    /// leg (see [`resident::Resident::coverage`]).
+    pub(crate) async fn coverage_for(
+        &self,
+        scope: &filter::Scope,
+    ) -> Result<resident::Coverage, StoreError> {
+        if !self.resident.enabled() {
+            return Ok(resident::Coverage::None);
+        }
+        let published = self.published().await?;
+        self.resident
+            .coverage(&self.chunks, &published, scope, true)
             .await
     }
 

@@ -22,6 +22,7 @@ mod access;
 mod ask;
 mod backup;
 mod budget;
+mod catalog;
 mod changes;
 mod cli;
 mod crash;

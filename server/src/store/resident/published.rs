@@ -25,13 +25,18 @@ use std::hash::{Hash, Hasher};
 pub struct Stamp(u64);
 
 impl Stamp {
-    /// Adds one row.
-    pub fn add(&mut self, chunk_id: &str, created_at_micros: i64) {
+    /// One row's stamp.
+    pub fn of(chunk_id: &str, created_at_micros: i64) -> Self {
         // SipHash with fixed keys: the same in every process of one build,
         // which is all a stamp needs (stamps are never stored).
         let mut hasher = std::hash::DefaultHasher::new();
         (chunk_id, created_at_micros).hash(&mut hasher);
-        self.0 = self.0.wrapping_add(hasher.finish());
+        Self(hasher.finish())
+    }
+
+    /// Adds one row.
+    pub fn add(&mut self, chunk_id: &str, created_at_micros: i64) {
+        self.merge(Self::of(chunk_id, created_at_micros));
     }
 
     /// Adds another set of rows' stamp.
