@@ -19,7 +19,7 @@ export DOCSHELF_BIN := $(CARGO_TARGET_DIR)/debug/docshelf
 
 ARGS ?=
 
-.PHONY: help setup build build-server build-wasm dev run release test test-rust test-wasm-core test-e2e test-fuzz test-deploy image bench-access bench-budget bench-intents bench-comparisons bench-concepts bench-near-duplicates bench-embed bench-kernels bench-ingest bench-ocr bench-search bench-segments bench-vector bench-load bench-hostile bench-reuse bench-crawl bench-crawl-vs-git bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
+.PHONY: help setup build build-server build-wasm dev run release test test-rust test-wasm-core test-e2e test-fuzz test-deploy image bench-access bench-budget bench-intents bench-comparisons bench-concepts bench-near-duplicates bench-embed bench-kernels bench-ingest bench-ocr bench-search bench-segments bench-size bench-vector bench-load bench-hostile bench-reuse bench-crawl bench-crawl-vs-git bench-replicas bench-peers bench-ask llm llm-server s3-server eval lint fmt
 
 help:
 	@echo "make run    install, build and start docshelf on http://127.0.0.1:8080 (store: ./data)"
@@ -30,6 +30,7 @@ help:
 	@echo "make bench-embed | bench-kernels | bench-ingest | bench-ocr | bench-search | bench-vector | bench-load | bench-hostile | bench-peers   benchmarks (print figures)"
 	@echo "make bench-search ROWS=100000 CONCURRENCY=16   search at scale, in-process and over HTTP"
 	@echo "make bench-segments   one library searched while another is published, from memory and from the store"
+	@echo "make bench-size ROWS=1000000 LIBRARIES=1000 [MIB=512]   many libraries: held and not held, the catalog after a commit, writes, the server under a budget"
 	@echo "make bench-ask   Ask's time to sources and to first token with a local model"
 	@echo "make bench-access   what the token check costs a search, with 1,000 tokens and 1,000 libraries"
 	@echo "make bench-crawl   the crawler on MkDocs sites and the git manual on loopback: boilerplate, search, throughput, refresh"
@@ -176,6 +177,15 @@ ROWS ?=
 CONCURRENCY ?=
 bench-search: setup build-server
 	DOCSHELF_BENCH_ROWS=$(ROWS) DOCSHELF_BENCH_CONCURRENCY=$(CONCURRENCY) \
+	  cargo bench --locked --profile dev -p docshelf-server --bench search
+
+# Many libraries (server/benches/search/size.rs): ROWS chunks over
+# LIBRARIES libraries, searched held and not held, the catalog after each
+# kind of commit, one library while another publishes, and `docshelf serve`
+# under MIB of budget. The corpus is made once and cached.
+bench-size: setup build-server
+	DOCSHELF_BENCH_SIZE=1 DOCSHELF_BENCH_ROWS=$(or $(ROWS),1000000) \
+	  DOCSHELF_BENCH_LIBRARIES=$(or $(LIBRARIES),1000) DOCSHELF_BENCH_MIB=$(or $(MIB),512) \
 	  cargo bench --locked --profile dev -p docshelf-server --bench search
 
 # One library searched while another is published over and over, from

@@ -17,6 +17,10 @@
 //!   `DOCSHELF_BENCH_ROWS`, `DOCSHELF_BENCH_CONCURRENCY`): a corpus of that
 //!   many chunks grown from the git manual's real ones ([`corpus`]),
 //!   searched in-process and over HTTP ([`scale`], [`http`]).
+//! - **Many libraries** (`make bench-size ROWS=1000000 LIBRARIES=1000`,
+//!   env `DOCSHELF_BENCH_LIBRARIES` beside the rows): held and not held,
+//!   what a commit costs the catalog, searches while another library is
+//!   published, and the server under a budget over HTTP ([`size`]).
 //! - **While another library is published** (`make bench-segments`, env
 //!   `DOCSHELF_BENCH_WRITES_STORE`): one library searched while another is
 //!   published over and over, from memory and from the store ([`writes`]).
@@ -29,6 +33,8 @@ mod cross_encoder_dir;
 mod http;
 #[path = "search/scale.rs"]
 mod scale;
+#[path = "search/size.rs"]
+mod size;
 #[path = "search/writes.rs"]
 mod writes;
 
@@ -75,6 +81,9 @@ async fn main() {
         Some(rows) if std::env::var_os("DOCSHELF_BENCH_PREPARE_ONLY").is_some() => {
             let dir = corpus::ensure(&root, rows).await;
             println!("corpus-dir: {}", dir.display());
+        }
+        Some(rows) if std::env::var_os("DOCSHELF_BENCH_SIZE").is_some() => {
+            size::run(&root, rows).await;
         }
         Some(rows) => {
             let concurrency = env_usize("DOCSHELF_BENCH_CONCURRENCY").unwrap_or(0);

@@ -14,7 +14,8 @@
 //!   frequency and extended with made-up rare words, so posting lists have
 //!   the long-tailed lengths of real text and BM25 does real work.
 //! - **Documents** of 12 consecutive seed chunks, spread over
-//!   [`LIBRARIES`] libraries, so a library filter selects a tenth.
+//!   [`libraries`] libraries (`DOCSHELF_BENCH_LIBRARIES`, default 10, so a
+//!   library filter selects a tenth), each at version `1.0`.
 //!
 //! The generator is deterministic: the same row count gives the same
 //! corpus. It is cached under `~/.cache/docshelf/bench/` (outside the
@@ -34,9 +35,11 @@ use ingest_core::chunk::{Chunk, HEADING_SEPARATOR};
 /// Bump when the corpus a row count gives changes: cached ones (and the
 /// seeds) are rebuilt. v2: the seeds are cut by the 700-byte chunker.
 const GENERATOR: &str = "v2";
-/// Libraries the rows are spread over; the bench filters on one of them.
-pub const LIBRARIES: usize = 10;
-/// The library the bench's filtered searches ask for.
+/// Libraries the rows are spread over by default; the bench filters on
+/// one of them.
+const LIBRARIES: usize = 10;
+/// The library the bench's filtered searches ask for (it exists for any
+/// count of libraries above 3).
 pub const FILTER_LIBRARY: &str = "lib03";
 const DOC_CHUNKS: usize = 12;
 /// Rows written per commit.
@@ -72,9 +75,27 @@ pub fn engine_config(root: &Path, data: &Path) -> EngineConfig {
     )
 }
 
+/// How many libraries the rows are spread over: `DOCSHELF_BENCH_LIBRARIES`,
+/// else [`LIBRARIES`].
+pub fn libraries() -> usize {
+    super::env_usize("DOCSHELF_BENCH_LIBRARIES")
+        .unwrap_or(LIBRARIES)
+        .max(4)
+}
+
+/// A library's name in the corpus.
+pub fn library(n: usize) -> String {
+    format!("lib{n:02}")
+}
+
 /// The store directory holding a `rows`-chunk corpus, made if missing.
 pub async fn ensure(root: &Path, rows: usize) -> PathBuf {
-    let dir = cache_root().join(format!("search-{rows}-{GENERATOR}"));
+    let libraries = libraries();
+    let name = match libraries {
+        LIBRARIES => format!("search-{rows}-{GENERATOR}"),
+        n => format!("search-{rows}x{n}-{GENERATOR}"),
+    };
+    let dir = cache_root().join(name);
     let done = dir.join(".complete");
     if done.exists() {
         println!("corpus: reusing {}", dir.display());
@@ -92,7 +113,7 @@ pub async fn ensure(root: &Path, rows: usize) -> PathBuf {
         .await
         .expect("corpus store");
     let started = Instant::now();
-    let mut grower = Grower::new(&seeds);
+    let mut grower = Grower::new(&seeds, libraries);
     let mut written = 0;
     while written < rows {
         let batch = COMMIT_ROWS.min(rows - written);
@@ -115,8 +136,34 @@ pub async fn ensure(root: &Path, rows: usize) -> PathBuf {
     dir
 }
 
+/// `rows` more rows as documents of one library version (another draw
+/// than the corpus's): what the benches publish beside a corpus.
+pub fn version(
+    seeds: &[(StoredChunk, Vec<f32>)],
+    library: &str,
+    version: &str,
+    rows: usize,
+    draw: u64,
+) -> Vec<DocumentChunks> {
+    let mut grower = Grower::new(seeds, 1);
+    grower.rng = Rng(0x9E37_79B9_7F4A_7C15 ^ draw.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+    let mut docs = grower.documents(0, rows);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64);
+    for doc in &mut docs {
+        doc.library = library.to_owned();
+        doc.version = version.to_owned();
+        doc.created_at_micros = now;
+        for row in &mut doc.chunks {
+            row.id = format!("{library}-{version}-{}", row.id);
+        }
+    }
+    docs
+}
+
 /// The git manual's chunks with their real embeddings.
-async fn seeds(root: &Path) -> Vec<(StoredChunk, Vec<f32>)> {
+pub async fn seeds(root: &Path) -> Vec<(StoredChunk, Vec<f32>)> {
     let dir = cache_root().join(format!("seed-git-{GENERATOR}"));
     let done = dir.join(".complete");
     let engine = Engine::open(&engine_config(root, &dir))
@@ -154,11 +201,12 @@ struct Grower<'a> {
     seeds: &'a [(StoredChunk, Vec<f32>)],
     /// The seeds' words, most frequent first.
     vocabulary: Vec<String>,
+    libraries: usize,
     rng: Rng,
 }
 
 impl<'a> Grower<'a> {
-    fn new(seeds: &'a [(StoredChunk, Vec<f32>)]) -> Self {
+    fn new(seeds: &'a [(StoredChunk, Vec<f32>)], libraries: usize) -> Self {
         let mut counts: HashMap<&str, usize> = HashMap::new();
         for (chunk, _) in seeds {
             for word in chunk.text.split_whitespace() {
@@ -170,6 +218,7 @@ impl<'a> Grower<'a> {
         Self {
             seeds,
             vocabulary: ranked.into_iter().map(|(w, _)| w.to_owned()).collect(),
+            libraries,
             rng: Rng::default(),
         }
     }
@@ -212,7 +261,7 @@ impl<'a> Grower<'a> {
             }
             let title = seeds[start].0.title.clone();
             docs.push(DocumentChunks {
-                library: format!("lib{:02}", d % LIBRARIES),
+                library: library(d % self.libraries),
                 version: "1.0".into(),
                 file_path: format!("docs/page-{d:07}.md"),
                 title,

@@ -14,7 +14,7 @@ use super::percentile;
 use super::scale::memory;
 
 /// Stops the server when the bench ends, however it ends.
-struct Server(Child);
+pub struct Server(pub Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -23,19 +23,25 @@ impl Drop for Server {
     }
 }
 
-pub async fn load(root: &Path, store: &Path, queries: &[String], clients: usize) {
-    let seconds: u64 = std::env::var("DOCSHELF_BENCH_SECONDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(30);
-    let bin = std::env::var_os("DOCSHELF_BIN")
+/// The `docshelf` binary: `DOCSHELF_BIN`, else the dev build in the target
+/// directory.
+pub fn docshelf_bin(root: &Path) -> PathBuf {
+    std::env::var_os("DOCSHELF_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             let target = std::env::var_os("CARGO_TARGET_DIR")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| root.join("target"));
             target.join("debug/docshelf")
-        });
+        })
+}
+
+pub async fn load(root: &Path, store: &Path, queries: &[String], clients: usize) {
+    let seconds: u64 = std::env::var("DOCSHELF_BENCH_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    let bin = docshelf_bin(root);
     let mut child = Command::new(&bin)
         .args([
             "serve",
