@@ -268,21 +268,6 @@ impl Store {
             .await
     }
 
-    /// What memory holds of the versions `scope` covers, for a search's
-    /// leg (see [`resident::Resident::coverage`]).
-    pub(crate) async fn coverage_for(
-        &self,
-        scope: &filter::Scope,
-    ) -> Result<resident::Coverage, StoreError> {
-        if !self.resident.enabled() {
-            return Ok(resident::Coverage::None);
-        }
-        let published = self.published().await?;
-        self.resident
-            .coverage(&self.chunks, &published, scope, true)
-            .await
-    }
-
     /// Searches the vector index with these settings.
     pub fn with_tuning(mut self, tuning: VectorSearchTuning) -> Self {
         self.tuning = tuning;

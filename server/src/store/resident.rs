@@ -22,12 +22,10 @@
 //! [`published::Stamp`] matches the one the catalog reads for the table's
 //! current version, whoever wrote to the table meanwhile.
 //!
-//! **Consistency.** A search uses a segment only while it is held and
-//! current. A search whose versions are all held answers from memory; one
-//! whose versions are partly held has the held ones answered from memory
-//! and the others from LanceDB, merged by score ([`Coverage`]); the
-//! versions missing are loaded in the background, one at a time. So a
-//! write is searchable at once and a delete gone at once.
+//! **Consistency.** A search uses the segments only when every library
+//! version in its scope is held and current; otherwise LanceDB answers it
+//! whole (so a write is searchable at once and a delete gone at once) and
+//! the versions missing are loaded in the background, one at a time.
 //!
 //! **Keyword statistics.** BM25's N, average length and each term's n are
 //! summed over the segments a search covers ([`docshelf_kernels::Statistics`]):
@@ -42,7 +40,6 @@
 //! whole budget is never held. While a version is reloaded after a publish
 //! its old segment is still held until the new one replaces it.
 
-mod coverage;
 mod documents;
 mod held;
 mod loads;
@@ -55,7 +52,6 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use lancedb::Table;
 
-pub use coverage::Coverage;
 pub use held::Held;
 use loads::Wanted;
 use published::{PublishedVersion, PublishedVersions, Stamp};
@@ -99,8 +95,8 @@ pub struct ResidentStats {
     pub chunks: u64,
     /// Search legs (and section reads) answered from memory.
     pub hits: u64,
-    /// Search legs (and section reads) answered from disk, wholly or for
-    /// the versions not held, because a version they cover was not held.
+    /// Search legs (and section reads) answered from disk because a
+    /// version they cover was not held.
     pub misses: u64,
     /// Segments read.
     pub loads: u64,
@@ -186,7 +182,12 @@ impl Resident {
     }
 
     /// The segments of every version `scope` covers, if all are held and
-    /// current as of `published`; otherwise `None` (see [`Self::coverage`]).
+    /// current as of `published`. Otherwise `None`, and for a search
+    /// (`counted`) the missing ones are queued to load from `table`. A
+    /// search is counted as a hit or a miss; a question about readiness
+    /// (not `counted`) is neither, and reads nothing in: a status page
+    /// polled, or a replica's health check, must not fill the memory with
+    /// versions no search asked for.
     pub async fn covering(
         &self,
         table: &Table,
@@ -194,30 +195,8 @@ impl Resident {
         scope: &Scope,
         counted: bool,
     ) -> Result<Option<Held>, StoreError> {
-        Ok(
-            match self.coverage(table, published, scope, counted).await? {
-                Coverage::All(held) => Some(held),
-                Coverage::Part { .. } | Coverage::None => None,
-            },
-        )
-    }
-
-    /// Which versions `scope` covers are held and current as of
-    /// `published`, and which are not. For a search (`counted`) the
-    /// missing ones are queued to load from `table`. A search is counted
-    /// as a hit (all held) or a miss; a question about readiness (not
-    /// `counted`) is neither, and reads nothing in: a status page polled,
-    /// or a replica's health check, must not fill the memory with versions
-    /// no search asked for.
-    pub async fn coverage(
-        &self,
-        table: &Table,
-        published: &PublishedVersions,
-        scope: &Scope,
-        counted: bool,
-    ) -> Result<Coverage, StoreError> {
         if !self.enabled() {
-            return Ok(Coverage::None);
+            return Ok(None);
         }
         let inner = &self.inner;
         inner.sweep(published);
@@ -252,43 +231,32 @@ impl Resident {
         if !named.is_empty() && named.len() <= NAMED_AT_MOST {
             inner.note_searched(named);
         }
-        let absent: Vec<(String, String)> = missing
-            .iter()
-            .map(|p| (p.library.clone(), p.version.clone()))
-            .collect();
-        if !missing.is_empty() && counted {
-            inner.misses.fetch_add(1, Ordering::Relaxed);
-            // A scope whose versions cannot all be held at once would
-            // drop one version to read the next, search after search,
-            // and never answer from memory: its missing versions take
-            // only room that is free.
-            let held: usize = segments.iter().map(|s| s.bytes()).sum();
-            let wanted: usize = missing
-                .iter()
-                .map(|p| p.chunks.saturating_mul(inner.row_bytes()))
-                .sum();
-            let fits = held.saturating_add(wanted) <= inner.budget;
-            self.request(table, missing.into_iter().map(|p| Wanted::of(p, fits)));
-        } else if counted {
-            inner.hits.fetch_add(1, Ordering::Relaxed);
+        if !missing.is_empty() {
+            if counted {
+                inner.misses.fetch_add(1, Ordering::Relaxed);
+                // A scope whose versions cannot all be held at once would
+                // drop one version to read the next, search after search,
+                // and never answer from memory: its missing versions take
+                // only room that is free.
+                let held: usize = segments.iter().map(|s| s.bytes()).sum();
+                let wanted: usize = missing
+                    .iter()
+                    .map(|p| p.chunks.saturating_mul(inner.row_bytes()))
+                    .sum();
+                let fits = held.saturating_add(wanted) <= inner.budget;
+                self.request(table, missing.into_iter().map(|p| Wanted::of(p, fits)));
+            }
+            return Ok(None);
         }
-        if segments.is_empty() {
-            return Ok(Coverage::None);
+        if counted {
+            inner.hits.fetch_add(1, Ordering::Relaxed);
         }
         // Built once, by the first search that needs it.
         inner
             .analyzer
             .get_or_try_init(|| async { Analyzer::new() })
             .await?;
-        let held = Held::new(segments, Arc::clone(&self.inner));
-        Ok(if absent.is_empty() {
-            Coverage::All(held)
-        } else {
-            Coverage::Part {
-                held,
-                missing: absent,
-            }
-        })
+        Ok(Some(Held::new(segments, Arc::clone(&self.inner))))
     }
 
     /// Takes the searches noted since the last call (see

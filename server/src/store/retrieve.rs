@@ -6,8 +6,6 @@
 //! exist in scope. The scalar indexes on library, version and file path make
 //! that filter cheap.
 
-use std::future::Future;
-
 use arrow_array::{Array, Float32Array, RecordBatch};
 use futures::TryStreamExt;
 use lancedb::index::scalar::{FtsQuery, FullTextSearchQuery, MatchQuery};
@@ -15,7 +13,7 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::DistanceType;
 
 use super::filter::Scope;
-use super::resident::{Coverage, Held};
+use super::resident::Held;
 use super::schema::{self, StoredChunk};
 use super::vector_index::VectorSearchTuning;
 use super::{filter, Store, StoreError};
@@ -42,8 +40,8 @@ pub struct Retrieved {
 
 impl Store {
     /// The `limit` chunks nearest to `vector` by cosine, within `scope`:
-    /// the versions held and current from the in-memory segments (see
-    /// [`super::resident`]), the others from the vector index.
+    /// from the in-memory segments while every version in scope is held and
+    /// current (see [`super::resident`]), else from the vector index.
     #[tracing::instrument(skip_all, fields(limit, resident))]
     pub async fn dense(
         &self,
@@ -51,20 +49,15 @@ impl Store {
         scope: &Scope,
         limit: usize,
     ) -> Result<Vec<Retrieved>, StoreError> {
-        self.by_coverage(
-            scope,
-            limit,
-            |held| {
-                let vector = vector.to_vec();
-                from_memory(held, scope, move |h, s| h.nearest(&vector, s, limit))
-            },
-            // Cosine similarity is the same measure on both sides.
-            |sql| async move {
-                self.dense_with(vector, sql.as_deref(), limit, self.tuning, false)
-                    .await
-            },
-        )
-        .await
+        let held = self.held_for(scope).await?;
+        tracing::Span::current().record("resident", held.is_some());
+        if let Some(held) = held {
+            let vector = vector.to_vec();
+            return from_memory(held, scope, move |h, s| h.nearest(&vector, s, limit)).await;
+        }
+        let sql = scope.to_sql();
+        self.dense_with(vector, sql.as_deref(), limit, self.tuning, false)
+            .await
     }
 
     /// [`Self::dense`] with explicit index settings, or exact (`exact`):
@@ -102,14 +95,9 @@ impl Store {
 
     /// The `limit` chunks best matching `query` by BM25 over the chunk's
     /// context and text as one field (see [`schema::search_text`]), within
-    /// `scope`: the versions held and current from the in-memory segments'
-    /// postings (see [`super::resident`]), the others from LanceDB's
-    /// full-text index.
-    ///
-    /// A scope partly held is answered by both, merged by score: memory
-    /// scores its versions with their own keyword statistics and LanceDB
-    /// the rest with the table's, so near ties across the two may order
-    /// differently than one index of everything would.
+    /// `scope`: from the in-memory segments' postings while every version in
+    /// scope is held and current (see [`super::resident`]), else from
+    /// LanceDB's full-text index.
     #[tracing::instrument(skip_all, fields(limit, resident))]
     pub async fn keyword(
         &self,
@@ -117,53 +105,12 @@ impl Store {
         scope: &Scope,
         limit: usize,
     ) -> Result<Vec<Retrieved>, StoreError> {
-        self.by_coverage(
-            scope,
-            limit,
-            |held| {
-                let query = query.to_owned();
-                from_memory(held, scope, move |h, s| h.keyword(&query, s, limit))
-            },
-            |sql| self.keyword_on_disk(query, sql, limit),
-        )
-        .await
-    }
-
-    /// A leg answered as memory allows: from the segments when every
-    /// version in `scope` is held (`memory`), from LanceDB within a SQL
-    /// filter when none is (`disk`), and by both, merged by score, when
-    /// some are.
-    async fn by_coverage<M, D>(
-        &self,
-        scope: &Scope,
-        limit: usize,
-        memory: impl FnOnce(Held) -> M,
-        disk: impl FnOnce(Option<String>) -> D,
-    ) -> Result<Vec<Retrieved>, StoreError>
-    where
-        M: Future<Output = Result<Vec<Retrieved>, StoreError>>,
-        D: Future<Output = Result<Vec<Retrieved>, StoreError>>,
-    {
-        let coverage = self.coverage_for(scope).await?;
-        tracing::Span::current().record("resident", coverage.name());
-        match coverage {
-            Coverage::All(held) => memory(held).await,
-            Coverage::Part { held, missing } => {
-                let rest = rest_of(scope, &held, &missing);
-                let (held, rest) = futures::try_join!(memory(held), disk(Some(rest)))?;
-                Ok(merged(held, rest, limit))
-            }
-            Coverage::None => disk(scope.to_sql()).await,
+        let held = self.held_for(scope).await?;
+        tracing::Span::current().record("resident", held.is_some());
+        if let Some(held) = held {
+            let query = query.to_owned();
+            return from_memory(held, scope, move |h, s| h.keyword(&query, s, limit)).await;
         }
-    }
-
-    /// The keyword leg on LanceDB's full-text index, within the SQL `scope`.
-    async fn keyword_on_disk(
-        &self,
-        query: &str,
-        scope: Option<String>,
-        limit: usize,
-    ) -> Result<Vec<Retrieved>, StoreError> {
         if !self.has_fts_index().await? {
             // Nothing was ever indexed: an empty store.
             return Ok(Vec::new());
@@ -176,7 +123,7 @@ impl Store {
             .full_text_search(FullTextSearchQuery::new_query(FtsQuery::Match(matching)))
             .select(Select::columns(&columns_with("_score")))
             .limit(limit);
-        if let Some(sql) = scope {
+        if let Some(sql) = scope.to_sql() {
             q = q.only_if(sql);
         }
         let batches: Vec<RecordBatch> = q.execute().await?.try_collect().await?;
@@ -227,50 +174,6 @@ impl Store {
             super::string_column(&row, "library")?.value(0).to_owned(),
         ))
     }
-}
-
-/// The SQL filter for the rows of `scope` that `held` does not answer: the
-/// `missing` versions. A library none of whose versions is held is named
-/// in one `IN` list (a search of every library can leave thousands out);
-/// one partly held names its missing versions one by one.
-fn rest_of(scope: &Scope, held: &Held, missing: &[(String, String)]) -> String {
-    let partly: std::collections::HashSet<&str> = held.versions().map(|(l, _)| l).collect();
-    let (mut whole, mut versions) = (Vec::new(), Vec::new());
-    for (library, version) in missing {
-        if partly.contains(library.as_str()) {
-            versions.push(format!("({})", filter::version(library, version)));
-        } else if whole.last() != Some(library) {
-            whole.push(library.clone());
-        }
-    }
-    let mut alternatives = versions;
-    if !whole.is_empty() {
-        let names: Vec<String> = whole.iter().map(|l| filter::sql_string(l)).collect();
-        alternatives.push(format!("library IN ({})", names.join(", ")));
-    }
-    let rest = alternatives.join(" OR ");
-    match scope.to_sql() {
-        Some(sql) => format!("({sql}) AND ({rest})"),
-        None => rest,
-    }
-}
-
-/// The best `limit` of two legs' hits over disjoint versions, best first;
-/// ties in the order of library, version, path and chunk, as one index of
-/// both would give them.
-fn merged(mut hits: Vec<Retrieved>, rest: Vec<Retrieved>, limit: usize) -> Vec<Retrieved> {
-    hits.extend(rest);
-    fn place(r: &Retrieved) -> (&str, &str, &str, u32) {
-        let c = &r.chunk;
-        (&c.library, &c.version, &c.file_path, c.chunk_index)
-    }
-    hits.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| place(a).cmp(&place(b)))
-    });
-    hits.truncate(limit);
-    hits
 }
 
 /// Rows in scope from which a search of the in-memory segments runs on a

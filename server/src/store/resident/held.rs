@@ -24,11 +24,6 @@ impl Held {
         Self { segments, inner }
     }
 
-    /// The library versions held, in library and version order.
-    pub fn versions(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.segments.iter().map(|s| (s.library(), s.version()))
-    }
-
     /// How many rows the search covers (before any file prefix): what it
     /// scans at most.
     pub fn rows(&self) -> usize {
