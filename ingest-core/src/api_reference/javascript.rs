@@ -10,7 +10,7 @@ use tree_sitter::{Node, Parser};
 use super::docstring::jsdoc_hidden;
 use super::python_package::SourceFile;
 use super::render::{Entry, Page};
-use super::symbol::{Kind, Symbol};
+use super::symbol::{Kind, Symbol, MAX_SYMBOLS};
 
 /// Folders whose code is no part of the package's API, or a copy of it.
 const NOT_THE_API: [&str; 10] = [
@@ -84,7 +84,7 @@ pub(super) fn pages(package: &str, files: Vec<(String, bool, SourceFile)>) -> Ve
                 })
                 .collect();
             Some(Page {
-                path: format!("api/{package}/{module}.md"),
+                path: format!("{}{package}/{module}.md", super::PREFIX),
                 title: format!("{shown} API reference"),
                 intro: None,
                 entries,
@@ -124,7 +124,11 @@ fn read(source: &str) -> Option<Vec<Symbol>> {
             })
             .collect();
         let name = names[0].clone();
-        if name.is_empty() || name.starts_with('_') || symbols.iter().any(|s| s.name == name) {
+        if name.is_empty()
+            || name.starts_with('_')
+            || symbols.len() >= MAX_SYMBOLS
+            || symbols.iter().any(|s| s.name == name)
+        {
             continue;
         }
         let params = function

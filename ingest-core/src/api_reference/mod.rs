@@ -16,6 +16,9 @@ mod render;
 mod symbol;
 mod typescript;
 
+/// Where a reference's documents live in their library version.
+pub const PREFIX: &str = "api/";
+
 use std::collections::HashMap;
 
 use crate::extract::{archive_files, extract_chosen, Pick};

@@ -8,7 +8,7 @@
 
 use tree_sitter::{Node, Parser};
 
-use super::symbol::{Kind, ParamDoc, Symbol};
+use super::symbol::{Kind, ParamDoc, Symbol, MAX_SYMBOLS};
 
 /// How deep definitions are looked for inside `if`/`try`/`with` blocks at
 /// a module's top level (`if TYPE_CHECKING:` imports, version branches).
@@ -542,6 +542,7 @@ fn clean_block(text: &str) -> String {
 /// stub's siblings, or the two branches of a version check): overloads
 /// add their signatures to the first; the one with a docstring gives it.
 fn push_new(symbols: &mut Vec<Symbol>, symbol: Symbol) {
+    let kept = symbols.len();
     match symbols.iter_mut().find(|s| s.name == symbol.name) {
         Some(first) => {
             // Overloads are the signatures callers see; the implementation
@@ -558,7 +559,8 @@ fn push_new(symbols: &mut Vec<Symbol>, symbol: Symbol) {
                 first.doc = symbol.doc;
             }
         }
-        None => symbols.push(symbol),
+        None if kept < MAX_SYMBOLS => symbols.push(symbol),
+        None => {}
     }
 }
 

@@ -219,7 +219,7 @@ pub(super) fn pages(files: Vec<(String, bool, SourceFile)>) -> Vec<Page> {
             });
             let intro = modules.get(&module).and_then(|m| m.doc.clone());
             Page {
-                path: format!("api/{}.md", module.replace('.', "/")),
+                path: format!("{}{}.md", super::PREFIX, module.replace('.', "/")),
                 title: format!("{module} API reference"),
                 intro,
                 entries,
@@ -292,7 +292,20 @@ impl Api<'_> {
     /// Where `name`, as seen from `module`, is defined: a definition of
     /// the package (`None` for a submodule, or a name from elsewhere).
     fn resolve(&self, module: &str, name: &str, hops: usize) -> Option<(String, String)> {
-        if hops > MAX_HOPS {
+        self.resolve_from(module, name, hops, &mut HashSet::new())
+    }
+
+    /// [`Self::resolve`], never asking twice about one name in one module:
+    /// modules that star-import each other would otherwise be walked once
+    /// per path through them, exponentially many.
+    fn resolve_from<'a>(
+        &'a self,
+        module: &'a str,
+        name: &'a str,
+        hops: usize,
+        asked: &mut HashSet<(&'a str, &'a str)>,
+    ) -> Option<(String, String)> {
+        if hops > MAX_HOPS || !asked.insert((module, name)) {
             return None;
         }
         let m = self.modules.get(module)?;
@@ -300,11 +313,11 @@ impl Api<'_> {
             return Some((module.to_owned(), name.to_owned()));
         }
         if let Some(import) = m.imports.iter().find(|i| i.alias == name) {
-            return self.resolve(&import.module, &import.name, hops + 1);
+            return self.resolve_from(&import.module, &import.name, hops + 1, asked);
         }
         m.star_imports
             .iter()
-            .find_map(|star| self.resolve(star, name, hops + 1))
+            .find_map(|star| self.resolve_from(star, name, hops + 1, asked))
     }
 }
 

@@ -102,6 +102,25 @@ fn relative(from: &str, to: &str) -> String {
     format!("{up}{}", to_parts[shared..].join("/"))
 }
 
+/// A symbol's name as one part of a document's path. Names come from the
+/// package's code, and a TypeScript `declare module "../x"` or a quoted
+/// member is named by any string: anything but letters, digits, `_`, `-`
+/// and `$` becomes `_`, so a name never adds a folder or climbs out of one.
+fn file_stem(name: &str) -> String {
+    let stem: String = name
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' | '$' => c,
+            _ => '_',
+        })
+        .collect();
+    if stem.is_empty() {
+        "_".to_owned()
+    } else {
+        stem
+    }
+}
+
 /// The reference as documents (path, Markdown): each module's page lists
 /// its symbols, and each symbol has a document of its own beside it
 /// (`api/click.md` and `api/click/option.md`). One document a symbol,
@@ -114,10 +133,11 @@ pub(super) fn documents(pages: &[Page], language: Language, about: &str) -> Vec<
     for page in pages {
         let folder = page.path.trim_end_matches(".md");
         for entry in &page.entries {
-            let mut path = format!("{folder}/{}.md", entry.symbol.name);
+            let stem = file_stem(&entry.symbol.name);
+            let mut path = format!("{folder}/{stem}.md");
             let mut n = 2;
             while !taken.insert(path.clone()) {
-                path = format!("{folder}/{}-{n}.md", entry.symbol.name);
+                path = format!("{folder}/{stem}-{n}.md");
                 n += 1;
             }
             placed.push((path, page, entry));
@@ -297,5 +317,13 @@ mod tests {
             "Parameter.md"
         );
         assert_eq!(relative("api/a/b/C.md", "api/a/D.md"), "../D.md");
+    }
+
+    #[test]
+    fn a_symbol_named_like_a_path_stays_in_its_folder() {
+        assert_eq!(super::file_stem("../../etc/passwd"), "______etc_passwd");
+        assert_eq!(super::file_stem("option"), "option");
+        assert_eq!(super::file_stem("\"quoted name\""), "_quoted_name_");
+        assert_eq!(super::file_stem(""), "_");
     }
 }

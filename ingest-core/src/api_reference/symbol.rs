@@ -1,5 +1,10 @@
 //! One documented name of an API, whatever language declared it.
 
+/// Most symbols kept in one module or one class. Far more than real code
+/// defines, it bounds what a hostile file costs: each new name is compared
+/// with those kept (an overload adds its signature to the first).
+pub(super) const MAX_SYMBOLS: usize = 4_096;
+
 /// What a symbol is, which says how it is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {

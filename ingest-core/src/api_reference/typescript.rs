@@ -10,7 +10,7 @@ use tree_sitter::{Node, Parser};
 
 use super::python_package::SourceFile;
 use super::render::{Entry, Page};
-use super::symbol::{Kind, Symbol};
+use super::symbol::{Kind, Symbol, MAX_SYMBOLS};
 
 /// Folders whose declarations are no part of the package's API.
 const NOT_THE_API: [&str; 6] = [
@@ -381,6 +381,7 @@ impl Reader<'_> {
 /// a namespace merged with a function or class (declaration merging) adds
 /// its members.
 fn merge(symbols: &mut Vec<Symbol>, symbol: Symbol) {
+    let kept = symbols.len();
     match symbols.iter_mut().find(|s| s.name == symbol.name) {
         Some(first) => {
             if first.kind == symbol.kind {
@@ -399,7 +400,8 @@ fn merge(symbols: &mut Vec<Symbol>, symbol: Symbol) {
                 first.doc = symbol.doc;
             }
         }
-        None => symbols.push(symbol),
+        None if kept < MAX_SYMBOLS => symbols.push(symbol),
+        None => {}
     }
 }
 

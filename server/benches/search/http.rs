@@ -36,6 +36,21 @@ pub fn docshelf_bin(root: &Path) -> PathBuf {
         })
 }
 
+/// One `POST /api/search` of `body`: whether it answered 2xx with a whole
+/// body, and how long it took in ms.
+pub async fn timed_search(
+    client: reqwest::Client,
+    url: String,
+    body: serde_json::Value,
+) -> (bool, f64) {
+    let t = Instant::now();
+    let ok = match client.post(&url).json(&body).send().await {
+        Ok(res) => res.status().is_success() && res.bytes().await.is_ok(),
+        Err(_) => false,
+    };
+    (ok, t.elapsed().as_secs_f64() * 1e3)
+}
+
 pub async fn load(root: &Path, store: &Path, queries: &[String], clients: usize) {
     let seconds: u64 = std::env::var("DOCSHELF_BENCH_SECONDS")
         .ok()
@@ -88,20 +103,12 @@ pub async fn load(root: &Path, store: &Path, queries: &[String], clients: usize)
     let client = reqwest::Client::new();
     let url = format!("{base}/api/search");
     let search = |i: usize| {
-        let (client, url) = (client.clone(), url.clone());
         let body = serde_json::json!({
             "query": queries[i % queries.len()],
             "library": FILTER_LIBRARY,
             "k": 10,
         });
-        async move {
-            let t = Instant::now();
-            let ok = match client.post(&url).json(&body).send().await {
-                Ok(res) => res.status().is_success() && res.bytes().await.is_ok(),
-                Err(_) => false,
-            };
-            (ok, t.elapsed().as_secs_f64() * 1e3)
-        }
+        timed_search(client.clone(), url.clone(), body)
     };
     // Whether the server answers from its in-memory copy of the table
     // (`/api/status`, as the dashboard shows it).

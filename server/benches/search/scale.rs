@@ -234,16 +234,17 @@ async fn recall(engine: &Engine, queries: &[String]) {
 }
 
 /// Which dense search a recall measurement times.
-enum DenseLeg<'a> {
+pub enum DenseLeg<'a> {
     /// LanceDB's vector index at these settings, within this SQL scope.
     Index(Option<&'a str>, VectorSearchTuning),
-    /// The store's in-memory copy (it must be current), within this scope.
+    /// The store's own dense leg within this scope: from memory where it
+    /// holds every version, else from the vector index.
     Memory(&'a Scope),
 }
 
 /// Recall@10 of `leg` over `cases` (query vector, exact top 10), and its
 /// p50 latency in ms.
-async fn recall_with(
+pub async fn recall_with(
     store: &Store,
     cases: &[(Vec<f32>, Vec<String>)],
     leg: DenseLeg<'_>,

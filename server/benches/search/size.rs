@@ -35,8 +35,8 @@ use docshelf_server::store::filter::Scope;
 use docshelf_server::store::{Target, VectorSearchTuning};
 
 use super::corpus::{self, FILTER_LIBRARY};
-use super::http::{docshelf_bin, Server};
-use super::scale::{memory, params};
+use super::http::{docshelf_bin, timed_search, Server};
+use super::scale::{memory, params, recall_with, DenseLeg};
 use super::{env_usize, percentile, queries};
 
 /// The library the bench publishes beside the corpus.
@@ -212,8 +212,7 @@ async fn searches(root: &Path, dir: &Path, queries: &[String], rows: usize, held
         );
     }
     let embedder = engine.embedder().await.expect("model");
-    let (mut found, mut exact_ms, mut leg_ms) = (0usize, Vec::new(), Vec::new());
-    let every = Scope::default();
+    let (mut cases, mut exact_ms) = (Vec::new(), Vec::new());
     for q in queries.iter().take(RECALL_QUERIES) {
         let v = embedder.embed_one(q.clone()).await.expect("embed");
         let t = Instant::now();
@@ -225,23 +224,17 @@ async fn searches(root: &Path, dir: &Path, queries: &[String], rows: usize, held
             .map(|c| c.chunk.chunk_id)
             .collect();
         exact_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        let t = Instant::now();
-        let leg = store.dense(&v, &every, 50).await.expect("dense");
-        leg_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        found += leg
-            .iter()
-            .take(10)
-            .filter(|c| truth.contains(&c.chunk.chunk_id))
-            .count();
+        cases.push((v, truth));
     }
     exact_ms.sort_by(f64::total_cmp);
-    leg_ms.sort_by(f64::total_cmp);
+    let every = Scope::default();
+    let (recall, leg_p50) = recall_with(store, &cases, DenseLeg::Memory(&every)).await;
     println!(
         "{label:<9} dense leg, every library: recall@10 {:.3} against exact; leg p50 {:.1} ms, exact p50 {:.1} ms ({} queries{})",
-        found as f64 / (RECALL_QUERIES.min(queries.len()) * 10) as f64,
-        percentile(&leg_ms, 0.5),
+        recall,
+        leg_p50,
         percentile(&exact_ms, 0.5),
-        RECALL_QUERIES.min(queries.len()),
+        cases.len(),
         match held {
             Held::None => ", LanceDB's vector index",
             Held::Half => ", LanceDB's vector index: a search needs every version held",
@@ -386,15 +379,7 @@ async fn http(root: &Path, dir: &Path, queries: &[String], libraries: usize) {
     let url = format!("http://127.0.0.1:{port}/api/search");
     let search = |query: &str, library: String| {
         let body = serde_json::json!({"query": query, "library": library, "k": 10});
-        let (client, url) = (client.clone(), url.clone());
-        async move {
-            let t = Instant::now();
-            let ok = match client.post(&url).json(&body).send().await {
-                Ok(res) => res.status().is_success() && res.bytes().await.is_ok(),
-                Err(_) => false,
-            };
-            (ok, t.elapsed().as_secs_f64() * 1e3)
-        }
+        timed_search(client.clone(), url.clone(), body)
     };
     // The first answer: the server binds, then loads the model and opens
     // the store; asked until it answers (each try is bounded by the

@@ -23,18 +23,31 @@ use crate::ingest::{JobHandle, MemoryBudget};
 /// How long reading the code waits for memory to be free.
 const MEMORY_WAIT: Duration = Duration::from_secs(60);
 
-/// The reference read from `bytes`, the release's archive, or `None` with
-/// the reason in the tally's notes (a registry without one says nothing).
+/// What reading a release's API reference gave.
+pub(super) enum Reference {
+    Read(ApiReference),
+    /// The release has none (a crate, or no code to read it from): pages
+    /// an earlier fetch stored are gone with it.
+    None,
+    /// Reading it failed (no memory in time, a reader error or crash): the
+    /// pages an earlier fetch stored are kept, as a page that fails to
+    /// read again is.
+    Failed,
+}
+
+/// The reference read from `bytes`, the release's archive, with the reason
+/// in the tally's notes when there is none (a registry without one says
+/// nothing).
 pub(super) async fn read(
     tally: &mut Tally,
     memory: &MemoryBudget,
     release: &Release,
     route: &PackageRoute,
     bytes: &[u8],
-) -> Option<ApiReference> {
+) -> Reference {
     let notes = &mut tally.notes;
     if route.registry == Registry::Crates {
-        return None;
+        return Reference::None;
     }
     let limits = route.limits;
     let needed = ingest_core::extract::memory_estimate(&release.file_name, bytes, &limits);
@@ -44,7 +57,7 @@ pub(super) async fn read(
             notes.push(format!(
                 "the API reference was not read from the code: {err}"
             ));
-            return None;
+            return Reference::Failed;
         }
     };
     let (registry, name, version, file) = (
@@ -69,7 +82,7 @@ pub(super) async fn read(
     })
     .await;
     match read {
-        Ok(Ok(Some(reference))) => Some(reference),
+        Ok(Ok(Some(reference))) => Reference::Read(reference),
         Ok(Ok(None)) => {
             let code = match registry {
                 Registry::Npm => "TypeScript declarations (.d.ts) or documented JavaScript",
@@ -79,18 +92,18 @@ pub(super) async fn read(
                 "no API reference: the {} archive holds no {code} to read it from",
                 release.registry
             ));
-            None
+            Reference::None
         }
         Ok(Err(err)) => {
             notes.push(format!(
                 "the API reference was not read from the code: {err}"
             ));
-            None
+            Reference::Failed
         }
         Err(err) => {
             tracing::error!(%err, "reading a package's API reference crashed");
             notes.push("the API reference was not read from the code: the reader crashed".into());
-            None
+            Reference::Failed
         }
     }
 }
@@ -101,11 +114,23 @@ pub(super) async fn meet(
     tally: &mut Tally,
     run: &mut JobRun<'_, '_>,
     job: &JobHandle,
-    reference: Option<ApiReference>,
+    reference: Reference,
     previous: &SourceState,
 ) {
-    let Some(reference) = reference else {
-        return;
+    let reference = match reference {
+        Reference::Read(reference) => reference,
+        Reference::None => return,
+        Reference::Failed => {
+            for (path, record) in previous
+                .pages
+                .iter()
+                .filter(|(p, _)| p.starts_with(api_reference::PREFIX))
+            {
+                tally.keep.insert(path.clone());
+                tally.pages.insert(path.clone(), record.clone());
+            }
+            return;
+        }
     };
     let mut clashes = Vec::new();
     let pages = reference.documents.len();
