@@ -104,13 +104,14 @@ fn relative(from: &str, to: &str) -> String {
 
 /// A symbol's name as one part of a document's path. Names come from the
 /// package's code, and a TypeScript `declare module "../x"` or a quoted
-/// member is named by any string: anything but letters, digits, `_`, `-`
-/// and `$` becomes `_`, so a name never adds a folder or climbs out of one.
+/// member is named by any string: anything but letters, digits, `.`, `_`,
+/// `-` and `$` becomes `_`, so a name never adds a folder (the part always
+/// ends in `.md`, so dots cannot climb out of one).
 fn file_stem(name: &str) -> String {
     let stem: String = name
         .chars()
         .map(|c| match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' | '$' => c,
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' | '$' => c,
             _ => '_',
         })
         .collect();
@@ -321,7 +322,8 @@ mod tests {
 
     #[test]
     fn a_symbol_named_like_a_path_stays_in_its_folder() {
-        assert_eq!(super::file_stem("../../etc/passwd"), "______etc_passwd");
+        assert_eq!(super::file_stem("../../etc/passwd"), ".._.._etc_passwd");
+        assert_eq!(super::file_stem("res.send"), "res.send");
         assert_eq!(super::file_stem("option"), "option");
         assert_eq!(super::file_stem("\"quoted name\""), "_quoted_name_");
         assert_eq!(super::file_stem(""), "_");
